@@ -1,0 +1,139 @@
+import Foundation
+import PersistentPrefs
+import PersistentPrefsSample
+
+/// Keeps the optimiser from discarding a benchmark's work.
+@inline(never)
+func consume<T>(_ value: T) {
+    withExtendedLifetime(value) {}
+}
+
+/// The benchmark driver: times each case with warm-up and repetitions, prints medians.
+enum Bench {
+    struct Config {
+        var repetitions = 21
+        var readIterations = 200_000
+        var writeIterations = 40
+    }
+
+    /// Nanoseconds per operation, median over repetitions.
+    static func median(_ samples: [Double]) -> Double {
+        let sorted = samples.sorted()
+        return sorted[sorted.count / 2]
+    }
+
+    /// Times `iterations` calls of `body`, returning nanoseconds per call.
+    static func time(iterations: Int, _ body: (Int) -> Void) -> Double {
+        let start = DispatchTime.now().uptimeNanoseconds
+        for i in 0..<iterations { body(i) }
+        let end = DispatchTime.now().uptimeNanoseconds
+        return Double(end - start) / Double(iterations)
+    }
+
+    /// Runs cases round-robin (one repetition of each, then the next), so slow drift of a
+    /// noisy machine hits every case alike. Returns the median ns/op of each case.
+    static func compare(repetitions: Int, warmUp: Int = 2, _ cases: [() -> Double]) -> [Double] {
+        for _ in 0..<warmUp { for run in cases { _ = run() } }
+        var samples = Array(repeating: [Double](), count: cases.count)
+        for _ in 0..<repetitions {
+            for (index, run) in cases.enumerated() { samples[index].append(run()) }
+        }
+        return samples.map(median)
+    }
+
+    static func format(_ ns: Double) -> String {
+        ns >= 10_000 ? String(format: "%9.1f µs", ns / 1000) : String(format: "%9.1f ns", ns)
+    }
+
+    static func run(arguments: [String]) -> Int32 {
+        var config = Config()
+        for argument in arguments {
+            switch argument {
+            case "--quick":
+                config = Config(repetitions: 7, readIterations: 20_000, writeIterations: 10)
+            case "--help", "-h":
+                print("usage: prefs-bench [--quick]")
+                return 0
+            default:
+                FileHandle.standardError.write(Data("prefs-bench: unknown argument '\(argument)'\n".utf8))
+                return 2
+            }
+        }
+        let suite = "prefs-bench-\(getpid())"
+        guard let store = UserDefaultsStore(suiteName: suite) else {
+            FileHandle.standardError.write(Data("prefs-bench: cannot open suite \(suite)\n".utf8))
+            return 1
+        }
+        defer { removeSuite(store, suite: suite) }
+        #if DEBUG
+            print("warning: a debug build; run `swift run -c release prefs-bench` for real figures\n")
+        #endif
+
+        let prefs = SamplePrefs(key: "Bench", store: store)
+        let intKey = SamplePrefs.Key.int.rawValue
+        let defaults = store.userDefaults
+        let bare: [String: Any] = SamplePrefs.defaultValues
+
+        // Reads.
+        let reads = compare(repetitions: config.repetitions, [
+            {
+                time(iterations: config.readIterations) { _ in consume(prefs.int) }
+            },
+            {
+                time(iterations: config.readIterations) { _ in consume(bare[intKey] as? Int) }
+            },
+            {
+                // What RVS_PersistentPrefs does: re-read the root dictionary on every access.
+                time(iterations: config.readIterations / 20) { _ in
+                    consume(defaults.dictionary(forKey: "Bench")?[intKey] as? Int)
+                }
+            },
+        ])
+
+        // Writes: one key through the library vs the same dictionary straight to UserDefaults.
+        var snapshot = prefs.values
+        let writes = compare(repetitions: config.repetitions, [
+            {
+                time(iterations: config.writeIterations) { i in prefs.int = i }
+            },
+            {
+                time(iterations: config.writeIterations) { i in
+                    snapshot[intKey] = i
+                    defaults.set(snapshot, forKey: "Raw")
+                    _ = defaults.synchronize()
+                }
+            },
+        ])
+        if let error = prefs.lastError {
+            FileHandle.standardError.write(Data("prefs-bench: a write failed: \(error)\n".utf8))
+            return 1
+        }
+
+        let rows: [(String, Double, String)] = [
+            ("typed read  SamplePrefs.int", reads[0], String(format: "%.2f× bare", reads[0] / reads[1])),
+            ("bare        [String: Any] lookup + as? Int", reads[1], "1.00× bare"),
+            ("reload      UserDefaults.dictionary per read", reads[2], String(format: "%.1f× bare", reads[2] / reads[1])),
+            ("durable write  prefs.int = n", writes[0], String(format: "%.3f× raw", writes[0] / writes[1])),
+            ("raw write      set + synchronize()", writes[1], "1.000× raw"),
+        ]
+        print("prefs-bench: medians of \(config.repetitions) repetitions (\(config.readIterations) reads, \(config.writeIterations) writes each)")
+        print(String(repeating: "-", count: 78))
+        for (name, ns, ratio) in rows {
+            print("\(name.padding(toLength: 46, withPad: " ", startingAt: 0)) \(format(ns))   \(ratio)")
+        }
+        print(String(repeating: "-", count: 78))
+        let readOK = reads[0] / reads[1] <= 3
+        let writeOK = writes[0] / writes[1] <= 1.1
+        print("target: typed read within 3× of bare: \(readOK ? "met" : "MISSED")")
+        print("target: durable write within 1.1× of raw: \(writeOK ? "met" : "MISSED")")
+        return 0
+    }
+
+    static func removeSuite(_ store: UserDefaultsStore, suite: String) {
+        store.userDefaults.removePersistentDomain(forName: suite)
+        _ = store.userDefaults.synchronize()
+        let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (NSHomeDirectory() + "/.config")
+        try? FileManager.default.removeItem(atPath: base + "/\(suite).plist")
+    }
+}

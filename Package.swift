@@ -1,0 +1,68 @@
+// swift-tools-version: 6.0
+//
+// PersistentPrefs: small, typed, trustworthy persistent preference sets.
+// No package dependencies: the library builds on Foundation only.
+
+import PackageDescription
+
+let package = Package(
+    name: "PersistentPrefs",
+    platforms: [
+        // NSLock (not Synchronization.Mutex) keeps these floors reachable.
+        .macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8),
+    ],
+    products: [
+        .library(name: "PersistentPrefs", targets: ["PersistentPrefs"]),
+        .library(name: "PersistentPrefsSample", targets: ["PersistentPrefsSample"]),
+        .executable(name: "prefs-harness", targets: ["prefs-harness"]),
+        .executable(name: "prefs-bench", targets: ["prefs-bench"]),
+    ],
+    targets: [
+        .target(name: "PersistentPrefs"),
+        .target(name: "PersistentPrefsSample", dependencies: ["PersistentPrefs"]),
+        .executableTarget(
+            name: "prefs-harness",
+            dependencies: ["PersistentPrefs", "PersistentPrefsSample"],
+            path: "Harness"
+        ),
+        .executableTarget(
+            name: "prefs-bench",
+            dependencies: ["PersistentPrefs", "PersistentPrefsSample"],
+            path: "Benchmarks/prefs-bench"
+        ),
+        // A helper process for the cross-process tests (durability after SIGKILL,
+        // fresh-process reads). Not a product; `swift test` builds it with every target.
+        .executableTarget(
+            name: "prefs-test-helper",
+            dependencies: ["PersistentPrefs", "PersistentPrefsSample"],
+            path: "Tests/PrefsTestHelper"
+        ),
+        // The README quick start, compiled as written in both language modes.
+        // Built, never run: a test checks that README.md quotes main.swift verbatim.
+        .executableTarget(
+            name: "quickstart-swift5",
+            dependencies: ["PersistentPrefs"],
+            path: "Tests/QuickStart5",
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        .executableTarget(
+            name: "quickstart-swift6",
+            dependencies: ["PersistentPrefs"],
+            path: "Tests/QuickStart6"
+        ),
+        .testTarget(
+            name: "PersistentPrefsTests",
+            dependencies: [
+                "PersistentPrefs", "PersistentPrefsSample",
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+for target in package.targets {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,168 @@
+import Foundation
+
+/// The one in-memory copy of a set, shared by every instance that uses the same store and
+/// root key in this process.
+///
+/// Reads are served from the cache (loaded on first use, reloaded by ``reload()``). Writes
+/// run under the lock: the store's `save` returns only when the data is durable, then the
+/// cache is replaced. A failed write leaves the cache and (best effort) the store as they were.
+final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` and `root` are immutable
+    let store: any PrefsStore
+    let root: String
+    /// `nil` until the set has been loaded successfully.
+    private let cache = Locked<Snapshot?>(nil)
+
+    /// The set, and the `as?` answers for its numbers (see ``ExactNumber``).
+    private struct Snapshot {
+        var values: [String: Any]
+        var numbers: [String: ExactNumber]
+
+        init(_ values: [String: Any]) {
+            self.values = values
+            numbers = ExactNumber.table(for: values)
+        }
+
+        /// The snapshot after a change to `key` only, reusing the other answers.
+        init(_ values: [String: Any], changing key: String, from previous: Snapshot) {
+            self.values = values
+            numbers = previous.numbers
+            numbers[key] = values[key].flatMap(ExactNumber.init)
+        }
+    }
+
+    init(store: any PrefsStore, root: String) {
+        self.store = store
+        self.root = root
+    }
+
+    /// The whole set.
+    func values() throws -> [String: Any] {
+        try cache.withLock { cache in try loaded(&cache).values }
+    }
+
+    /// One value of the set.
+    func value(forKey key: String) throws -> Any? {
+        try cache.withLock { cache in
+            if let snapshot = cache { return snapshot.values[key] }
+            return try loaded(&cache).values[key]
+        }
+    }
+
+    /// The `as?` answers for one value; `nil` when it is absent or not a number.
+    func number(forKey key: String) throws -> ExactNumber? {
+        try cache.withLock { cache in
+            if let snapshot = cache { return snapshot.numbers[key] }
+            return try loaded(&cache).numbers[key]
+        }
+    }
+
+    /// Drops the cache and reads the set from the store again.
+    @discardableResult
+    func reload() throws -> [String: Any] {
+        try cache.withLock { cache in
+            cache = nil
+            return try loaded(&cache).values
+        }
+    }
+
+    /// How a write changes the set; its values must already be normalised.
+    enum Change {
+        /// Replace the whole set (an empty set removes the root key).
+        case replace([String: Any])
+        /// Merge these values over the current set.
+        case merge([String: Any])
+        /// Set one value, or remove it for `nil`.
+        case set(key: String, value: Any?)
+    }
+
+    /// Applies `change` and stores the result; an empty result removes the root key.
+    ///
+    /// A change that builds on the current set (a merge or a one-key change) writes nothing
+    /// when the set cannot be loaded.
+    func write(_ change: Change) throws {
+        try cache.withLock { cache in
+            let previous = cache
+            let updated: Snapshot
+            switch change {
+            case .replace(let values):
+                updated = Snapshot(values)
+            case .merge(let values):
+                updated = Snapshot(try loaded(&cache).values.merging(values) { _, new in new })
+            case .set(let key, let value):
+                let current = try loaded(&cache)
+                var values = current.values
+                values[key] = value
+                updated = Snapshot(values, changing: key, from: current)
+            }
+            do {
+                try persist(updated.values)
+            } catch {
+                // Put the store back the way it was (a store such as UserDefaults may have
+                // changed its in-memory state before its disk write failed).
+                if let previous { try? persist(previous.values) }
+                throw PrefsDomain.mapped(error)
+            }
+            cache = updated
+        }
+    }
+
+    // MARK: - Private
+
+    private func persist(_ values: [String: Any]) throws {
+        if values.isEmpty {
+            try store.remove(root: root)
+        } else {
+            try store.save(values, root: root)
+        }
+    }
+
+    private func loaded(_ cache: inout Snapshot?) throws -> Snapshot {
+        if let snapshot = cache { return snapshot }
+        let raw: [String: Any]?
+        do {
+            raw = try store.load(root: root)
+        } catch {
+            throw PrefsDomain.mapped(error)
+        }
+        guard let raw else {
+            let empty = Snapshot([:])
+            cache = empty
+            return empty
+        }
+        guard case .success(let values) = PlistValue.normalizedSet(raw) else {
+            throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+        }
+        let snapshot = Snapshot(values)
+        cache = snapshot
+        return snapshot
+    }
+
+    static func mapped(_ error: any Error) -> PersistentPrefs.PrefsError {
+        (error as? PersistentPrefs.PrefsError) ?? .unknownError(error: error)
+    }
+}
+
+// MARK: - Registry
+
+extension PrefsDomain {
+    private struct Key: Hashable {
+        let store: String
+        let root: String
+    }
+
+    /// Every domain used in this process, by store identifier and root key. Domains are
+    /// small and kept for the life of the process, so a new instance of a set already in
+    /// use starts without touching the store.
+    private static let registry = Locked<[Key: PrefsDomain]>([:])
+
+    /// The shared domain for `root` in `store`.
+    static func shared(store: any PrefsStore, root: String) -> PrefsDomain {
+        let key = Key(store: store.identifier, root: root)
+        return registry.withLock { domains in
+            if let existing = domains[key] { return existing }
+            let domain = PrefsDomain(store: store, root: root)
+            domains[key] = domain
+            return domain
+        }
+    }
+}

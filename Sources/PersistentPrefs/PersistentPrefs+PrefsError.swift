@@ -1,0 +1,113 @@
+import Foundation
+
+extension PersistentPrefs {
+    /// Why an operation on a ``PersistentPrefs`` instance failed.
+    ///
+    /// The non-throwing API puts the error in ``PersistentPrefs/lastError``; the throwing
+    /// API (``PersistentPrefs/setValues(_:)``, ``PersistentPrefs/set(_:forKey:)``, …)
+    /// throws it. Every case names the offending keys, root key or path, and a failed
+    /// operation never changes anything, in memory or in the store.
+    ///
+    /// ```swift
+    /// prefs.values = ["Unknown": 1]
+    /// if case .incorrectKeys(let keys) = prefs.lastError {
+    ///     print("not allowed:", keys)        // ["Unknown"]
+    /// }
+    /// ```
+    public enum PrefsError: Error {
+        /// A write used keys that are not in ``PersistentPrefs/keys``.
+        ///
+        /// `invalidElements` lists the refused keys, sorted. Nothing was written.
+        case incorrectKeys(invalidElements: [String])
+
+        /// A write contained values a property list cannot hold.
+        ///
+        /// `invalidElements` lists the *top-level* keys whose values (at any depth) cannot
+        /// be stored, sorted. Nothing was written.
+        case valuesNotPlistCompatible(invalidElements: [String])
+
+        /// Kept for source compatibility with RVS_PersistentPrefs; never produced.
+        ///
+        /// A root key with nothing stored under it reads as an empty set, which is not an
+        /// error.
+        case noStoredPrefsForKey(key: String)
+
+        /// A failure no other case describes, with its underlying error when there is one.
+        case unknownError(error: (any Error)?)
+
+        /// The selected `UserDefaults` suite could not be opened (for example
+        /// `UserDefaults(suiteName:)` returned `nil`, or an override of
+        /// ``PersistentPrefs/userDefaults`` returned `nil`). Nothing was read or written.
+        case userDefaultsUnavailable
+
+        /// The object stored under the root key `key` is not a string-keyed dictionary.
+        ///
+        /// Reads return an empty set; the stored object is left alone until a whole-set
+        /// write (``PersistentPrefs/values`` or ``PersistentPrefs/clear()``) replaces it.
+        case invalidStoredValue(key: String)
+
+        /// The store's data at `path` could not be parsed; `reason` says why.
+        case corruptStore(path: String, reason: String)
+
+        /// Reading or writing `path` failed; `reason` says why. Nothing was changed.
+        case ioError(path: String, reason: String)
+    }
+}
+
+// MARK: - Equatable
+
+extension PersistentPrefs.PrefsError: Equatable {
+    /// Two errors are equal when they are the same case with equal associated values;
+    /// `unknownError` compares the underlying errors by their `String(reflecting:)` text.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        switch (lhs, rhs) {
+        case let (.incorrectKeys(a), .incorrectKeys(b)): return a == b
+        case let (.valuesNotPlistCompatible(a), .valuesNotPlistCompatible(b)): return a == b
+        case let (.noStoredPrefsForKey(a), .noStoredPrefsForKey(b)): return a == b
+        case let (.unknownError(a), .unknownError(b)):
+            return a.map { String(reflecting: $0) } == b.map { String(reflecting: $0) }
+        case (.userDefaultsUnavailable, .userDefaultsUnavailable): return true
+        case let (.invalidStoredValue(a), .invalidStoredValue(b)): return a == b
+        case let (.corruptStore(p1, r1), .corruptStore(p2, r2)): return p1 == p2 && r1 == r2
+        case let (.ioError(p1, r1), .ioError(p2, r2)): return p1 == p2 && r1 == r2
+        default: return false
+        }
+    }
+}
+
+// MARK: - CustomStringConvertible
+
+extension PersistentPrefs.PrefsError: CustomStringConvertible {
+    /// One sentence that names the offending keys, root key or path.
+    public var description: String {
+        switch self {
+        case .incorrectKeys(let keys):
+            return "Keys not allowed in this preference set: \(Self.list(keys)). Nothing was written."
+        case .valuesNotPlistCompatible(let keys):
+            return "Values that a property list cannot store, under: \(Self.list(keys)). Nothing was written."
+        case .noStoredPrefsForKey(let key):
+            return "Nothing is stored under the root key \"\(key)\"."
+        case .unknownError(let error):
+            return "Unexpected error: \(error.map { String(describing: $0) } ?? "no details")."
+        case .userDefaultsUnavailable:
+            return "The UserDefaults suite for these preferences could not be opened. Nothing was read or written."
+        case .invalidStoredValue(let key):
+            return "The value stored under the root key \"\(key)\" is not a dictionary with String keys; it was left untouched."
+        case .corruptStore(let path, let reason):
+            return "The preferences store at \(path) is unreadable: \(reason)."
+        case .ioError(let path, let reason):
+            return "Could not read or write \(path): \(reason). Nothing was changed."
+        }
+    }
+
+    private static func list(_ keys: [String]) -> String {
+        keys.map { "\"\($0)\"" }.joined(separator: ", ")
+    }
+}
+
+// MARK: - LocalizedError
+
+extension PersistentPrefs.PrefsError: LocalizedError {
+    /// The same sentence as ``description``.
+    public var errorDescription: String? { description }
+}

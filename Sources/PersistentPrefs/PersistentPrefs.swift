@@ -1,0 +1,386 @@
+import Foundation
+
+/// A persistent preference set: a `[String: Any]` dictionary kept under a *root key* in a
+/// store (`UserDefaults` by default). Subclass it once per set.
+///
+/// A subclass lists the keys it accepts in ``keys`` and usually adds typed accessors.
+/// Each instance works on the set named by its root key ``key``; several root keys give
+/// several independent sets. Writes are checked before anything is stored: keys must be in
+/// ``keys`` and values must be property-list values (at any depth). A refused write changes
+/// nothing and says why in ``lastError``; a successful one is durable when it returns.
+///
+/// ```swift
+/// final class AppPrefs: PersistentPrefs {
+///     override var keys: [String] { ["Volume", "Name"] }
+///
+///     var volume: Int {
+///         get { value(forKey: "Volume", as: Int.self) ?? 5 }
+///         set { self["Volume"] = newValue }
+///     }
+/// }
+///
+/// let prefs = AppPrefs()          // root key "AppPrefs"
+/// prefs.volume = 7                // on disk when this returns
+/// ```
+///
+/// ## Threads
+/// Every instance with the same store and root key in a process shares one locked,
+/// in-memory copy of the set, so instances are cheap and always agree. An instance may be
+/// used from any thread; in Swift 6 code, where the class is not `Sendable`, create one
+/// instance per task instead of sharing one:
+///
+/// ```swift
+/// await withTaskGroup(of: Void.self) { group in
+///     for n in 0..<8 {
+///         group.addTask { AppPrefs(key: "Shared")["Volume"] = n }
+///     }
+/// }
+/// ```
+///
+/// ## Values
+/// Values read back follow Foundation's `as?` rules on every platform, as on Apple's
+/// `UserDefaults`: numbers are `NSNumber`s, so a stored `Int` reads `as? Int` and `as? Double`,
+/// and a `Float` reads `as? Float`. ``value(forKey:as:)`` gives the same answers with a faster
+/// path for `Int` and `Double`.
+open class PersistentPrefs: NSObject {
+    // MARK: - State
+
+    private struct InstanceState {
+        /// The root key as set through ``key``; `nil` until `init` has run `super.init()`.
+        var key: String = ""
+        var lastError: PrefsError? {
+            didSet { failed = lastError != nil }
+        }
+        /// `lastError != nil`, kept apart so the hot read path need not copy the error.
+        var failed = false
+        /// The shared set this instance works on, resolved from ``key`` and the store.
+        var domain: PrefsDomain?
+        /// The ``groupID`` generation `domain` was resolved under.
+        var generation: Int = -1
+    }
+
+    private let state = Locked(InstanceState())
+    private let explicitStore: (any PrefsStore)?
+
+    // MARK: - Subclass hooks
+
+    /// The keys this set accepts. Subclasses override it; the base class accepts none, so
+    /// every non-empty write to a bare `PersistentPrefs` is refused with
+    /// ``PrefsError/incorrectKeys(invalidElements:)``.
+    ///
+    /// Reads are not restricted: keys stored by an older version stay readable.
+    open var keys: [String] { [] }
+
+    /// The root key: the name of this instance's set in the store.
+    ///
+    /// Defaults to the subclass's simple type name (`"AppPrefs"`). Assigning a new root key
+    /// switches this instance to that set (it does not move or copy the old one).
+    /// An override is read when the instance is created and whenever the base setter runs.
+    open var key: String {
+        get { state.withLock { $0.key } }
+        set {
+            state.withLock {
+                $0.key = newValue
+                $0.domain = nil
+            }
+        }
+    }
+
+    /// The outcome of the most recent operation on this instance: `nil` after a successful
+    /// read or write, otherwise the reason it failed.
+    open var lastError: PrefsError? {
+        get { state.withLock { $0.lastError } }
+        set { state.withLock { $0.lastError = newValue } }
+    }
+
+    /// The `UserDefaults` object in use, or `nil` when this instance uses another kind of
+    /// store or the suite cannot be opened.
+    ///
+    /// Without an explicit store this is the suite named by ``groupID``, or `.standard`.
+    /// A subclass may override it to choose another `UserDefaults` object; return the same
+    /// object every time, since instances share their in-memory sets by object.
+    open var userDefaults: UserDefaults? {
+        if let explicitStore {
+            return (explicitStore as? UserDefaultsStore)?.userDefaults
+        }
+        return UserDefaultsStore(suiteName: Self.groupID)?.userDefaults
+    }
+
+    // MARK: - Shared configuration
+
+    private static let group = Locked<String?>(nil)
+    /// Bumped by every change of ``groupID``; instances re-resolve their set when it moves.
+    private static let groupGeneration = Generation()
+
+    /// The `UserDefaults` suite used by every instance that was not given a store; `nil` or
+    /// `""` selects `.standard`.
+    ///
+    /// Set it once, before creating instances, to share sets between programs (on Apple
+    /// platforms, an App Group identifier). Changing it redirects later operations of all
+    /// such instances; it does not move data between suites.
+    public static var groupID: String? {
+        get { group.withLock { $0 } }
+        set {
+            group.withLock { $0 = newValue }
+            groupGeneration.increment()
+        }
+    }
+
+    // MARK: - Initialisers
+
+    /// Loads the set stored under the default root key (the subclass's type name).
+    ///
+    /// Check ``lastError`` afterwards: the store may be unreadable.
+    public override init() {
+        explicitStore = nil
+        super.init()
+        start(key: nil, merging: [:])
+    }
+
+    /// Loads the set stored under `key` and merges `values` over it (new values win).
+    ///
+    /// Non-empty `values` are checked like a write: if any key or value is refused, the
+    /// stored set is left untouched and ``lastError`` says why.
+    ///
+    /// - Parameters:
+    ///   - key: The root key; `nil` uses the subclass's type name.
+    ///   - values: Values to merge into the stored set and save.
+    public init(key: String? = nil, values: [String: Any] = [:]) {
+        explicitStore = nil
+        super.init()
+        start(key: key, merging: values)
+    }
+
+    /// Loads the set stored under `key` in `store` and merges `values` over it.
+    ///
+    /// ```swift
+    /// let prefs = AppPrefs(key: "Test", store: InMemoryStore())
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The root key; `nil` uses the subclass's type name.
+    ///   - values: Values to merge into the stored set and save.
+    ///   - store: Where the set lives, instead of the ``groupID`` suite.
+    public init(key: String? = nil, values: [String: Any] = [:], store: any PrefsStore) {
+        explicitStore = store
+        super.init()
+        start(key: key, merging: values)
+    }
+
+    private func start(key: String?, merging initial: [String: Any]) {
+        let name = key ?? String(describing: type(of: self))
+        state.withLock { $0.key = name }
+        record {
+            let domain = try resolvedDomain()
+            _ = try domain.values()
+            if !initial.isEmpty {
+                let accepted = try vetted(initial)
+                try domain.write(.merge(accepted))
+            }
+        }
+    }
+
+    // MARK: - Reading and writing
+
+    /// The whole set.
+    ///
+    /// Reading returns the current set from memory (no disk access after the first load).
+    /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
+    /// every value must be a property-list value. On success the set is durable when the
+    /// setter returns and ``lastError`` is `nil`; otherwise nothing changes and
+    /// ``lastError`` names the refused keys. Assigning `[:]` removes the root key from the
+    /// store.
+    public var values: [String: Any] {
+        get { read { try $0.values() } ?? [:] }
+        set { record { try setValues(newValue) } }
+    }
+
+    /// One value of the set; assigning `nil` removes it.
+    ///
+    /// Same checks and guarantees as ``values``, for one key: the key must be in ``keys``
+    /// and the value must be a property-list value.
+    ///
+    /// - Parameter key: A key of the set (one of ``keys``), not the root key.
+    public subscript(_ key: String) -> Any? {
+        get { rawValue(forKey: key) }
+        set { record { try set(newValue, forKey: key) } }
+    }
+
+    /// The number of values in the set.
+    public var count: Int {
+        read { try $0.values().count } ?? 0
+    }
+
+    /// One value, cast to `T` with Foundation's `as?` rules; `nil` when absent or of another type.
+    ///
+    /// Gives the same answer as `self[key] as? T`, faster for `Int`, `Double`, `Float` and
+    /// `Bool`, whose casts from `NSNumber` take a slow bridging path on Linux (the answers
+    /// are worked out once, when the value is stored). Clears ``lastError`` like any read.
+    ///
+    /// ```swift
+    /// var volume: Int { value(forKey: "Volume", as: Int.self) ?? 5 }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: A key of the set.
+    ///   - type: The type to read the value as.
+    /// - Returns: The value as `T`, or `nil`.
+    @inlinable
+    public func value<T>(forKey key: String, as type: T.Type = T.self) -> T? {
+        // Inlined and specialised in the caller: only one branch survives.
+        if T.self == Int.self { return exactNumber(forKey: key)?.int.map { $0 as! T } }
+        if T.self == Double.self { return exactNumber(forKey: key)?.double.map { $0 as! T } }
+        if T.self == Float.self { return exactNumber(forKey: key)?.float.map { $0 as! T } }
+        if T.self == Bool.self { return exactNumber(forKey: key)?.bool.map { $0 as! T } }
+        return rawValue(forKey: key) as? T
+    }
+
+    /// The precomputed `as?` answers for a stored number, callable from inlinable code.
+    @usableFromInline
+    func exactNumber(forKey key: String) -> ExactNumber? {
+        read { try $0.number(forKey: key) } ?? nil
+    }
+
+    /// The subscript getter, callable from inlinable code.
+    @usableFromInline
+    func rawValue(forKey key: String) -> Any? {
+        read { try $0.value(forKey: key) } ?? nil
+    }
+
+    // MARK: - Throwing API
+
+    /// Replaces the whole set, or throws why it cannot.
+    ///
+    /// The throwing form of assigning ``values``; both share one code path.
+    ///
+    /// - Parameter values: The new set; `[:]` removes the root key from the store.
+    /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)``,
+    ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a store error.
+    ///   Nothing changes when it throws.
+    public func setValues(_ values: [String: Any]) throws {
+        let accepted = try vetted(values)
+        try resolvedDomain().write(.replace(accepted))
+    }
+
+    /// Sets one value (or removes it, for `nil`), or throws why it cannot.
+    ///
+    /// The throwing form of the subscript setter; both share one code path.
+    ///
+    /// - Parameters:
+    ///   - value: The new value, or `nil` to remove the key.
+    ///   - key: A key of the set (one of ``keys``).
+    /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)``,
+    ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a store error.
+    ///   Nothing changes when it throws.
+    public func set(_ value: Any?, forKey key: String) throws {
+        let accepted: Any?
+        if let value {
+            accepted = try vetted([key: value])[key]
+        } else {
+            try checkKeys([key])
+            accepted = nil
+        }
+        try resolvedDomain().write(.set(key: key, value: accepted))
+    }
+
+    /// Reads the set again from the store, or throws why it cannot.
+    ///
+    /// The throwing form of ``flush()``.
+    ///
+    /// - Returns: The set as stored.
+    /// - Throws: A store error (for example ``PrefsError/invalidStoredValue(key:)``).
+    @discardableResult
+    public func reload() throws -> [String: Any] {
+        state.withLock { $0.domain = nil }
+        return try resolvedDomain().reload()
+    }
+
+    // MARK: - Utilities
+
+    /// Drops the in-memory copy of the set and reads it again from the store (including
+    /// another process's writes). Every instance of this root key sees the reloaded set.
+    public func flush() {
+        record { try reload() }
+    }
+
+    /// Empties the set and removes its root key from the store.
+    public func clear() {
+        record { try setValues([:]) }
+    }
+
+    /// Removes this root key's set from the store and reloads the (now empty) set.
+    public func deleteAll() {
+        record {
+            try setValues([:])
+            try reload()
+        }
+    }
+
+    // MARK: - Private
+
+    /// Runs a read; on success clears ``lastError``, on failure records it and returns `nil`.
+    private func read<Result>(_ body: (PrefsDomain) throws -> Result) -> Result? {
+        // The hot path: one lock for this instance's state, one for the shared set.
+        let generation = currentGeneration()
+        let (cached, hadError) = state.withLock {
+            ($0.generation == generation ? $0.domain : nil, $0.failed)
+        }
+        do {
+            let result = try body(cached ?? resolvedDomain())
+            if hadError { state.withLock { $0.lastError = nil } }
+            return result
+        } catch {
+            lastError = PrefsDomain.mapped(error)
+            return nil
+        }
+    }
+
+    /// Runs an operation and records its outcome in ``lastError``.
+    private func record(_ body: () throws -> Void) {
+        do {
+            try body()
+            state.withLock { $0.lastError = nil }
+        } catch {
+            lastError = PrefsDomain.mapped(error)
+        }
+    }
+
+    /// The shared set for this instance's root key and store.
+    private func currentGeneration() -> Int {
+        explicitStore == nil ? Self.groupGeneration.load() : 0
+    }
+
+    private func resolvedDomain() throws -> PrefsDomain {
+        let generation = currentGeneration()
+        let cached = state.withLock { $0.generation == generation ? $0.domain : nil }
+        if let cached { return cached }
+        // Overridable members run outside every lock.
+        let root = key
+        let store: any PrefsStore
+        if let explicitStore {
+            store = explicitStore
+        } else if let defaults = userDefaults {
+            store = UserDefaultsStore(userDefaults: defaults)
+        } else {
+            throw PrefsError.userDefaultsUnavailable
+        }
+        let domain = PrefsDomain.shared(store: store, root: root)
+        state.withLock {
+            $0.domain = domain
+            $0.generation = generation
+        }
+        return domain
+    }
+
+    private func checkKeys(_ candidates: some Sequence<String>) throws {
+        let allowed = Set(keys)
+        let refused = candidates.filter { !allowed.contains($0) }
+        guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
+    }
+
+    /// Checks keys, then values; returns the normalised set.
+    private func vetted(_ values: [String: Any]) throws -> [String: Any] {
+        try checkKeys(values.keys)
+        return try PlistValue.normalizedSet(values).get()
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+
+/// A ``PrefsStore`` that keeps each set as a dictionary under its root key in a
+/// `UserDefaults` suite. The default store of ``PersistentPrefs``.
+///
+/// Every write is followed by `synchronize()`, so a set is on disk when the setter returns
+/// (on Linux, `UserDefaults` loses writes that are not synchronised when the process ends).
+/// Loading also synchronises first, so ``PersistentPrefs/flush()`` sees other processes'
+/// writes. All access to one suite in a process goes through one lock, because
+/// `UserDefaults` on Linux is not safe to use from several threads at once on first use.
+///
+/// On Linux a suite lives in `$XDG_CONFIG_HOME/<suite>.plist` (or `~/.config/<suite>.plist`)
+/// as an XML property list, which keeps dates to whole seconds and stores `-0.0` as `0.0`.
+///
+/// ```swift
+/// guard let store = UserDefaultsStore(suiteName: "com.example.shared") else { return }
+/// let prefs = SamplePrefs(key: "Main", store: store)
+/// ```
+public struct UserDefaultsStore: PrefsStore {
+    private let handle: DefaultsHandle
+
+    /// The store backed by `UserDefaults.standard`.
+    public static var standard: UserDefaultsStore {
+        UserDefaultsStore(handle: DefaultsHandle.forSuite(nil)!)
+    }
+
+    /// Opens the named suite, or `.standard` when `suiteName` is `nil` or empty.
+    ///
+    /// Stores opened with the same name share one `UserDefaults` object and one lock.
+    ///
+    /// - Parameter suiteName: The suite to use; `nil` or `""` selects `.standard`.
+    /// - Returns: `nil` when `UserDefaults(suiteName:)` refuses the name.
+    public init?(suiteName: String?) {
+        guard let handle = DefaultsHandle.forSuite(suiteName) else { return nil }
+        self.handle = handle
+    }
+
+    /// Wraps a `UserDefaults` object you already have.
+    ///
+    /// Stores made from the same object share one lock and one in-memory copy of each set,
+    /// so pass the same object each time (not a new `UserDefaults(suiteName:)` per call).
+    ///
+    /// - Parameter userDefaults: The defaults object to store sets in.
+    public init(userDefaults: UserDefaults) {
+        handle = DefaultsHandle.forObject(userDefaults)
+    }
+
+    private init(handle: DefaultsHandle) {
+        self.handle = handle
+    }
+
+    /// The `UserDefaults` object this store writes to.
+    public var userDefaults: UserDefaults { handle.defaults }
+
+    /// The suite name, or `nil` for `.standard` and for wrapped objects.
+    public var suiteName: String? { handle.suiteName }
+
+    /// Identifies the underlying `UserDefaults` object.
+    public var identifier: String { handle.identifier }
+
+    /// Returns the dictionary stored under `root` in the suite's own (persistent) domain.
+    ///
+    /// - Parameter root: The root key of the set.
+    /// - Returns: The stored dictionary, or `nil`.
+    /// - Throws: ``PersistentPrefs/PrefsError/invalidStoredValue(key:)`` when the object
+    ///   under `root` is not a string-keyed dictionary.
+    public func load(root: String) throws -> [String: Any]? {
+        try handle.withDefaults { defaults in
+            _ = defaults.synchronize()
+            guard let stored = handle.persistentObject(forKey: root, in: defaults) else { return nil }
+            guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
+                throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+            }
+            return dictionary
+        }
+    }
+
+    /// Stores `values` under `root` and synchronises the suite to disk.
+    ///
+    /// - Parameters:
+    ///   - values: The whole set, vetted and normalised.
+    ///   - root: The root key of the set.
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when the suite could not
+    ///   be written.
+    public func save(_ values: [String: Any], root: String) throws {
+        try handle.withDefaults { defaults in
+            defaults.set(values, forKey: root)
+            try handle.synchronize(defaults, root: root)
+        }
+    }
+
+    /// Removes `root` from the suite and synchronises it to disk.
+    ///
+    /// - Parameter root: The root key of the set.
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when the suite could not
+    ///   be written.
+    public func remove(root: String) throws {
+        try handle.withDefaults { defaults in
+            defaults.removeObject(forKey: root)
+            try handle.synchronize(defaults, root: root)
+        }
+    }
+
+    /// The keys of the suite whose values are dictionaries, sorted.
+    ///
+    /// - Returns: The root keys present in the suite.
+    public func roots() throws -> [String] {
+        handle.withDefaults { defaults in
+            _ = defaults.synchronize()
+            let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
+            return defaults.dictionaryRepresentation()
+                .filter { !argumentKeys.contains($0.key) && PlistValue.stringKeyedDictionary($0.value) != nil }
+                .map(\.key)
+                .sorted()
+        }
+    }
+}
+
+// MARK: - Shared handles
+
+/// One `UserDefaults` object and the lock that serialises every use of it in this process.
+final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only while holding `lock`
+    let defaults: UserDefaults
+    let suiteName: String?
+    let identifier: String
+    private let lock = NSLock()
+
+    private init(defaults: UserDefaults, suiteName: String?) {
+        self.defaults = defaults
+        self.suiteName = suiteName
+        let address = UInt(bitPattern: ObjectIdentifier(defaults).hashValue)
+        identifier = "userdefaults:\(suiteName ?? "<standard>")@\(String(address, radix: 16))"
+    }
+
+    private struct Registry {
+        var bySuite: [String: DefaultsHandle] = [:]
+        var byObject: [ObjectIdentifier: DefaultsHandle] = [:]
+    }
+
+    private static let registry = Locked(Registry())
+    private static let standardName = "\u{0}standard"
+
+    /// The shared handle for a suite name (`nil` or `""`: `.standard`), or `nil` when
+    /// `UserDefaults(suiteName:)` refuses the name.
+    static func forSuite(_ name: String?) -> DefaultsHandle? {
+        let suite = (name?.isEmpty ?? true) ? nil : name
+        return registry.withLock { registry in
+            if let existing = registry.bySuite[suite ?? standardName] { return existing }
+            let defaults: UserDefaults
+            if let suite {
+                guard let opened = UserDefaults(suiteName: suite) else { return nil }
+                defaults = opened
+            } else {
+                defaults = .standard
+            }
+            let handle = registry.byObject[ObjectIdentifier(defaults)] ?? DefaultsHandle(defaults: defaults, suiteName: suite)
+            registry.bySuite[suite ?? standardName] = handle
+            registry.byObject[ObjectIdentifier(defaults)] = handle
+            return handle
+        }
+    }
+
+    /// The shared handle for an existing `UserDefaults` object.
+    static func forObject(_ defaults: UserDefaults) -> DefaultsHandle {
+        registry.withLock { registry in
+            if let existing = registry.byObject[ObjectIdentifier(defaults)] { return existing }
+            let handle = DefaultsHandle(defaults: defaults, suiteName: nil)
+            registry.byObject[ObjectIdentifier(defaults)] = handle
+            return handle
+        }
+    }
+
+    func withDefaults<Result>(_ body: (UserDefaults) throws -> Result) rethrows -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body(defaults)
+    }
+
+    /// The object under `key` in the suite's persistent domain, ignoring a command-line
+    /// argument `-key value`, which `UserDefaults` would otherwise return instead.
+    func persistentObject(forKey key: String, in defaults: UserDefaults) -> Any? {
+        let arguments = defaults.volatileDomain(forName: UserDefaults.argumentDomain)
+        guard arguments[key] != nil else { return defaults.object(forKey: key) }
+        let domainName = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        return defaults.persistentDomain(forName: domainName)?[key]
+    }
+
+    func synchronize(_ defaults: UserDefaults, root: String) throws {
+        guard defaults.synchronize() else {
+            throw PersistentPrefs.PrefsError.ioError(
+                path: "UserDefaults suite \"\(suiteName ?? "standard")\"",
+                reason: "synchronize() failed while writing the root key \"\(root)\""
+            )
+        }
+    }
+}

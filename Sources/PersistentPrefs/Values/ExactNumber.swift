@@ -1,0 +1,35 @@
+import Foundation
+
+/// What a stored `NSNumber` reads as under `as? Int`, `as? Double`, `as? Float` and
+/// `as? Bool`, worked out once when the value is stored or loaded.
+///
+/// Those casts go through a slow bridging path on Linux (≈ 430 ns each, against ≈ 55 ns
+/// for a native `Int`). Typed reads (``PersistentPrefs/value(forKey:as:)``) use these
+/// answers instead, so they are fast and, being computed by the very same casts, agree
+/// with `as?` exactly.
+@usableFromInline
+struct ExactNumber: Sendable {
+    @usableFromInline let int: Int?
+    @usableFromInline let double: Double?
+    @usableFromInline let float: Float?
+    @usableFromInline let bool: Bool?
+
+    /// The answers for `value`, or `nil` when it is not a number.
+    init?(_ value: Any) {
+        guard let number = value as? NSNumber else { return nil }
+        let boxed = number as Any
+        int = boxed as? Int
+        double = boxed as? Double
+        float = boxed as? Float
+        bool = boxed as? Bool
+    }
+
+    /// The answers for every number in a set, by key.
+    static func table(for values: [String: Any]) -> [String: ExactNumber] {
+        var table: [String: ExactNumber] = [:]
+        for (key, value) in values {
+            if let number = ExactNumber(value) { table[key] = number }
+        }
+        return table
+    }
+}

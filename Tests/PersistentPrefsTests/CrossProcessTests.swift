@@ -1,0 +1,67 @@
+import Foundation
+import PersistentPrefs
+import Testing
+
+/// Durability and fresh-process reads, across real processes: the built
+/// `prefs-test-helper` and `prefs-harness`, with `XDG_CONFIG_HOME` in a temporary directory.
+@Suite("Across processes: durability after SIGKILL, fresh-process reads")
+struct CrossProcessTests {
+    @Test("a value set right before SIGKILL is read by a fresh process, 20 times in a row")
+    func survivesSigkill() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let child = ChildProcess(configHome: directory.path)
+        var lost = 0
+        for trial in 1...20 {
+            let printed = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "durable", "Root", "\(trial)"])
+            #expect(printed.contains("done"), "trial \(trial): the helper did not finish its write")
+            let read = try child.run("prefs-test-helper", ["get-int", "durable", "Root"])
+            if read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) != "\(trial)" { lost += 1 }
+        }
+        print("SIGKILL right after a set: \(lost) of 20 writes lost")
+        #expect(lost == 0)
+    }
+
+    @Test("a fresh process reads every kind of value back with the right as? casts")
+    func freshProcessCasts() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let child = ChildProcess(configHome: directory.path)
+        _ = try child.killAfter(line: "done", "prefs-test-helper", ["write-mixed", "mixed", "Root"])
+        let check = try child.run("prefs-test-helper", ["check-mixed", "mixed", "Root"])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.stdout.contains("ok Float as? Float"))
+        #expect(!check.stdout.contains("FAIL"))
+    }
+
+    @Test("the suite file is written where UserDefaults keeps it, mode 0600")
+    func suiteFileOnDisk() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let child = ChildProcess(configHome: directory.path)
+        _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "ondisk", "Root", "5"])
+        let path = directory.path + "/ondisk.plist"
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let data = try #require(FileManager.default.contents(atPath: path))
+        let plist = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
+        let set = plist?["Root"] as? [String: Any]
+        #expect(set?["Integer Value"] as? Int == 5)
+    }
+
+    @Test("prefs-harness prints the sample set of a root key written by another process")
+    func harnessPrints() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let child = ChildProcess(configHome: directory.path)
+        _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "shared", "Main", "4242"])
+        let output = try child.run("prefs-harness", ["--suite", "shared", "--key", "Main"])
+        #expect(output.status == 0, "\(output.stderr)")
+        #expect(output.stdout.contains("Root key: Main"))
+        #expect(output.stdout.contains("4242"))
+        #expect(output.stdout.contains("Any String"))
+        let usage = try child.run("prefs-harness", ["--bogus"])
+        #expect(usage.status == 2)
+        #expect(usage.stderr.contains("unknown argument '--bogus'"))
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import PersistentPrefs
+import Testing
+
+/// Tests of instances without an explicit store. They change the process-wide
+/// ``PersistentPrefs/groupID``, so they run one at a time (every other test passes a store).
+@Suite("The default store: groupID and userDefaults", .serialized)
+struct DefaultStoreTests {
+    // MARK: - groupID and userDefaults
+
+    @Test("groupID selects the suite; userDefaults is the one in use; changing it redirects")
+    func groupIDSelectsSuite() throws {
+        let first = TestSuite()
+        let second = TestSuite()
+        defer {
+            PersistentPrefs.groupID = nil
+            first.remove()
+            second.remove()
+        }
+        PersistentPrefs.groupID = first.name
+        let prefs = MixedPrefs(key: "grouped", values: ["Int": 1])
+        #expect(prefs.lastError == nil)
+        #expect(prefs.userDefaults === first.store.userDefaults)
+        #expect(first.store.userDefaults.dictionary(forKey: "grouped") != nil)
+
+        PersistentPrefs.groupID = second.name
+        #expect(prefs.userDefaults === second.store.userDefaults)
+        #expect(prefs.values.isEmpty)
+        prefs.int = 2
+        #expect(MixedPrefs(key: "grouped", store: second.store).int == 2)
+        #expect(MixedPrefs(key: "grouped", store: first.store).int == 1)
+        #expect(PersistentPrefs(store: InMemoryStore()).userDefaults == nil)
+    }
+
+    @Test("a subclass overriding init with implicitly unwrapped parameters (RVS style) works")
+    func rvsStyleInit() {
+        let suite = TestSuite()
+        defer {
+            PersistentPrefs.groupID = nil
+            suite.remove()
+        }
+        PersistentPrefs.groupID = suite.name
+        let first = RVSStylePrefs(key: "rvs", values: ["Int": 5])
+        #expect(first.lastError == nil)
+        #expect(RVSStylePrefs(key: "rvs").int == 5)
+        let unnamed = RVSStylePrefs(key: nil)
+        #expect(unnamed.key == "RVSStylePrefs")
+        #expect(unnamed.values.isEmpty)
+        #expect(suite.store.userDefaults.dictionary(forKey: "rvs")?.count == 1)
+    }
+
+    @Test("an empty groupID selects the standard suite")
+    func emptyGroupIDIsStandard() {
+        defer { PersistentPrefs.groupID = nil }
+        PersistentPrefs.groupID = ""
+        #expect(PersistentPrefs(key: "unused").userDefaults === UserDefaults.standard)
+    }
+}

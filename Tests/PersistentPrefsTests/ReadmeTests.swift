@@ -1,0 +1,31 @@
+import Foundation
+import Testing
+
+/// The README's quick start is the file the package builds in both language modes.
+@Suite("README")
+struct ReadmeTests {
+    static let root = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    static func read(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    @Test("README.md quotes Tests/QuickStart6/main.swift verbatim, and the Swift 5 copy matches")
+    func quickStartIsBuilt() throws {
+        let readme = try Self.read("README.md")
+        let swift6 = try Self.read("Tests/QuickStart6/main.swift")
+        let swift5 = try Self.read("Tests/QuickStart5/main.swift")
+        #expect(swift5 == swift6)
+        #expect(readme.contains("```swift\n" + swift6 + "```"))
+    }
+
+    @Test("README.md gives the two commands a newcomer runs")
+    func commands() throws {
+        let readme = try Self.read("README.md")
+        #expect(readme.contains("swift run prefs-harness"))
+        #expect(readme.contains("swift test"))
+        let ci = try Self.read(".ci/run")
+        #expect(ci.contains("swift test"))
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+import PersistentPrefs
+
+/// A UserDefaults suite of its own for one test, removed (file and all) when the test ends.
+///
+/// In-process `UserDefaults` on Linux reads `XDG_CONFIG_HOME` once, at start-up, so the
+/// suite file lives in the user's config folder under a unique name and is deleted by
+/// `remove()`. Child processes get a temporary `XDG_CONFIG_HOME` instead (``ChildProcess``).
+struct TestSuite {
+    let name: String
+    let store: UserDefaultsStore
+
+    init(_ label: String = #function) {
+        let clean = label.filter { $0.isLetter || $0.isNumber }
+        name = "PersistentPrefsTests-\(clean)-\(UUID().uuidString)"
+        store = UserDefaultsStore(suiteName: name)!
+    }
+
+    /// The suite's plist file.
+    var path: String {
+        let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
+        let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
+        return base + "/\(name).plist"
+    }
+
+    /// Removes the suite from memory and disk.
+    func remove() {
+        store.userDefaults.removePersistentDomain(forName: name)
+        _ = store.userDefaults.synchronize()
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// A temporary directory, removed by `remove()`.
+struct TemporaryDirectory {
+    let path: String
+
+    init() {
+        path = NSTemporaryDirectory() + "PersistentPrefsTests-\(UUID().uuidString)"
+        try! FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// A built executable of this package (the test helper or the harness), run as a child
+/// process with `XDG_CONFIG_HOME` pointing at a temporary directory.
+struct ChildProcess {
+    struct Output {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    let configHome: String
+
+    /// The directory holding the package's built products, next to the test bundle.
+    static let productsDirectory: URL? = {
+        var candidates: [URL] = []
+        if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
+        candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
+        candidates.append(Bundle.main.bundleURL)
+        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
+        return candidates.first {
+            FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("prefs-test-helper").path)
+        }
+    }()
+
+    static func executable(_ name: String) throws -> URL {
+        guard let directory = productsDirectory else {
+            throw ChildProcessError(message: "cannot find the built products (run `swift build` first)")
+        }
+        return directory.appendingPathComponent(name)
+    }
+
+    func process(_ executable: String, _ arguments: [String]) throws -> Process {
+        let process = Process()
+        process.executableURL = try Self.executable(executable)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = configHome
+        process.environment = environment
+        return process
+    }
+
+    /// Runs to completion and returns its output.
+    func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> Output {
+        let process = try process(executable, arguments)
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        let stdin = Pipe()
+        process.standardInput = stdin
+        try process.run()
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try? stdin.fileHandleForWriting.close()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Output(
+            status: process.terminationStatus,
+            stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self)
+        )
+    }
+
+    /// Starts a process, waits until it prints `line` on stdout (or exits), then kills it
+    /// with SIGKILL. Returns everything it printed.
+    func killAfter(line: String, _ executable: String, _ arguments: [String]) throws -> String {
+        let process = try process(executable, arguments)
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var printed = Data()
+        let handle = out.fileHandleForReading
+        while !String(decoding: printed, as: UTF8.self).split(separator: "\n").contains(Substring(line)) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }  // the process exited
+            printed.append(chunk)
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        return String(decoding: printed, as: UTF8.self)
+    }
+}
+
+struct ChildProcessError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

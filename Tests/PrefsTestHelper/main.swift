@@ -1,0 +1,101 @@
+// A helper process for the cross-process tests. Not part of the library.
+//
+//   prefs-test-helper set-int SUITE ROOT N        set SamplePrefs.int, print "done", wait to be killed
+//   prefs-test-helper write-mixed SUITE ROOT      write one value of every kind, print "done", wait
+//   prefs-test-helper check-mixed SUITE ROOT      read them back and check every `as?` cast
+//   prefs-test-helper get-int SUITE ROOT          print SamplePrefs.int
+//   prefs-test-helper loop-int SUITE ROOT         set int = 1, 2, 3, … and print each after it returns
+//
+// The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
+
+import Foundation
+import PersistentPrefs
+import PersistentPrefsSample
+
+/// One value of every storable kind, under keys named after their types.
+final class MixedPrefs: PersistentPrefs {
+    static var expected: [String: Any] {
+        [
+        "Int": 10, "Double": 45.6, "Float": Float(12.3), "Bool": true, "String": "Ten",
+        "Strings": ["a", "b"], "Ints": [1, 2, 3], "StringInt": ["One": 1, "Two": 2],
+        "StringString": ["a": "x"], "Date": Date(timeIntervalSince1970: 1_700_000_000),
+        "Data": Data([0, 1, 2, 255]), "Nested": ["inner": ["deep": [1, 2]]],
+        ]
+    }
+    override var keys: [String] { Array(Self.expected.keys) }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(2)
+}
+
+/// Writes a line to stdout unbuffered, so a parent reading the pipe sees it at once.
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+func waitToBeKilled() -> Never {
+    say("done")
+    while true { sleep(60) }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count >= 3 else { fail("usage: prefs-test-helper COMMAND SUITE ROOT [ARG]") }
+let (command, suite, root) = (arguments[0], arguments[1], arguments[2])
+PersistentPrefs.groupID = suite
+
+switch command {
+case "set-int":
+    guard arguments.count == 4, let n = Int(arguments[3]) else { fail("set-int needs an integer") }
+    let prefs = SamplePrefs(key: root)
+    prefs.int = n
+    guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+    waitToBeKilled()
+
+case "get-int":
+    let prefs = PersistentPrefs(key: root)
+    print(prefs.value(forKey: SamplePrefs.Key.int.rawValue, as: Int.self).map(String.init) ?? "nil")
+
+case "loop-int":
+    let prefs = SamplePrefs(key: root)
+    var n = 0
+    while true {
+        n += 1
+        prefs.int = n
+        guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+        say(String(n))
+    }
+
+case "write-mixed":
+    let prefs = MixedPrefs(key: root)
+    prefs.values = MixedPrefs.expected
+    guard prefs.lastError == nil else { fail("write failed: \(prefs.lastError!)") }
+    waitToBeKilled()
+
+case "check-mixed":
+    let values = MixedPrefs(key: root).values
+    let checks: [(String, Bool)] = [
+        ("Int as? Int", values["Int"] as? Int == 10),
+        ("Int as? Double", values["Int"] as? Double == 10),
+        ("Double as? Double", values["Double"] as? Double == 45.6),
+        ("Float as? Float", values["Float"] as? Float == Float(12.3)),
+        ("Bool as? Bool", values["Bool"] as? Bool == true),
+        ("String as? String", values["String"] as? String == "Ten"),
+        ("Strings as? [String]", values["Strings"] as? [String] == ["a", "b"]),
+        ("Ints as? [Int]", values["Ints"] as? [Int] == [1, 2, 3]),
+        ("StringInt as? [String: Int]", values["StringInt"] as? [String: Int] == ["One": 1, "Two": 2]),
+        ("StringString as? [String: String]", values["StringString"] as? [String: String] == ["a": "x"]),
+        ("Date as? Date", values["Date"] as? Date == Date(timeIntervalSince1970: 1_700_000_000)),
+        ("Data as? Data", values["Data"] as? Data == Data([0, 1, 2, 255])),
+        (
+            "Nested as? [String: [String: [Int]]]",
+            values["Nested"] as? [String: [String: [Int]]] == ["inner": ["deep": [1, 2]]]
+        ),
+    ]
+    for (name, passed) in checks { print("\(passed ? "ok" : "FAIL") \(name)") }
+    exit(checks.allSatisfy(\.1) ? 0 : 1)
+
+default:
+    fail("unknown command \(command)")
+}
