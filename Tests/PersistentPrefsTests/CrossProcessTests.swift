@@ -22,6 +22,16 @@ struct CrossProcessTests {
         #expect(lost == 0)
     }
 
+    @Test("a command-line argument -ROOT value does not hide the stored set")
+    func argumentDomainDoesNotShadow() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let child = ChildProcess(configHome: directory.path)
+        _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "shadow", "Root", "31"])
+        let read = try child.run("prefs-test-helper", ["get-int", "shadow", "Root", "-Root", "shadowed"])
+        #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "31")
+    }
+
     @Test("a fresh process reads every kind of value back with the right as? casts")
     func freshProcessCasts() throws {
         let directory = TemporaryDirectory()

@@ -18,6 +18,9 @@ struct ReadmeTests {
         let swift5 = try Self.read("Tests/QuickStart5/main.swift")
         #expect(swift5 == swift6)
         #expect(readme.contains("```swift\n" + swift6 + "```"))
+        let tasks6 = try Self.read("Tests/QuickStart6/Tasks.swift")
+        #expect(try Self.read("Tests/QuickStart5/Tasks.swift") == tasks6)
+        #expect(readme.contains("```swift\n" + tasks6 + "```"))
     }
 
     @Test("README.md gives the two commands a newcomer runs")
