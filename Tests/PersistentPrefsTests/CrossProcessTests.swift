@@ -8,9 +8,8 @@ import Testing
 struct CrossProcessTests {
     @Test("a value set right before SIGKILL is read by a fresh process, 20 times in a row")
     func survivesSigkill() throws {
-        let directory = TemporaryDirectory()
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
-        let child = ChildProcess(configHome: directory.path)
         var lost = 0
         for trial in 1...20 {
             let printed = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "durable", "Root", "\(trial)"])
@@ -24,9 +23,8 @@ struct CrossProcessTests {
 
     @Test("a command-line argument -ROOT value does not hide the stored set")
     func argumentDomainDoesNotShadow() throws {
-        let directory = TemporaryDirectory()
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
-        let child = ChildProcess(configHome: directory.path)
         _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "shadow", "Root", "31"])
         let read = try child.run("prefs-test-helper", ["get-int", "shadow", "Root", "-Root", "shadowed"])
         #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "31")
@@ -34,9 +32,8 @@ struct CrossProcessTests {
 
     @Test("a fresh process reads every kind of value back with the right as? casts")
     func freshProcessCasts() throws {
-        let directory = TemporaryDirectory()
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
-        let child = ChildProcess(configHome: directory.path)
         _ = try child.killAfter(line: "done", "prefs-test-helper", ["write-mixed", "mixed", "Root"])
         let check = try child.run("prefs-test-helper", ["check-mixed", "mixed", "Root"])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
@@ -46,9 +43,8 @@ struct CrossProcessTests {
 
     @Test("the suite file is written where UserDefaults keeps it, mode 0600")
     func suiteFileOnDisk() throws {
-        let directory = TemporaryDirectory()
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
-        let child = ChildProcess(configHome: directory.path)
         _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "ondisk", "Root", "5"])
         let path = directory.path + "/ondisk.plist"
         let attributes = try FileManager.default.attributesOfItem(atPath: path)
@@ -61,9 +57,8 @@ struct CrossProcessTests {
 
     @Test("prefs-harness prints the sample set of a root key written by another process")
     func harnessPrints() throws {
-        let directory = TemporaryDirectory()
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
-        let child = ChildProcess(configHome: directory.path)
         _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "shared", "Main", "4242"])
         let output = try child.run("prefs-harness", ["--suite", "shared", "--key", "Main"])
         #expect(output.status == 0, "\(output.stderr)")

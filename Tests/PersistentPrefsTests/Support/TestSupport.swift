@@ -56,6 +56,13 @@ struct ChildProcess {
 
     let configHome: String
 
+    /// A child-process runner whose `XDG_CONFIG_HOME` is a new temporary directory; remove
+    /// the directory when done.
+    static func inTemporaryConfigHome() -> (ChildProcess, TemporaryDirectory) {
+        let directory = TemporaryDirectory()
+        return (ChildProcess(configHome: directory.path), directory)
+    }
+
     /// The directory holding the package's built products, next to the test bundle.
     static let productsDirectory: URL? = {
         var candidates: [URL] = []
