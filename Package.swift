@@ -20,10 +20,16 @@ let package = Package(
     targets: [
         .target(name: "PersistentPrefs"),
         .target(name: "PersistentPrefsSample", dependencies: ["PersistentPrefs"]),
+        // The terminal harness: a tiny `main` over a testable library.
+        .target(
+            name: "PrefsHarnessKit",
+            dependencies: ["PersistentPrefs", "PersistentPrefsSample"],
+            path: "Harness/PrefsHarnessKit"
+        ),
         .executableTarget(
             name: "prefs-harness",
-            dependencies: ["PersistentPrefs", "PersistentPrefsSample"],
-            path: "Harness"
+            dependencies: ["PrefsHarnessKit"],
+            path: "Harness/prefs-harness"
         ),
         .executableTarget(
             name: "prefs-bench",
@@ -53,7 +59,7 @@ let package = Package(
         .testTarget(
             name: "PersistentPrefsTests",
             dependencies: [
-                "PersistentPrefs", "PersistentPrefsSample",
+                "PersistentPrefs", "PersistentPrefsSample", "PrefsHarnessKit",
             ]
         ),
     ],

@@ -54,19 +54,4 @@ struct CrossProcessTests {
         let set = plist?["Root"] as? [String: Any]
         #expect(set?["Integer Value"] as? Int == 5)
     }
-
-    @Test("prefs-harness prints the sample set of a root key written by another process")
-    func harnessPrints() throws {
-        let (child, directory) = ChildProcess.inTemporaryConfigHome()
-        defer { directory.remove() }
-        _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "shared", "Main", "4242"])
-        let output = try child.run("prefs-harness", ["--suite", "shared", "--key", "Main"])
-        #expect(output.status == 0, "\(output.stderr)")
-        #expect(output.stdout.contains("Root key: Main"))
-        #expect(output.stdout.contains("4242"))
-        #expect(output.stdout.contains("Any String"))
-        let usage = try child.run("prefs-harness", ["--bogus"])
-        #expect(usage.status == 2)
-        #expect(usage.stderr.contains("unknown argument '--bogus'"))
-    }
 }

@@ -1,0 +1,245 @@
+import Foundation
+
+/// Where the harness keeps its sets.
+public enum StoreChoice: Equatable, Sendable {
+    /// `UserDefaults.standard` (named after the program on Linux).
+    case standard
+    /// The `UserDefaults` suite of this name (`--suite NAME`).
+    case suite(String)
+    /// A ``PersistentPrefs/PlistFileStore`` in this directory (`--store-dir DIR`).
+    case directory(String)
+}
+
+/// The options before the command.
+public struct HarnessOptions: Equatable, Sendable {
+    /// The root key (`--key ROOT`); `nil` means "SamplePrefs".
+    public var key: String?
+    /// The store (`--suite NAME` or `--store-dir DIR`).
+    public var store: StoreChoice = .standard
+    /// Creates the default options.
+    public init(key: String? = nil, store: StoreChoice = .standard) {
+        self.key = key
+        self.store = store
+    }
+}
+
+/// One command and its arguments.
+public struct Command: Equatable, Sendable {
+    /// The command's entry in ``CommandSpec/all``.
+    public var spec: CommandSpec
+    /// Its positional arguments, checked against the spec's arity.
+    public var arguments: [String]
+    /// `--json` was given.
+    public var json: Bool
+
+    /// A command with its arguments.
+    public init(spec: CommandSpec, arguments: [String], json: Bool = false) {
+        self.spec = spec
+        self.arguments = arguments
+        self.json = json
+    }
+}
+
+/// What the command line asks for.
+public enum Invocation: Equatable, Sendable {
+    /// Print help: the overview (`nil`) or one command's.
+    case help(CommandSpec?)
+    /// Print the version.
+    case version
+    /// Run one command, then exit.
+    case run(HarnessOptions, Command)
+    /// No command: the interactive mode.
+    case interactive(HarnessOptions)
+}
+
+/// A command the harness knows: the table that drives parsing, help and dispatch.
+public struct CommandSpec: Equatable, Sendable {
+    /// The command word.
+    public let name: String
+    /// Placeholders of its positional arguments; a trailing `?` marks an optional one.
+    public let arguments: [String]
+    /// One line for the overview.
+    public let summary: String
+    /// The rest of its help.
+    public let details: String
+    /// Whether it takes `--json`.
+    public let acceptsJSON: Bool
+    /// Whether it exists only at the interactive prompt.
+    public let interactiveOnly: Bool
+
+    /// Every command, in the order help lists them.
+    public static let all: [CommandSpec] = [
+        CommandSpec(
+            name: "list", arguments: [], summary: "show every key of the set with its type and value",
+            details: "Keys are shown by full name; --json prints the set as a JSON object.", acceptsJSON: true),
+        CommandSpec(
+            name: "get", arguments: ["NAME"], summary: "show one value",
+            details: "NAME is a full key (\"Integer Value\") or an alias: int, string, array, dict, date.",
+            acceptsJSON: true),
+        CommandSpec(
+            name: "set", arguments: ["NAME", "VALUE"], summary: "store VALUE, parsed for the key's type",
+            details: """
+                int: an integer (42, -7). string: any text. array: a, b, c or a JSON array of
+                strings. dict: k=v,k=v or a JSON object of strings. date: ISO 8601
+                (2024-05-01T12:00:00Z, 2024-05-01) or now. Put -- before a VALUE that starts with --.
+                """),
+        CommandSpec(name: "reset", arguments: [], summary: "put the sample defaults back", details: ""),
+        CommandSpec(name: "delete", arguments: [], summary: "remove the set (its root key) from the store", details: ""),
+        CommandSpec(name: "roots", arguments: [], summary: "list the root keys in the store", details: "", acceptsJSON: true),
+        CommandSpec(
+            name: "dump", arguments: [], summary: "print the stored set as an XML property list",
+            details: "Read straight from the store, not through the library's cache."),
+        CommandSpec(name: "help", arguments: ["COMMAND?"], summary: "show help, or one command's help", details: ""),
+        CommandSpec(
+            name: "key", arguments: ["ROOT"], summary: "switch to the set under another root key",
+            details: "", interactiveOnly: true),
+        CommandSpec(name: "quit", arguments: [], summary: "leave (Ctrl-D works too)", details: "", interactiveOnly: true),
+    ]
+
+    init(
+        name: String, arguments: [String], summary: String, details: String, acceptsJSON: Bool = false,
+        interactiveOnly: Bool = false
+    ) {
+        self.name = name
+        self.arguments = arguments
+        self.summary = summary
+        self.details = details
+        self.acceptsJSON = acceptsJSON
+        self.interactiveOnly = interactiveOnly
+    }
+
+    /// The command named `name`, or `nil`.
+    public static func named(_ name: String) -> CommandSpec? {
+        all.first { $0.name == name }
+    }
+
+    /// `name ARG ARG?` as shown in help.
+    public var synopsis: String {
+        ([name] + arguments.map { $0.hasSuffix("?") ? "[\($0.dropLast())]" : $0 } + (acceptsJSON ? ["[--json]"] : []))
+            .joined(separator: " ")
+    }
+
+    var requiredCount: Int { arguments.filter { !$0.hasSuffix("?") }.count }
+}
+
+/// Parses `prefs-harness [--key ROOT] [--suite NAME | --store-dir DIR] COMMAND [ARGS] [--json]`.
+public enum CommandLineParser {
+    /// What `arguments` (without the program name) ask for.
+    ///
+    /// - Throws: ``HarnessError/usage(_:)`` naming the problem.
+    public static func parse(_ arguments: [String]) throws -> Invocation {
+        var options = HarnessOptions()
+        var sawKey = false
+        var sawStore = false
+        var rest = arguments[...]
+        while let word = rest.first, word.hasPrefix("-"), word != "--" {
+            rest.removeFirst()
+            let (name, inlineValue) = split(word)
+            switch name {
+            case "--help", "-h":
+                return .help(nil)
+            case "--version":
+                return .version
+            case "--key":
+                guard !sawKey else { throw HarnessError.usage("--key is given twice") }
+                sawKey = true
+                options.key = try rootKey(try value(of: name, inlineValue, &rest))
+            case "--suite":
+                guard !sawStore else { throw HarnessError.usage("give one of --suite and --store-dir, once") }
+                sawStore = true
+                options.store = .suite(try suiteName(try value(of: name, inlineValue, &rest)))
+            case "--store-dir":
+                guard !sawStore else { throw HarnessError.usage("give one of --suite and --store-dir, once") }
+                sawStore = true
+                let directory = try value(of: name, inlineValue, &rest)
+                guard !directory.isEmpty else { throw HarnessError.usage("--store-dir needs a directory") }
+                options.store = .directory(directory)
+            default:
+                throw HarnessError.usage("unknown option '\(word)'")
+            }
+        }
+        if rest.first == "--" { rest.removeFirst() }
+        guard let word = rest.popFirst() else { return .interactive(options) }
+        let command = try parseCommand(word, Array(rest), interactive: false)
+        if command.spec.name == "help" { return .help(try helpTopic(command.arguments.first)) }
+        if command.arguments == ["--help"] { return .help(command.spec) }
+        return .run(options, command)
+    }
+
+    /// Parses a command word and its arguments (also used at the interactive prompt).
+    ///
+    /// `--help` anywhere gives `arguments == ["--help"]`.
+    public static func parseCommand(_ word: String, _ words: [String], interactive: Bool) throws -> Command {
+        guard let spec = CommandSpec.named(word), interactive || !spec.interactiveOnly else {
+            let names = CommandSpec.all.filter { interactive || !$0.interactiveOnly }.map(\.name)
+            throw HarnessError.usage("unknown command '\(word)'; the commands are \(names.joined(separator: ", "))")
+        }
+        var positional: [String] = []
+        var json = false
+        var flagsEnded = false
+        for word in words {
+            if !flagsEnded && word.hasPrefix("--") {
+                switch word {
+                case "--":
+                    flagsEnded = true
+                case "--help":
+                    return Command(spec: spec, arguments: ["--help"], json: false)
+                case "--json" where spec.acceptsJSON:
+                    json = true
+                default:
+                    throw HarnessError.usage(
+                        "unknown option '\(word)' for \(spec.name) (put -- before a value that starts with --)")
+                }
+            } else if !flagsEnded && word == "-h" {
+                return Command(spec: spec, arguments: ["--help"], json: false)
+            } else {
+                positional.append(word)
+            }
+        }
+        guard positional.count >= spec.requiredCount else {
+            let missing = spec.arguments[positional.count...].filter { !$0.hasSuffix("?") }
+            throw HarnessError.usage("\(spec.name) needs \(missing.joined(separator: " ")) (usage: \(spec.synopsis))")
+        }
+        guard positional.count <= spec.arguments.count else {
+            throw HarnessError.usage(
+                "too many arguments for \(spec.name): \(positional[spec.arguments.count...].map { "'\($0)'" }.joined(separator: " ")) (usage: \(spec.synopsis))"
+            )
+        }
+        return Command(spec: spec, arguments: positional, json: json)
+    }
+
+    static func helpTopic(_ name: String?) throws -> CommandSpec? {
+        guard let name else { return nil }
+        guard let spec = CommandSpec.named(name) else { throw HarnessError.usage("no help for unknown command '\(name)'") }
+        return spec
+    }
+
+    /// A root key given on the command line or at the prompt.
+    static func rootKey(_ key: String) throws -> String {
+        guard !key.isEmpty else { throw HarnessError.usage("the root key must not be empty") }
+        return key
+    }
+
+    /// A suite name that stays a plain name in the preferences folder.
+    static func suiteName(_ name: String) throws -> String {
+        guard !name.isEmpty else { throw HarnessError.usage("--suite needs a suite name") }
+        guard !name.contains("/"), name != ".", name != "..", !name.contains("\u{0}") else {
+            throw HarnessError.usage("the suite name '\(name)' must not contain '/' or be '.' or '..'")
+        }
+        guard name != "NSGlobalDomain" else {
+            throw HarnessError.usage("the suite name 'NSGlobalDomain' names the global domain, not a suite")
+        }
+        return name
+    }
+
+    private static func split(_ word: String) -> (String, String?) {
+        guard word.hasPrefix("--"), let equals = word.firstIndex(of: "=") else { return (word, nil) }
+        return (String(word[..<equals]), String(word[word.index(after: equals)...]))
+    }
+
+    private static func value(of option: String, _ inline: String?, _ rest: inout ArraySlice<String>) throws -> String {
+        if let inline { return inline }
+        guard let value = rest.popFirst() else { throw HarnessError.usage("\(option) needs a value") }
+        return value
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where the harness writes: results to standard output, errors to standard error, and
+/// lines read from standard input. Tests use a recording console.
+public final class Console {
+    /// Whether output may use ANSI colour.
+    public let colour: Bool
+    /// Whether standard output is a terminal (the interactive screen is cleared only then).
+    public let isTerminal: Bool
+    private let writeOut: (String) -> Void
+    private let writeErr: (String) -> Void
+    private let readInput: () -> String?
+
+    /// A console with explicit sinks.
+    ///
+    /// - Parameters:
+    ///   - colour: Whether to use ANSI colour.
+    ///   - isTerminal: Whether standard output is a terminal.
+    ///   - out: Receives standard-output text.
+    ///   - err: Receives standard-error text.
+    ///   - readLine: Returns the next input line, or `nil` at end of input.
+    public init(
+        colour: Bool = false, isTerminal: Bool = false, out: @escaping (String) -> Void,
+        err: @escaping (String) -> Void, readLine: @escaping () -> String? = { nil }
+    ) {
+        self.colour = colour
+        self.isTerminal = isTerminal
+        writeOut = out
+        writeErr = err
+        readInput = readLine
+    }
+
+    /// The process's own standard streams. Colour only when standard output is a terminal
+    /// and `NO_COLOR` is unset or empty.
+    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> Console {
+        let terminal = isatty(STDOUT_FILENO) == 1
+        let noColour = !(environment["NO_COLOR"] ?? "").isEmpty
+        return Console(
+            colour: terminal && !noColour, isTerminal: terminal,
+            out: { FileHandle.standardOutput.write(Data($0.utf8)) },
+            err: { FileHandle.standardError.write(Data($0.utf8)) },
+            readLine: { Swift.readLine(strippingNewline: true) }
+        )
+    }
+
+    /// Writes a line to standard output.
+    public func print(_ line: String = "") { writeOut(line + "\n") }
+
+    /// Writes text to standard output without a newline.
+    public func write(_ text: String) { writeOut(text) }
+
+    /// Writes a line to standard error.
+    public func error(_ line: String) { writeErr(line + "\n") }
+
+    /// Reads one line of input, or `nil` at end of input (Ctrl-D).
+    public func readLine() -> String? { readInput() }
+
+    /// `text` in an ANSI style when colour is on.
+    func styled(_ text: String, _ style: Style) -> String {
+        colour ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+
+    /// ANSI styles the harness uses.
+    enum Style: String {
+        case bold = "1"
+        case dim = "2"
+        case red = "31"
+        case green = "32"
+        case cyan = "36"
+    }
+}

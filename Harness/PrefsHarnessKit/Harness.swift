@@ -1,0 +1,255 @@
+import Foundation
+import PersistentPrefs
+import PersistentPrefsSample
+
+/// The terminal harness: runs one command, or the interactive mode when there is none.
+///
+/// ```swift
+/// let status = Harness(console: .standard()).run(["--key", "Demo", "set", "int", "7"])
+/// ```
+public struct Harness {
+    /// The harness version, printed by `--version`.
+    public static let version = "0.1.0"
+
+    let console: Console
+
+    /// A harness writing to `console`.
+    public init(console: Console) {
+        self.console = console
+    }
+
+    /// Runs the command line (without the program name) and returns the exit code:
+    /// 0 success, 1 a refused operation, 2 a usage error.
+    public func run(_ arguments: [String]) -> Int32 {
+        do {
+            switch try CommandLineParser.parse(arguments) {
+            case .help(let spec):
+                console.print(Self.help(spec))
+                return ExitCode.success
+            case .version:
+                console.print("prefs-harness \(Self.version) (PersistentPrefs)")
+                return ExitCode.success
+            case .run(let options, let command):
+                let session = try HarnessSession(options: options)
+                try session.execute(command, console: console)
+                return ExitCode.success
+            case .interactive(let options):
+                let session = try HarnessSession(options: options)
+                return Interactive(session: session, console: console).run()
+            }
+        } catch let error as HarnessError {
+            report(error)
+            return error.exitCode
+        } catch {
+            report(.refused(String(describing: error)))
+            return ExitCode.refused
+        }
+    }
+
+    private func report(_ error: HarnessError) {
+        switch error {
+        case .usage(let message):
+            console.error("prefs-harness: \(message)")
+            console.error("Run 'prefs-harness --help' for usage.")
+        case .refused(let message):
+            console.error("prefs-harness: \(message)")
+        }
+    }
+
+    /// The overview, or one command's help.
+    public static func help(_ spec: CommandSpec?) -> String {
+        if let spec {
+            var text = "usage: prefs-harness [OPTIONS] \(spec.synopsis)\n\n\(spec.summary.prefix(1).uppercased() + spec.summary.dropFirst())."
+            if spec.interactiveOnly { text = "\(spec.synopsis)   (at the interactive prompt)\n\n\(spec.summary)." }
+            if !spec.details.isEmpty { text += "\n\n" + spec.details }
+            return text
+        }
+        let width = CommandSpec.all.map(\.synopsis.count).max() ?? 0
+        let lines = CommandSpec.all.map { spec in
+            "  \(spec.synopsis.padding(toLength: width, withPad: " ", startingAt: 0))  \(spec.summary)\(spec.interactiveOnly ? " (interactive)" : "")"
+        }
+        return """
+            usage: prefs-harness [--key ROOT] [--suite NAME | --store-dir DIR] [COMMAND [ARGS]]
+
+            View and edit the sample preference set (SamplePrefs) stored under ROOT
+            (default "SamplePrefs"). With no COMMAND, starts the interactive mode.
+
+            Options:
+              --key ROOT       the root key of the set
+              --suite NAME     the UserDefaults suite to use (default: the standard one)
+              --store-dir DIR  keep sets as property-list files in DIR instead
+              --help, -h       this help; COMMAND --help for a command's
+              --version        the version
+
+            Commands:
+            \(lines.joined(separator: "\n"))
+
+            Exit codes: 0 success, 1 the library refused the operation, 2 a usage error.
+            """
+    }
+}
+
+/// The store and root key the commands act on.
+public final class HarnessSession {
+    /// The root key; `key ROOT` at the prompt changes it.
+    public var rootKey: String
+    /// Where the sets live.
+    public let store: any PrefsStore
+    /// The store in words, for the interactive screen.
+    public let storeDescription: String
+
+    /// Opens the store the options name.
+    ///
+    /// - Throws: ``HarnessError/usage(_:)`` when it cannot be opened.
+    public init(options: HarnessOptions) throws {
+        rootKey = options.key ?? "SamplePrefs"
+        switch options.store {
+        case .standard:
+            store = UserDefaultsStore.standard
+            storeDescription = "UserDefaults (standard)"
+        case .suite(let name):
+            guard let opened = UserDefaultsStore(suiteName: name) else {
+                throw HarnessError.usage("the UserDefaults suite '\(name)' cannot be opened")
+            }
+            store = opened
+            storeDescription = "UserDefaults suite \(name)"
+        case .directory(let path):
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw HarnessError.usage("--store-dir '\(path)' exists and is not a directory")
+            }
+            store = PlistFileStore(directory: URL(fileURLWithPath: path))
+            storeDescription = "files in \(path)"
+        }
+    }
+
+    /// A session over an explicit store (for tests).
+    public init(rootKey: String = "SamplePrefs", store: any PrefsStore, storeDescription: String = "custom store") {
+        self.rootKey = rootKey
+        self.store = store
+        self.storeDescription = storeDescription
+    }
+
+    /// The sample set under the current root key, reloaded from the store.
+    func prefs() throws -> SamplePrefs {
+        let prefs = SamplePrefs(key: rootKey, store: store)
+        try Self.check(prefs)
+        prefs.flush()
+        try Self.check(prefs)
+        return prefs
+    }
+
+    /// The set under the current root key, reloaded from the store, without writing the
+    /// sample defaults into an empty set (what the interactive screen shows).
+    func storedValues() throws -> [String: Any] {
+        let view = PersistentPrefs(key: rootKey, store: store)
+        view.flush()
+        try Self.check(view)
+        return view.values
+    }
+
+    /// Runs one command; output goes to `console`.
+    ///
+    /// - Throws: ``HarnessError``; a refused or unparsable command changes nothing.
+    public func execute(_ command: Command, console: Console) throws {
+        switch command.spec.name {
+        case "list":
+            try list(json: command.json, console: console)
+        case "get":
+            let key = try SampleKey.named(command.arguments[0])
+            guard let value = try prefs()[key.name] else {
+                throw HarnessError.refused("\(key.name) is not set under the root key \"\(rootKey)\"")
+            }
+            console.print(command.json ? ValueFormatter.jsonText(value, pretty: false) : ValueFormatter.text(value))
+        case "set":
+            let key = try SampleKey.named(command.arguments[0])
+            let value = try ValueParser.parse(command.arguments[1], for: key)
+            let prefs = try prefs()
+            try write { try prefs.set(value, forKey: key.name) }
+            console.print("\(key.name) = \(ValueFormatter.text(prefs[key.name] ?? value))")
+        case "reset":
+            let prefs = try prefs()
+            try write {
+                prefs.reset()
+                try Self.check(prefs)
+            }
+            console.print("Reset \"\(rootKey)\" to the sample defaults.")
+        case "delete":
+            try write { try store.remove(root: rootKey) }
+            PersistentPrefs(key: rootKey, store: store).flush()  // drop this process's cached copy
+            console.print("Removed the set under the root key \"\(rootKey)\".")
+        case "roots":
+            let roots = try refusing { try store.roots() }
+            if command.json {
+                console.print(ValueFormatter.jsonText(roots, pretty: false))
+            } else {
+                roots.forEach { console.print($0) }
+            }
+        case "dump":
+            guard let stored = try refusing({ try store.load(root: rootKey) }) else {
+                throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\".")
+            }
+            let data = try refusing {
+                try PropertyListSerialization.data(fromPropertyList: stored, format: .xml, options: 0)
+            }
+            console.write(String(decoding: data, as: UTF8.self))
+        default:
+            throw HarnessError.usage("\(command.spec.name) works only at the interactive prompt")
+        }
+    }
+
+    /// The set as an aligned table (or JSON).
+    func list(json: Bool, console: Console) throws {
+        let values = try prefs().values
+        show(values, json: json, console: console)
+    }
+
+    /// Prints `values` as the aligned table, or as JSON.
+    func show(_ values: [String: Any], json: Bool, console: Console) {
+        if json {
+            console.print(ValueFormatter.jsonText(values, pretty: true))
+            return
+        }
+        for line in table(values, console: console) { console.print(line) }
+    }
+
+    /// The rows of the table: key, type, value; the sample's keys first, then any others.
+    func table(_ values: [String: Any], console: Console) -> [String] {
+        var rows: [(String, String, String)] = [("Key", "Type", "Value")]
+        for key in SampleKey.allCases {
+            guard let value = values[key.name] else {
+                rows.append((key.name, key.typeName, "(not set)"))
+                continue
+            }
+            rows.append((key.name, ValueFormatter.typeName(value, for: key), ValueFormatter.text(value)))
+        }
+        let known = Set(SampleKey.allCases.map(\.name))
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) where !known.contains(name) {
+            rows.append((name, "(not a sample key)", ValueFormatter.text(value)))
+        }
+        let nameWidth = rows.map(\.0.count).max() ?? 0
+        let typeWidth = rows.map(\.1.count).max() ?? 0
+        return rows.enumerated().map { index, row in
+            let name = row.0.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+            let type = row.1.padding(toLength: typeWidth, withPad: " ", startingAt: 0)
+            let line = "  \(name)  \(type)  \(row.2)"
+            return index == 0 ? console.styled(line, .dim) : line
+        }
+    }
+
+    private func write(_ body: () throws -> Void) throws {
+        try refusing { try SignalGuard.deferringSignals(body) }
+    }
+
+    private func refusing<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as PersistentPrefs.PrefsError {
+            throw HarnessError.refused(error.description)
+        }
+    }
+
+    private static func check(_ prefs: PersistentPrefs) throws {
+        if let error = prefs.lastError { throw HarnessError.refused(error.description) }
+    }
+}

@@ -1,0 +1,55 @@
+/// Splits an interactive command line into words, the way a shell would for simple input:
+/// spaces separate words; single quotes keep everything literally; double quotes keep
+/// spaces and honour `\"` and `\\`; a backslash outside quotes escapes the next character.
+public enum Tokenizer {
+    /// The words of `line`.
+    ///
+    /// - Parameter line: One line typed at the prompt.
+    /// - Returns: The words, quotes removed.
+    /// - Throws: ``HarnessError/usage(_:)`` for an unterminated quote or a trailing backslash.
+    public static func words(_ line: String) throws -> [String] {
+        var words: [String] = []
+        var current = ""
+        var inWord = false
+        var iterator = line.makeIterator()
+        while let character = iterator.next() {
+            switch character {
+            case " ", "\t":
+                if inWord {
+                    words.append(current)
+                    current = ""
+                    inWord = false
+                }
+            case "'", "\"":
+                inWord = true
+                try readQuoted(closedBy: character, from: &iterator, into: &current)
+            case "\\":
+                guard let escaped = iterator.next() else { throw HarnessError.usage("a backslash ends the line") }
+                inWord = true
+                current.append(escaped)
+            default:
+                inWord = true
+                current.append(character)
+            }
+        }
+        if inWord { words.append(current) }
+        return words
+    }
+
+    /// Reads up to the closing quote. Inside double quotes, `\"` and `\\` are escapes and any
+    /// other backslash is kept; inside single quotes everything is literal.
+    private static func readQuoted(
+        closedBy quote: Character, from iterator: inout String.Iterator, into word: inout String
+    ) throws {
+        while let next = iterator.next() {
+            if next == quote { return }
+            if quote == "\"" && next == "\\", let escaped = iterator.next() {
+                if escaped != "\"" && escaped != "\\" { word.append("\\") }
+                word.append(escaped)
+                continue
+            }
+            word.append(next)
+        }
+        throw HarnessError.usage("unterminated \(quote) quote")
+    }
+}

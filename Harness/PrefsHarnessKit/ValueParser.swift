@@ -1,0 +1,93 @@
+import Foundation
+
+/// Parses a command-line VALUE for a key's type.
+///
+/// | Type | Accepted |
+/// |---|---|
+/// | `Int` | a decimal integer, optionally signed: `42`, `-7` |
+/// | `String` | anything |
+/// | `[String]` | comma-separated (`a, b, c`; spaces around items trimmed; empty: `[]`) or a JSON array of strings |
+/// | `[String: String]` | `k=v,k=v` (or empty) or a JSON object of strings |
+/// | `Date` | ISO 8601 (`2024-05-01T12:00:00Z`, with or without fractional seconds, or `2024-05-01`) or `now` |
+public enum ValueParser {
+    /// The value `text` stands for, as the type `key` holds.
+    ///
+    /// - Parameters:
+    ///   - text: The VALUE argument.
+    ///   - key: The key it is for.
+    ///   - now: The date `now` stands for.
+    /// - Returns: A value of the key's type.
+    /// - Throws: ``HarnessError/usage(_:)`` naming the value and the key.
+    public static func parse(_ text: String, for key: SampleKey, now: Date = Date()) throws -> Any {
+        switch key {
+        case .int:
+            guard let int = Int(text.trimmingCharacters(in: .whitespaces)) else {
+                throw HarnessError.usage("'\(text)' is not an integer for \(key.name)")
+            }
+            return int
+        case .string:
+            return text
+        case .array:
+            return try parseArray(text, key: key)
+        case .dict:
+            return try parseDictionary(text, key: key)
+        case .date:
+            return try parseDate(text, key: key, now: now)
+        }
+    }
+
+    private static func parseArray(_ text: String, key: SampleKey) throws -> [String] {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("[") {
+            guard let array = json(trimmed) as? [Any], let strings = array as? [String] else {
+                throw HarnessError.usage("'\(text)' is not a JSON array of strings for \(key.name)")
+            }
+            return strings
+        }
+        if trimmed.isEmpty { return [] }
+        return trimmed.split(separator: ",", omittingEmptySubsequences: false)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    private static func parseDictionary(_ text: String, key: SampleKey) throws -> [String: String] {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.hasPrefix("{") {
+            guard let object = json(trimmed) as? [String: Any], let strings = object as? [String: String] else {
+                throw HarnessError.usage("'\(text)' is not a JSON object of strings for \(key.name)")
+            }
+            return strings
+        }
+        var result: [String: String] = [:]
+        if trimmed.isEmpty { return result }
+        for pair in trimmed.split(separator: ",", omittingEmptySubsequences: false) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = parts[0].trimmingCharacters(in: .whitespaces)
+            guard parts.count == 2, !name.isEmpty else {
+                throw HarnessError.usage("'\(pair)' is not a k=v pair in '\(text)' for \(key.name)")
+            }
+            guard result[name] == nil else {
+                throw HarnessError.usage("'\(name)' appears twice in '\(text)' for \(key.name)")
+            }
+            result[name] = parts[1].trimmingCharacters(in: .whitespaces)
+        }
+        return result
+    }
+
+    private static func parseDate(_ text: String, key: SampleKey, now: Date) throws -> Date {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if trimmed.lowercased() == "now" { return now }
+        let formats: [ISO8601DateFormatter.Options] = [
+            [.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate],
+        ]
+        for options in formats {
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = options
+            if let date = formatter.date(from: trimmed) { return date }
+        }
+        throw HarnessError.usage("'\(text)' is not an ISO 8601 date (or 'now') for \(key.name)")
+    }
+
+    private static func json(_ text: String) -> Any? {
+        try? JSONSerialization.jsonObject(with: Data(text.utf8))
+    }
+}

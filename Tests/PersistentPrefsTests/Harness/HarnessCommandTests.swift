@@ -1,0 +1,123 @@
+import Foundation
+import PersistentPrefs
+import PrefsHarnessKit
+import Testing
+
+/// A console that records what the harness prints.
+final class RecordingConsole: @unchecked Sendable {
+    var out = ""
+    var err = ""
+    var input: [String]
+
+    init(input: [String] = []) {
+        self.input = input
+    }
+
+    lazy var console = Console(
+        out: { [unowned self] in out += $0 }, err: { [unowned self] in err += $0 },
+        readLine: { [unowned self] in input.isEmpty ? nil : input.removeFirst() })
+}
+
+@Suite("Harness: commands against a store")
+struct HarnessCommandTests {
+    /// Runs a command line against `session`'s store.
+    static func run(_ line: [String], _ session: HarnessSession) -> (Int32, RecordingConsole) {
+        let recorder = RecordingConsole()
+        do {
+            guard case .run(_, let command) = try CommandLineParser.parse(line) else {
+                Issue.record("not a command: \(line)")
+                return (-1, recorder)
+            }
+            try session.execute(command, console: recorder.console)
+            return (0, recorder)
+        } catch let error as HarnessError {
+            recorder.err += error.message
+            return (error.exitCode, recorder)
+        } catch {
+            Issue.record("unexpected \(error)")
+            return (-1, recorder)
+        }
+    }
+
+    @Test("set, then get, list and list --json show the value")
+    func setAndGet() throws {
+        let session = HarnessSession(rootKey: "R", store: InMemoryStore())
+        #expect(Self.run(["set", "int", "77"], session).0 == 0)
+        let get = Self.run(["get", "int"], session)
+        #expect(get.1.out == "77\n")
+        let list = Self.run(["list"], session).1.out
+        #expect(list.contains("Integer Value"))
+        #expect(list.contains("77"))
+        let lines = list.split(separator: "\n")
+        #expect(Set(lines.map { $0.range(of: "Int")?.lowerBound.utf16Offset(in: $0) }).count <= 2)
+        let json = Self.run(["list", "--json"], session).1.out
+        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
+        #expect(object?["Integer Value"] as? Int == 77)
+        #expect(object?["String Value"] as? String == "Any String")
+    }
+
+    @Test("a value that does not parse is a usage error and changes nothing")
+    func badValueChangesNothing() throws {
+        let store = InMemoryStore()
+        let session = HarnessSession(rootKey: "R", store: store)
+        _ = Self.run(["set", "int", "5"], session)
+        let before = try store.load(root: "R")?["Integer Value"] as? Int
+        let (status, recorder) = Self.run(["set", "int", "abc"], session)
+        #expect(status == 2)
+        #expect(recorder.err.contains("'abc' is not an integer for Integer Value"))
+        #expect(try store.load(root: "R")?["Integer Value"] as? Int == before)
+        #expect(Self.run(["get", "nope"], session).0 == 2)
+    }
+
+    @Test("reset, delete, roots and dump")
+    func resetDeleteRootsDump() throws {
+        let store = InMemoryStore()
+        let session = HarnessSession(rootKey: "R", store: store)
+        _ = Self.run(["set", "string", "changed"], session)
+        _ = Self.run(["reset"], session)
+        #expect(Self.run(["get", "string"], session).1.out == "Any String\n")
+        #expect(Self.run(["roots"], session).1.out == "R\n")
+        let dump = Self.run(["dump"], session).1.out
+        #expect(dump.contains("<key>String Value</key>"))
+        #expect(Self.run(["delete"], session).0 == 0)
+        #expect(try store.roots().isEmpty)
+        let (status, recorder) = Self.run(["dump"], session)
+        #expect(status == 1)
+        #expect(recorder.err.contains("Nothing is stored under the root key \"R\""))
+        #expect(Self.run(["roots", "--json"], session).1.out == "[]\n")
+    }
+
+    @Test("a store the library refuses to read is exit code 1 with the library's sentence")
+    func refusedByLibrary() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        try Data("junk".utf8).write(to: try store.fileURL(forRoot: "R"))
+        let (status, recorder) = Self.run(["list"], HarnessSession(rootKey: "R", store: store))
+        #expect(status == 1)
+        #expect(recorder.err.contains("unreadable"))
+        #expect(recorder.err.contains(directory.path))
+    }
+
+    @Test("the interactive mode runs commands, switches root keys and quits")
+    func interactive() throws {
+        let store = InMemoryStore()
+        let recorder = RecordingConsole(input: ["set int 9", "key Other", "set string \"two words\"", "bogus", "quit"])
+        let session = HarnessSession(rootKey: "First", store: store)
+        let status = Interactive(session: session, console: recorder.console).run()
+        #expect(status == 0)
+        #expect(try store.load(root: "First")?["Integer Value"] as? Int == 9)
+        #expect(try store.load(root: "Other")?["String Value"] as? String == "two words")
+        #expect(recorder.out.contains("root key: Other"))
+        #expect(recorder.out.contains("unknown command 'bogus'"))
+        #expect(recorder.input.isEmpty)
+    }
+
+    @Test("end of input (Ctrl-D) leaves the interactive mode cleanly")
+    func endOfInput() {
+        let recorder = RecordingConsole(input: ["get int"])
+        let status = Interactive(session: HarnessSession(store: InMemoryStore()), console: recorder.console).run()
+        #expect(status == 0)
+        #expect(recorder.out.contains("12345"))
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import PrefsHarnessKit
+import Testing
+
+@Suite("Harness: command-line parsing")
+struct HarnessParsingTests {
+    struct Good: CustomTestStringConvertible, Sendable {
+        let arguments: [String]
+        let expected: Invocation
+        var testDescription: String { arguments.joined(separator: " ") }
+    }
+
+    static func run(_ name: String, _ arguments: [String], json: Bool = false, key: String? = nil, store: StoreChoice = .standard)
+        -> Invocation
+    {
+        .run(HarnessOptions(key: key, store: store), Command(spec: CommandSpec.named(name)!, arguments: arguments, json: json))
+    }
+
+    static let good: [Good] = [
+        Good(arguments: [], expected: .interactive(HarnessOptions())),
+        Good(arguments: ["--key", "R"], expected: .interactive(HarnessOptions(key: "R"))),
+        Good(arguments: ["list"], expected: run("list", [])),
+        Good(arguments: ["list", "--json"], expected: run("list", [], json: true)),
+        Good(arguments: ["--key", "R", "list"], expected: run("list", [], key: "R")),
+        Good(arguments: ["--key=R", "--suite", "S", "get", "int"], expected: run("get", ["int"], key: "R", store: .suite("S"))),
+        Good(arguments: ["--store-dir", "/tmp/p", "set", "int", "5"], expected: run("set", ["int", "5"], store: .directory("/tmp/p"))),
+        Good(arguments: ["set", "int", "-5"], expected: run("set", ["int", "-5"])),
+        Good(arguments: ["set", "string", "--", "--json"], expected: run("set", ["string", "--json"])),
+        Good(arguments: ["--", "roots"], expected: run("roots", [])),
+        Good(arguments: ["get", "Integer Value", "--json"], expected: run("get", ["Integer Value"], json: true)),
+        Good(arguments: ["reset"], expected: run("reset", [])),
+        Good(arguments: ["delete"], expected: run("delete", [])),
+        Good(arguments: ["dump"], expected: run("dump", [])),
+        Good(arguments: ["--help"], expected: .help(nil)),
+        Good(arguments: ["-h"], expected: .help(nil)),
+        Good(arguments: ["help"], expected: .help(nil)),
+        Good(arguments: ["help", "set"], expected: .help(CommandSpec.named("set"))),
+        Good(arguments: ["set", "--help"], expected: .help(CommandSpec.named("set"))),
+        Good(arguments: ["--key", "R", "list", "-h"], expected: .help(CommandSpec.named("list"))),
+        Good(arguments: ["--version"], expected: .version),
+    ]
+
+    @Test("good command lines", arguments: good)
+    func parsesGood(_ example: Good) throws {
+        #expect(try CommandLineParser.parse(example.arguments) == example.expected)
+    }
+
+    static let bad: [([String], String)] = [
+        (["bogus"], "unknown command 'bogus'"),
+        (["key", "R"], "unknown command 'key'"),
+        (["get"], "get needs NAME"),
+        (["set", "int"], "set needs VALUE"),
+        (["get", "a", "b"], "too many arguments for get: 'b'"),
+        (["list", "extra"], "too many arguments for list"),
+        (["--key"], "--key needs a value"),
+        (["--key", "", "list"], "the root key must not be empty"),
+        (["--key", "a", "--key", "b", "list"], "--key is given twice"),
+        (["--suite", "a", "--store-dir", "b", "list"], "give one of --suite and --store-dir"),
+        (["--suite", "", "list"], "--suite needs a suite name"),
+        (["--suite", "../x", "list"], "must not contain '/'"),
+        (["--suite", "..", "list"], "must not contain '/'"),
+        (["--suite", "NSGlobalDomain", "list"], "global domain"),
+        (["--store-dir", "", "list"], "--store-dir needs a directory"),
+        (["--frobnicate"], "unknown option '--frobnicate'"),
+        (["set", "--json", "int", "5"], "unknown option '--json' for set"),
+        (["help", "bogus"], "no help for unknown command 'bogus'"),
+    ]
+
+    @Test("bad command lines are usage errors that name the problem", arguments: bad)
+    func rejectsBad(_ arguments: [String], _ fragment: String) {
+        do {
+            let parsed = try CommandLineParser.parse(arguments)
+            Issue.record("parsed \(arguments) as \(parsed)")
+        } catch let error as HarnessError {
+            #expect(error.exitCode == 2)
+            #expect(error.message.contains(fragment), "\(error.message)")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test(
+        "interactive lines split like a shell",
+        arguments: [
+            ("set string \"hello world\"", ["set", "string", "hello world"]),
+            ("  get   int  ", ["get", "int"]),
+            ("set string 'it''s'", ["set", "string", "its"]),
+            ("set string a\\ b", ["set", "string", "a b"]),
+            ("set string \"say \\\"hi\\\"\"", ["set", "string", "say \"hi\""]),
+            ("set string ''", ["set", "string", ""]),
+            ("", []),
+        ])
+    func tokenizes(_ line: String, _ words: [String]) throws {
+        #expect(try Tokenizer.words(line) == words)
+    }
+
+    @Test("unterminated quotes are usage errors", arguments: ["set string \"open", "set string 'open", "trailing \\"])
+    func tokenizerErrors(_ line: String) {
+        #expect(throws: HarnessError.self) { try Tokenizer.words(line) }
+    }
+
+    @Test("every command has help, and the overview lists them all")
+    func help() {
+        let overview = Harness.help(nil)
+        for spec in CommandSpec.all {
+            #expect(overview.contains(spec.synopsis))
+            #expect(Harness.help(spec).contains(spec.name))
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+
+/// The built `prefs-harness`, driven from outside as a person or a script would.
+@Suite("Harness: end to end, as separate processes")
+struct HarnessProcessTests {
+    @Test("a set in one process is read by get in a fresh one; exit code 0")
+    func setThenGet() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let set = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "set", "int", "4242"])
+        #expect(set.status == 0, "\(set.stderr)")
+        let get = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "get", "Integer Value"])
+        #expect(get.status == 0)
+        #expect(get.stdout == "4242\n")
+        #expect(get.stderr.isEmpty)
+        let helperRead = try child.run("prefs-test-helper", ["get-int", "s", "Main"])
+        #expect(helperRead.stdout == "4242\n")
+    }
+
+    @Test("list --json is valid JSON with every key")
+    func listJSON() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let list = try child.run("prefs-harness", ["--suite", "s", "list", "--json"])
+        #expect(list.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])
+        #expect(object.keys.sorted() == ["Array Value", "Date Value", "Dictionary Value", "Integer Value", "String Value"])
+        let roots = try child.run("prefs-harness", ["--suite", "s", "roots", "--json"])
+        #expect(try JSONSerialization.jsonObject(with: Data(roots.stdout.utf8)) as? [String] == ["SamplePrefs"])
+    }
+
+    @Test("usage errors exit 2, print to stderr only, and leave the store byte for byte unchanged")
+    func usageErrorsChangeNothing() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        _ = try child.run("prefs-harness", ["--suite", "s", "set", "int", "1"])
+        let file = directory.path + "/s.plist"
+        let before = try #require(FileManager.default.contents(atPath: file))
+        let cases: [([String], String)] = [
+            (["--suite", "s", "set", "int", "abc"], "'abc' is not an integer for Integer Value"),
+            (["--suite", "s", "set", "date", "soon"], "'soon' is not an ISO 8601 date"),
+            (["--suite", "s", "set", "dict", "a=1,a=2"], "appears twice"),
+            (["--suite", "s", "set", "nope", "1"], "unknown key 'nope'"),
+            (["--suite", "s", "frobnicate"], "unknown command 'frobnicate'"),
+            (["--suite", "s", "set", "int"], "set needs VALUE"),
+            (["--suite", "../escape", "list"], "must not contain '/'"),
+            (["--bogus"], "unknown option '--bogus'"),
+        ]
+        for (arguments, fragment) in cases {
+            let result = try child.run("prefs-harness", arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stdout.isEmpty, "\(arguments)")
+            #expect(result.stderr.contains(fragment), "\(arguments): \(result.stderr)")
+        }
+        #expect(FileManager.default.contents(atPath: file) == before)
+        #expect(!FileManager.default.fileExists(atPath: directory.path + "/../escape.plist"))
+    }
+
+    @Test("a refused operation exits 1 with the library's sentence, and keeps the bad file")
+    func refusedExitsOne() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let store = directory.path + "/files"
+        try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+        try Data("not a plist".utf8).write(to: URL(fileURLWithPath: store + "/SamplePrefs.plist"))
+        let list = try child.run("prefs-harness", ["--store-dir", store, "list"])
+        #expect(list.status == 1)
+        #expect(list.stderr.contains("unreadable"))
+        let kept = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasPrefix("SamplePrefs.plist.corrupt-") }
+        #expect(kept.count == 1)
+
+        let dump = try child.run("prefs-harness", ["--suite", "empty", "--key", "Nothing", "dump"])
+        #expect(dump.status == 1)
+        #expect(dump.stderr.contains("Nothing is stored under the root key \"Nothing\""))
+    }
+
+    @Test("--store-dir keeps sets as files; delete removes one; help and version exit 0")
+    func storeDirectoryAndHelp() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let store = directory.path + "/prefs"
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "--key", "A", "set", "string", "hi"]).status == 0)
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "--key", "B", "reset"]).status == 0)
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "roots"]).stdout == "A\nB\n")
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "--key", "A", "delete"]).status == 0)
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "roots"]).stdout == "B\n")
+        let help = try child.run("prefs-harness", ["--help"])
+        #expect(help.status == 0)
+        #expect(help.stdout.contains("usage: prefs-harness"))
+        let setHelp = try child.run("prefs-harness", ["set", "--help"])
+        #expect(setHelp.stdout.contains("ISO 8601"))
+        #expect(try child.run("prefs-harness", ["--version"]).stdout.hasPrefix("prefs-harness "))
+    }
+
+    @Test("interactive mode over a pipe: commands, key, quit; no colour when not a terminal")
+    func interactiveOverPipe() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let session = try child.run(
+            "prefs-harness", ["--suite", "s"], input: "set int 5\nkey Second\nset string \"two words\"\nget string\nquit\n")
+        #expect(session.status == 0, "\(session.stderr)")
+        #expect(session.stdout.contains("root key: Second"))
+        #expect(session.stdout.contains("two words"))
+        #expect(!session.stdout.contains("\u{1B}["))
+        #expect(try child.run("prefs-harness", ["--suite", "s", "get", "int"]).stdout == "5\n")
+        #expect(try child.run("prefs-harness", ["--suite", "s", "--key", "Second", "get", "string"]).stdout == "two words\n")
+        let eof = try child.run("prefs-harness", ["--suite", "s"], input: "")
+        #expect(eof.status == 0)
+    }
+
+    @Test("two harnesses on one root key: a write by one shows in the other's next list")
+    func twoHarnessesShareARootKey() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        // The first harness is interactive and still running while the second one writes.
+        let first = try child.process("prefs-harness", ["--suite", "s", "--key", "Shared"])
+        let input = Pipe()
+        let output = Pipe()
+        first.standardInput = input
+        first.standardOutput = output
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        input.fileHandleForWriting.write(Data("get int\n".utf8))
+        Thread.sleep(forTimeInterval: 0.5)
+        #expect(try child.run("prefs-harness", ["--suite", "s", "--key", "Shared", "set", "int", "987"]).status == 0)
+        input.fileHandleForWriting.write(Data("list\nquit\n".utf8))
+        try input.fileHandleForWriting.close()
+        let transcript = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0)
+        let lastScreen = transcript.components(separatedBy: "PersistentPrefs harness").last ?? ""
+        #expect(lastScreen.contains("987"), "\(transcript)")
+    }
+}
