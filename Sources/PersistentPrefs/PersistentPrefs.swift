@@ -25,7 +25,8 @@ import Foundation
 ///
 /// ## Threads
 /// Every instance with the same store and root key in a process shares one locked,
-/// in-memory copy of the set, so instances are cheap and always agree. An instance may be
+/// in-memory copy of the set, so instances are cheap and always agree. The copy lives while
+/// some instance uses it; once none does, the next instance reads the store afresh. An instance may be
 /// used from any thread; in Swift 6 code, where the class is not `Sendable`, create one
 /// instance per task instead of sharing one:
 ///
@@ -79,10 +80,11 @@ open class PersistentPrefs: NSObject {
     open var key: String {
         get { state.withLock { $0.key } }
         set {
-            state.withLock {
+            let previous = state.withLock {
                 $0.key = newValue
-                $0.domain = nil
+                return $0.domain.take()
             }
+            previous.map(PrefsDomain.release)
         }
     }
 
@@ -165,6 +167,10 @@ open class PersistentPrefs: NSObject {
         explicitStore = store
         super.init()
         start(key: key, merging: values)
+    }
+
+    deinit {
+        state.withLock { $0.domain.take() }.map(PrefsDomain.release)
     }
 
     private func start(key: String?, merging initial: [String: Any]) {
@@ -291,7 +297,7 @@ open class PersistentPrefs: NSObject {
     /// - Throws: A store error (for example ``PrefsError/invalidStoredValue(key:)``).
     @discardableResult
     public func reload() throws -> [String: Any] {
-        state.withLock { $0.domain = nil }
+        state.withLock { $0.domain.take() }.map(PrefsDomain.release)
         return try resolvedDomain().reload()
     }
 
@@ -364,11 +370,14 @@ open class PersistentPrefs: NSObject {
         } else {
             throw PrefsError.userDefaultsUnavailable
         }
-        let domain = PrefsDomain.shared(store: store, root: root)
-        state.withLock {
-            $0.domain = domain
-            $0.generation = generation
+        let domain = PrefsDomain.acquire(store: store, root: root)
+        let previous = state.withLock { state in
+            let previous = state.domain
+            state.domain = domain
+            state.generation = generation
+            return previous
         }
+        previous.map(PrefsDomain.release)
         return domain
     }
 

@@ -279,3 +279,29 @@ struct PersistentPrefsTests {
         #expect(PersistentPrefs.PrefsError.incorrectKeys(invalidElements: ["A"]) != .valuesNotPlistCompatible(invalidElements: ["A"]))
     }
 }
+
+@Suite("Sharing and its lifetime")
+struct SharingLifetimeTests {
+    @Test("while no instance of a set is alive, a new instance reads the store afresh")
+    func reloadsWhenUnused() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        do {
+            let prefs = MixedPrefs(key: "r", values: ["Int": 1], store: suite.store)
+            #expect(prefs.int == 1)
+        }
+        // Changed behind the library's back, e.g. a test resetting its suite.
+        suite.store.userDefaults.removeObject(forKey: "r")
+        #expect(MixedPrefs(key: "r", store: suite.store).values.isEmpty)
+    }
+
+    @Test("while an instance is alive, new instances share its set without reading the store")
+    func sharesWhileAlive() throws {
+        let store = InMemoryStore()
+        let keeper = MixedPrefs(key: "r", values: ["Int": 1], store: store)
+        try store.save(["Int": NSNumber(value: 2)], root: "r")
+        #expect(MixedPrefs(key: "r", store: store).int == 1)
+        keeper.flush()
+        #expect(MixedPrefs(key: "r", store: store).int == 2)
+    }
+}

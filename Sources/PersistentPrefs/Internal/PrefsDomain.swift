@@ -150,19 +150,36 @@ extension PrefsDomain {
         let root: String
     }
 
-    /// Every domain used in this process, by store identifier and root key. Domains are
-    /// small and kept for the life of the process, so a new instance of a set already in
-    /// use starts without touching the store.
-    private static let registry = Locked<[Key: PrefsDomain]>([:])
+    /// The domains in use in this process, by store identifier and root key, each with the
+    /// number of instances using it. A domain lives as long as some instance uses it: while
+    /// one does, new instances of that set share its cache without touching the store; once
+    /// none does, it is dropped and the next instance loads the set afresh (so changes made
+    /// behind the library's back, such as a removed suite, are seen).
+    ///
+    /// A count rather than a weak reference: an object with weak references pays more for
+    /// every retain and release, and the read path retains the domain on every read.
+    private static let registry = Locked<[Key: (domain: PrefsDomain, users: Int)]>([:])
 
-    /// The shared domain for `root` in `store`.
-    static func shared(store: any PrefsStore, root: String) -> PrefsDomain {
+    /// The shared domain for `root` in `store`, counted as used until ``release(_:)``.
+    static func acquire(store: any PrefsStore, root: String) -> PrefsDomain {
         let key = Key(store: store.identifier, root: root)
-        return registry.withLock { domains in
-            if let existing = domains[key] { return existing }
+        return registry.withLock { registry in
+            if let entry = registry[key] {
+                registry[key] = (entry.domain, entry.users + 1)
+                return entry.domain
+            }
             let domain = PrefsDomain(store: store, root: root)
-            domains[key] = domain
+            registry[key] = (domain, 1)
             return domain
+        }
+    }
+
+    /// Ends one use of `domain` begun by ``acquire(store:root:)``.
+    static func release(_ domain: PrefsDomain) {
+        let key = Key(store: domain.store.identifier, root: domain.root)
+        registry.withLock { registry in
+            guard let entry = registry[key], entry.domain === domain else { return }
+            registry[key] = entry.users > 1 ? (entry.domain, entry.users - 1) : nil
         }
     }
 }
