@@ -72,7 +72,11 @@ enum Bench {
         let prefs = SamplePrefs(key: "Bench", store: store)
         let intKey = SamplePrefs.Key.int.rawValue
         let defaults = store.userDefaults
-        let bare: [String: Any] = SamplePrefs.defaultValues
+        // The same five values, as a plain dictionary of native Swift values.
+        let bare: [String: Any] = [
+            intKey: 12345, "String Value": "Any String", "Array Value": ["One", "Two"],
+            "Dictionary Value": ["One": "1"], "Date Value": Date(),
+        ]
 
         // Reads.
         let reads = compare(repetitions: config.repetitions, [

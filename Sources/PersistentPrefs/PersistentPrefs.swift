@@ -62,15 +62,20 @@ open class PersistentPrefs: NSObject {
 
     private let state = Locked(InstanceState())
     private let explicitStore: (any PrefsStore)?
+    /// `explicitStore == nil`, kept apart so the hot read path need not copy the existential.
+    private let followsGroupID: Bool
 
     // MARK: - Subclass hooks
 
-    /// The keys this set accepts. Subclasses override it; the base class accepts none, so
-    /// every non-empty write to a bare `PersistentPrefs` is refused with
+    /// The keys this set accepts.
+    ///
+    /// By default, the keys of the subclass's ``Pref`` properties; a subclass may override it
+    /// with an explicit list (RVS_PersistentPrefs style), which then wins. A bare
+    /// `PersistentPrefs` has no keys, so every non-empty write to it is refused with
     /// ``PrefsError/incorrectKeys(invalidElements:)``.
     ///
     /// Reads are not restricted: keys stored by an older version stay readable.
-    open var keys: [String] { [] }
+    open var keys: [String] { declaredPrefKeys }
 
     /// The root key: the name of this instance's set in the store.
     ///
@@ -135,6 +140,7 @@ open class PersistentPrefs: NSObject {
     /// Check ``lastError`` afterwards: the store may be unreadable.
     public override init() {
         explicitStore = nil
+        followsGroupID = true
         super.init()
         start(key: nil, merging: [:])
     }
@@ -149,6 +155,7 @@ open class PersistentPrefs: NSObject {
     ///   - values: Values to merge into the stored set and save.
     public init(key: String? = nil, values: [String: Any] = [:]) {
         explicitStore = nil
+        followsGroupID = true
         super.init()
         start(key: key, merging: values)
     }
@@ -165,6 +172,7 @@ open class PersistentPrefs: NSObject {
     ///   - store: Where the set lives, instead of the ``groupID`` suite.
     public init(key: String? = nil, values: [String: Any] = [:], store: any PrefsStore) {
         explicitStore = store
+        followsGroupID = false
         super.init()
         start(key: key, merging: values)
     }
@@ -309,6 +317,20 @@ open class PersistentPrefs: NSObject {
         record { try reload() }
     }
 
+    /// Returns one key to its default by removing it from the set.
+    ///
+    /// A ``Pref`` property then reads as its declared (or file) default.
+    ///
+    /// - Parameter key: A key of the set.
+    public func reset(_ key: String) {
+        record { try set(nil, forKey: key) }
+    }
+
+    /// Returns every key to its default by removing the whole set from the store.
+    public func resetAll() {
+        clear()
+    }
+
     /// Empties the set and removes its root key from the store.
     public func clear() {
         record { try setValues([:]) }
@@ -325,7 +347,7 @@ open class PersistentPrefs: NSObject {
     // MARK: - Private
 
     /// Runs a read; on success clears ``lastError``, on failure records it and returns `nil`.
-    private func read<Result>(_ body: (PrefsDomain) throws -> Result) -> Result? {
+    func read<Result>(_ body: (PrefsDomain) throws -> Result) -> Result? {
         // The hot path: one lock for this instance's state, one for the shared set.
         let generation = currentGeneration()
         let (cached, hadError) = state.withLock {
@@ -342,7 +364,7 @@ open class PersistentPrefs: NSObject {
     }
 
     /// Runs an operation and records its outcome in ``lastError``.
-    private func record(_ body: () throws -> Void) {
+    func record(_ body: () throws -> Void) {
         do {
             try body()
             state.withLock { $0.lastError = nil }
@@ -353,7 +375,7 @@ open class PersistentPrefs: NSObject {
 
     /// The shared set for this instance's root key and store.
     private func currentGeneration() -> Int {
-        explicitStore == nil ? Self.groupGeneration.load() : 0
+        followsGroupID ? Self.groupGeneration.load() : 0
     }
 
     private func resolvedDomain() throws -> PrefsDomain {

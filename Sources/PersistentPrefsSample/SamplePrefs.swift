@@ -3,8 +3,9 @@ import PersistentPrefs
 
 /// The sample preference set: the RVS_PersistentPrefs "common preferences" test set.
 ///
-/// Five values with typed accessors, written with their defaults the first time an empty
-/// root key is used. The terminal harness, the tests and the benchmark all use it.
+/// Five values with typed ``Pref`` accessors (whose keys are the set's keys), written with
+/// their defaults the first time an empty root key is used. The terminal harness, the tests
+/// and the benchmark all use it.
 ///
 /// ```swift
 /// let prefs = SamplePrefs(key: "Window 1")
@@ -13,7 +14,7 @@ import PersistentPrefs
 /// prefs.reset()                 // back to the defaults
 /// ```
 public final class SamplePrefs: PersistentPrefs {
-    /// The keys of the set, with the type each one holds.
+    /// The keys of the set (the keys of its ``Pref`` properties), with the type each holds.
     public enum Key: String, CaseIterable, Sendable {
         /// `Int`, default 12345.
         case int = "Integer Value"
@@ -26,22 +27,6 @@ public final class SamplePrefs: PersistentPrefs {
         /// `Date`, default: the moment the defaults are written.
         case date = "Date Value"
     }
-
-    /// The default values, with `Date Value` set to now.
-    public static var defaultValues: [String: Any] {
-        [
-            Key.int.rawValue: 12345,
-            Key.string.rawValue: "Any String",
-            Key.array.rawValue: ["One", "Two", "Three", "Four", "Five"],
-            Key.dictionary.rawValue: ["One": "1", "Two": "2", "Three": "3", "Four": "4", "Five": "5"],
-            Key.date.rawValue: Date(),
-        ]
-    }
-
-    private static let allKeys = Key.allCases.map(\.rawValue)
-
-    /// The five keys of the sample set.
-    public override var keys: [String] { Self.allKeys }
 
     // MARK: - Initialisers
 
@@ -78,45 +63,32 @@ public final class SamplePrefs: PersistentPrefs {
         // Only when the set was read successfully and holds nothing: an unreadable store
         // keeps its error in lastError and is not overwritten.
         guard lastError == nil, values.isEmpty else { return }
-        values = Self.defaultValues
+        values = declaredDefaults
     }
 
     // MARK: - Typed accessors
 
-    /// The "Integer Value"; 0 when it holds something else.
-    public var int: Int {
-        get { value(forKey: Key.int.rawValue, as: Int.self) ?? 0 }
-        set { self[Key.int.rawValue] = newValue }
-    }
+    /// The "Integer Value".
+    @Pref("Integer Value") public var int = 12345
 
-    /// The "String Value"; "" when it holds something else.
-    public var string: String {
-        get { value(forKey: Key.string.rawValue, as: String.self) ?? "" }
-        set { self[Key.string.rawValue] = newValue }
-    }
+    /// The "String Value".
+    @Pref("String Value") public var string = "Any String"
 
-    /// The "Array Value"; [] when it holds something else.
-    public var array: [String] {
-        get { value(forKey: Key.array.rawValue, as: [String].self) ?? [] }
-        set { self[Key.array.rawValue] = newValue }
-    }
+    /// The "Array Value".
+    @Pref("Array Value") public var array = ["One", "Two", "Three", "Four", "Five"]
 
-    /// The "Dictionary Value"; [:] when it holds something else.
-    public var dictionary: [String: String] {
-        get { value(forKey: Key.dictionary.rawValue, as: [String: String].self) ?? [:] }
-        set { self[Key.dictionary.rawValue] = newValue }
-    }
+    /// The "Dictionary Value".
+    @Pref("Dictionary Value") public var dictionary = ["One": "1", "Two": "2", "Three": "3", "Four": "4", "Five": "5"]
 
-    /// The "Date Value"; the distant past when it holds something else.
-    public var date: Date {
-        get { value(forKey: Key.date.rawValue, as: Date.self) ?? .distantPast }
-        set { self[Key.date.rawValue] = newValue }
-    }
+    /// The "Date Value"; the default is the moment the instance was made.
+    @Pref("Date Value") public var date = Date()
 
     // MARK: - Reset
 
     /// Replaces the whole set with the defaults (the date becomes now).
     public func reset() {
-        values = Self.defaultValues
+        var defaults = declaredDefaults
+        defaults[Key.date.rawValue] = Date()
+        values = defaults
     }
 }

@@ -62,12 +62,21 @@ struct SamplePrefsTests {
         #expect(prefs.string == "Any String")
     }
 
-    @Test("a value of the wrong type reads as the accessor's fallback, without crashing")
+    @Test("a value of the wrong type reads as the default and is reported, without crashing")
     func wrongType() {
         let prefs = SamplePrefs(key: "A", store: InMemoryStore())
         prefs["Integer Value"] = "not a number"
-        #expect(prefs.int == 0)
+        #expect(prefs.int == 12345)
+        #expect(prefs.lastError == .typeMismatch(key: "Integer Value", expected: "Int", found: "a String (\"not a number\")"))
         prefs["Array Value"] = 5
-        #expect(prefs.array == [])
+        #expect(prefs.array == ["One", "Two", "Three", "Four", "Five"])
+        #expect(prefs["Array Value"] as? Int == 5)
+    }
+
+    @Test("declaredDefaults are the @Pref defaults in stored form")
+    func declaredDefaults() {
+        let defaults = SamplePrefs(key: "A", store: InMemoryStore()).declaredDefaults
+        #expect(defaults.keys.sorted() == ["Array Value", "Date Value", "Dictionary Value", "Integer Value", "String Value"])
+        #expect(defaults["Integer Value"] as? Int == 12345)
     }
 }

@@ -73,6 +73,21 @@ enum PlistValue {
         return nil
     }
 
+    /// A short description of a stored value for error messages: `a String ("abc")`.
+    static func describe(_ value: Any) -> String {
+        let text = String(describing: value)
+        let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+        switch value {
+        case is String: return "a String (\"\(shown)\")"
+        case let number as NSNumber: return "a number (\(number))"
+        case is Date: return "a Date (\(shown))"
+        case is Data: return "Data (\(shown))"
+        case is [Any]: return "an array (\(shown))"
+        case is [String: Any]: return "a dictionary (\(shown))"
+        default: return "\(type(of: value)) (\(shown))"
+        }
+    }
+
     // MARK: - Private
 
     private static func normalizedObject(_ object: AnyObject) -> Any? {
