@@ -5,6 +5,8 @@
 //   prefs-test-helper check-mixed SUITE ROOT      read them back and check every `as?` cast
 //   prefs-test-helper get-int SUITE ROOT          print SamplePrefs.int
 //   prefs-test-helper loop-int SUITE ROOT         set int = 1, 2, 3, … and print each after it returns
+//   prefs-test-helper container-write SUITE -     UserDefaultsContainer: age 20, name Ann, planet mars
+//   prefs-test-helper container-read SUITE -      print them back
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -95,6 +97,23 @@ case "check-mixed":
     ]
     for (name, passed) in checks { print("\(passed ? "ok" : "FAIL") \(name)") }
     exit(checks.allSatisfy(\.1) ? 0 : 1)
+
+case "container-write", "container-read":
+    enum Planet: String { case earth, mars }
+    enum Key: CodingKey { case age, name, planet }
+    guard let defaults = UserDefaults(suiteName: suite) else { fail("cannot open suite \(suite)") }
+    let container = UserDefaultsContainer(keyedBy: Key.self, userDefaults: defaults)
+    if command == "container-write" {
+        container[.age] = 20
+        container[.name] = "Ann"
+        container[.planet] = Planet.mars
+        guard container.lastError == nil else { fail("write failed: \(container.lastError!)") }
+    } else {
+        let age: Int? = container[.age]
+        let name: String? = container[.name]
+        let planet: Planet? = container[.planet]
+        say("age=\(age.map(String.init) ?? "nil") name=\(name ?? "nil") planet=\(planet?.rawValue ?? "nil")")
+    }
 
 default:
     fail("unknown command \(command)")

@@ -17,7 +17,7 @@ import Foundation
 /// let prefs = SamplePrefs(key: "Main", store: store)
 /// ```
 public struct UserDefaultsStore: PrefsStore {
-    private let handle: DefaultsHandle
+    let handle: DefaultsHandle
 
     /// The store backed by `UserDefaults.standard`.
     public static var standard: UserDefaultsStore {

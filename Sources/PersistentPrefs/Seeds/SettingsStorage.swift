@@ -1,0 +1,269 @@
+import Foundation
+
+/// A property wrapper for one `UserDefaults` key, from the article "UserDefaults container and
+/// property wrapper", made safe and durable.
+///
+/// Only types a property list can hold have initialisers, so a declaration with any other
+/// type does not compile (there is no generic catch-all):
+///
+/// - with a default: `Bool`, `Int`, `Double`, `String`, `URL`, `Data`, `Date`, and
+///   `RawRepresentable` types whose raw value is a `String` or an `Int`;
+/// - optional (`nil` removes the key): the same types.
+///
+/// ```swift
+/// enum Planet: String { case mercury, venus, earth, mars }
+///
+/// final class UserSettings {
+///     @SettingsStorage("age")
+///     var age: Int?
+///
+///     @SettingsStorage("name")
+///     var name: String?
+///
+///     @SettingsStorage("planet")
+///     var planet: Planet = .earth
+/// }
+/// ```
+///
+/// A `URL` is stored as its absolute string and an enum as its raw value. Every write is
+/// synchronised, so it is on disk when the setter returns; a stored value of another type
+/// reads as the default (or `nil`), and `$property.lastError` says what was found.
+@propertyWrapper
+public struct SettingsStorage<Value> {
+    private let get: () -> Value
+    private let set: (Value) -> Void
+
+    /// What the most recent read or write of this property found; see ``Status``.
+    public let projectedValue: Status
+
+    /// The stored value, or the default when the key is absent or holds another type.
+    public var wrappedValue: Value {
+        get { get() }
+        nonmutating set { set(newValue) }
+    }
+
+    /// The outcome of the latest access of a ``SettingsStorage`` property: `$name.lastError`.
+    public final class Status: @unchecked Sendable {  // `failure` is a Locked
+        fileprivate let failure = Locked<PersistentPrefs.PrefsError?>(nil)
+
+        /// Why the most recent read or write failed; `nil` after a success.
+        public var lastError: PersistentPrefs.PrefsError? { failure.withLock { $0 } }
+
+        fileprivate func record(_ error: PersistentPrefs.PrefsError?) {
+            failure.withLock { $0 = error }
+        }
+    }
+
+    /// The one implementation behind every initialiser.
+    private init(key: String, store userDefaults: UserDefaults, defaultValue: Value) {
+        let store = UserDefaultsStore(userDefaults: userDefaults)
+        let codec = PrefCodec<Value>.make()
+        let status = Status()
+        projectedValue = status
+        get = {
+            guard let stored = store.object(forKey: key) else {
+                status.record(nil)
+                return defaultValue
+            }
+            guard let value = codec.decode(stored) else {
+                status.record(.typeMismatch(key: key, expected: "\(Value.self)", found: PlistValue.describe(stored)))
+                return defaultValue
+            }
+            status.record(nil)
+            return value
+        }
+        set = { newValue in
+            do {
+                try store.setObject(try codec.encode(newValue), forKey: key)
+                status.record(nil)
+            } catch {
+                status.record(PrefsDomain.mapped(error))
+            }
+        }
+    }
+}
+
+// MARK: - Values with a default
+
+extension SettingsStorage {
+    /// A `Bool` with a default.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default.
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Bool {
+        self.init(key: key, store: store, defaultValue: wrappedValue)
+    }
+
+    /// An `Int` with a default.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default.
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Int {
+        self.init(key: key, store: store, defaultValue: wrappedValue)
+    }
+
+    /// A `Double` with a default.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default.
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Double {
+        self.init(key: key, store: store, defaultValue: wrappedValue)
+    }
+
+    /// A `String` with a default.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default.
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == String {
+        self.init(key: key, store: store, defaultValue: wrappedValue)
+    }
+
+    /// A `URL` with a default, stored as its absolute string.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default.
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == URL {
+        self.init(key: key, store: store, defaultValue: wrappedValue)
+    }
+
+    /// A `Data` value with a default.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default.
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Data {
+        self.init(key: key, store: store, defaultValue: wrappedValue)
+    }
+
+    /// A `Date` with a default.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default.
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Date {
+        self.init(key: key, store: store, defaultValue: wrappedValue)
+    }
+}
+
+// MARK: - Optional values
+
+extension SettingsStorage where Value: ExpressibleByNilLiteral {
+    /// An optional `Bool`; `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(_ key: String, store: UserDefaults = .standard) where Value == Bool? {
+        self.init(key: key, store: store, defaultValue: nil)
+    }
+
+    /// An optional `Int`; `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(_ key: String, store: UserDefaults = .standard) where Value == Int? {
+        self.init(key: key, store: store, defaultValue: nil)
+    }
+
+    /// An optional `Double`; `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(_ key: String, store: UserDefaults = .standard) where Value == Double? {
+        self.init(key: key, store: store, defaultValue: nil)
+    }
+
+    /// An optional `String`; `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(_ key: String, store: UserDefaults = .standard) where Value == String? {
+        self.init(key: key, store: store, defaultValue: nil)
+    }
+
+    /// An optional `URL`, stored as its absolute string; `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(_ key: String, store: UserDefaults = .standard) where Value == URL? {
+        self.init(key: key, store: store, defaultValue: nil)
+    }
+
+    /// An optional `Data` value; `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(_ key: String, store: UserDefaults = .standard) where Value == Data? {
+        self.init(key: key, store: store, defaultValue: nil)
+    }
+
+    /// An optional `Date`; `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(_ key: String, store: UserDefaults = .standard) where Value == Date? {
+        self.init(key: key, store: store, defaultValue: nil)
+    }
+}
+
+// MARK: - RawRepresentable values
+
+extension SettingsStorage where Value: RawRepresentable {
+    /// An enum (or other `RawRepresentable`) with a `String` raw value and a default.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default.
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value.RawValue == String {
+        self.init(key: key, store: store, defaultValue: wrappedValue)
+    }
+
+    /// An enum or `OptionSet` with an `Int` raw value and a default.
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default.
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value.RawValue == Int {
+        self.init(key: key, store: store, defaultValue: wrappedValue)
+    }
+}
+
+extension SettingsStorage {
+    /// An optional enum with an `Int` raw value; `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init<R>(_ key: String, store: UserDefaults = .standard) where Value == R?, R: RawRepresentable, R.RawValue == Int {
+        self.init(key: key, store: store, defaultValue: nil)
+    }
+
+    /// An optional enum with a `String` raw value; `nil` removes the key.
+    ///
+    /// - Parameters:
+    ///   - key: The `UserDefaults` key.
+    ///   - store: The defaults to use; `.standard` by default.
+    public init<R>(_ key: String, store: UserDefaults = .standard) where Value == R?, R: RawRepresentable, R.RawValue == String {
+        self.init(key: key, store: store, defaultValue: nil)
+    }
+}

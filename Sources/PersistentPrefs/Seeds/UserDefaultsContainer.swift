@@ -1,0 +1,98 @@
+import Foundation
+
+/// Typed access to single `UserDefaults` keys named by a `CodingKey` enum.
+///
+/// The design of the article "UserDefaults container and property wrapper", made safe:
+/// values go through the same vetting, normalisation and durability as ``PersistentPrefs``.
+/// Enums and `OptionSet`s are stored as their raw values, `URL`s as their absolute strings,
+/// other `Codable` values as property-list dictionaries; a value a property list cannot hold
+/// is refused (nothing is written, ``lastError`` says so) instead of crashing the process.
+/// Every write is synchronised, so it is on disk when the setter returns.
+///
+/// ```swift
+/// enum Planet: String { case mercury, venus, earth, mars }
+///
+/// struct UserSettings {
+///     private enum SettingsKey: CodingKey {
+///         case age
+///         case name
+///         case planet
+///     }
+///
+///     private let storage = UserDefaultsContainer(keyedBy: SettingsKey.self)
+///
+///     var age: Int? {
+///         get { storage[.age] }
+///         set { storage[.age] = newValue }
+///     }
+///
+///     var planet: Planet {
+///         get { storage[.planet] ?? .earth }
+///         set { storage[.planet] = newValue }
+///     }
+/// }
+/// ```
+public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  // `store` is Sendable; `failure` is a Locked
+    private let store: UserDefaultsStore
+    private let failure = Locked<PersistentPrefs.PrefsError?>(nil)
+
+    /// A container for the keys of `K` in `userDefaults`.
+    ///
+    /// - Parameters:
+    ///   - keyedBy: The `CodingKey` type naming the keys (`stringValue` is the key).
+    ///   - userDefaults: The defaults to use; `.standard` by default.
+    public init(keyedBy: K.Type, userDefaults: UserDefaults = .standard) {
+        store = UserDefaultsStore(userDefaults: userDefaults)
+    }
+
+    /// Why the most recent write or read failed; `nil` after a success.
+    ///
+    /// For example ``PersistentPrefs/PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)``
+    /// after assigning a value no property list can hold, or
+    /// ``PersistentPrefs/PersistentPrefs/PrefsError/typeMismatch(key:expected:found:)`` after
+    /// reading a key stored with another type.
+    public var lastError: PersistentPrefs.PrefsError? { failure.withLock { $0 } }
+
+    /// The value stored under `key` as `T`; assigning `nil` removes the key.
+    ///
+    /// Reading a key stored as another type gives `nil` and sets ``lastError``.
+    public subscript<T>(key: K) -> T? {
+        get { read(key) }
+        set { write(newValue, key) }
+    }
+
+    /// The value stored under `key` as a `RawRepresentable` (an enum or `OptionSet`), kept as
+    /// its raw value; assigning `nil` removes the key.
+    public subscript<T>(key: K) -> T? where T: RawRepresentable {
+        get { read(key) }
+        set { write(newValue, key) }
+    }
+
+    private func read<T>(_ key: K) -> T? {
+        guard let stored = store.object(forKey: key.stringValue) else {
+            failure.withLock { $0 = nil }
+            return nil
+        }
+        let value = PrefCodec<T>.make().decode(stored)
+        failure.withLock {
+            $0 = value == nil
+                ? .typeMismatch(key: key.stringValue, expected: "\(T.self)", found: PlistValue.describe(stored)) : nil
+        }
+        return value
+    }
+
+    private func write<T>(_ value: T?, _ key: K) {
+        do {
+            let encoded: Any?
+            do {
+                encoded = try value.flatMap { try PrefCodec<T>.make().encode($0) }
+            } catch {
+                throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: [key.stringValue])
+            }
+            try store.setObject(encoded, forKey: key.stringValue)
+            failure.withLock { $0 = nil }
+        } catch {
+            failure.withLock { $0 = PrefsDomain.mapped(error) }
+        }
+    }
+}
