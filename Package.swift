@@ -19,7 +19,11 @@ let package = Package(
     ],
     targets: [
         .target(name: "PersistentPrefs"),
-        .target(name: "PersistentPrefsSample", dependencies: ["PersistentPrefs"]),
+        .target(
+            name: "PersistentPrefsSample",
+            dependencies: ["PersistentPrefs"],
+            resources: [.copy("Resources/PlayerSettings.plist")]
+        ),
         // The terminal harness: a tiny `main` over a testable library.
         .target(
             name: "PrefsHarnessKit",

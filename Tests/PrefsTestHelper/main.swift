@@ -7,6 +7,8 @@
 //   prefs-test-helper loop-int SUITE ROOT         set int = 1, 2, 3, … and print each after it returns
 //   prefs-test-helper container-write SUITE -     UserDefaultsContainer: age 20, name Ann, planet mars
 //   prefs-test-helper container-read SUITE -      print them back
+//   prefs-test-helper settings-write - DIR        AppSettings and PlayerSettings: change and update
+//   prefs-test-helper settings-read - DIR         load them and print
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -113,6 +115,23 @@ case "container-write", "container-read":
         let name: String? = container[.name]
         let planet: Planet? = container[.planet]
         say("age=\(age.map(String.init) ?? "nil") name=\(name ?? "nil") planet=\(planet?.rawValue ?? "nil")")
+    }
+
+case "settings-write", "settings-read":
+    SettingsLocation.directory = URL(fileURLWithPath: root)
+    var player = PlayerSettings()
+    guard AppSettings.shared.load(), player.loadUsingSettingsFile() else {
+        fail("load failed: \(String(describing: AppSettings.lastSettingsError ?? PlayerSettings.lastSettingsError))")
+    }
+    if command == "settings-write" {
+        AppSettings.shared.fontSize = 21
+        AppSettings.shared.playSFX = false
+        player.gunType = 1
+        guard AppSettings.shared.update(), player.update() else { fail("update failed") }
+    } else {
+        say(
+            "fontSize=\(AppSettings.shared.fontSize) playSFX=\(AppSettings.shared.playSFX) "
+                + "gunType=\(player.gunType.map(String.init) ?? "nil") team=\(player.team ?? "nil")")
     }
 
 default:

@@ -110,15 +110,10 @@ public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutab
             throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: values.keys.sorted())
         }
         try locked {
-            try createDirectory()
-            let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
             do {
-                try Self.writeDurably(data, to: temporary.path)
-                try Self.check(rename(temporary.path, url.path), "rename", url.path)
-                try Self.syncDirectory(directory.path)
-            } catch {
-                unlink(temporary.path)
-                throw error
+                try AtomicFile.write(data, to: url)
+            } catch let failure as AtomicFile.Failure {
+                throw failure.prefsError
             }
         }
     }
@@ -130,11 +125,11 @@ public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutab
     public func remove(root: String) throws {
         let url = try fileURL(forRoot: root)
         try locked {
-            if unlink(url.path) != 0 {
-                guard errno == ENOENT else { throw Self.posixError("unlink", url.path) }
-                return
+            do {
+                try AtomicFile.remove(url)
+            } catch let failure as AtomicFile.Failure {
+                throw failure.prefsError
             }
-            try Self.syncDirectory(directory.path)
         }
     }
 
@@ -204,22 +199,6 @@ public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutab
         return try body()
     }
 
-    private func createDirectory() throws {
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else {
-                throw PersistentPrefs.PrefsError.ioError(path: directory.path, reason: "it exists and is not a directory")
-            }
-            return
-        }
-        do {
-            try FileManager.default.createDirectory(
-                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw PersistentPrefs.PrefsError.ioError(path: directory.path, reason: Self.reason(error))
-        }
-    }
-
     /// Moves an unreadable file aside and returns the error that reports it.
     private func moveAside(_ url: URL, reason: String) -> PersistentPrefs.PrefsError {
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
@@ -227,41 +206,8 @@ public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutab
         guard rename(url.path, aside) == 0 else {
             return .corruptStore(path: url.path, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(errno))))")
         }
-        _ = try? Self.syncDirectory(directory.path)
+        try? AtomicFile.syncDirectory(directory.path)
         return .corruptStore(path: url.path, reason: "\(reason); moved aside to \(aside)")
-    }
-
-    private static func writeDurably(_ data: Data, to path: String) throws {
-        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw posixError("open", path) }
-        defer { close(descriptor) }
-        try data.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    throw posixError("write", path)
-                }
-                offset += written
-            }
-        }
-        try check(fsync(descriptor), "fsync", path)
-    }
-
-    private static func syncDirectory(_ path: String) throws {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw posixError("open", path) }
-        defer { close(descriptor) }
-        try check(fsync(descriptor), "fsync", path)
-    }
-
-    private static func check(_ result: Int32, _ call: String, _ path: String) throws {
-        if result != 0 { throw posixError(call, path) }
-    }
-
-    private static func posixError(_ call: String, _ path: String) -> PersistentPrefs.PrefsError {
-        .ioError(path: path, reason: "\(call) failed: \(String(cString: strerror(errno)))")
     }
 
     private static func reason(_ error: any Error) -> String {

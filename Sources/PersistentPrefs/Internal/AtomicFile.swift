@@ -1,0 +1,101 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Atomic, durable file replacement: write a temporary file beside the target, `fsync` it,
+/// `rename` it over the target, `fsync` the directory. A crash leaves the old file or the
+/// new one, never a mix, and a write that returned survives a crash.
+enum AtomicFile {
+    /// Why a file operation failed: the path and a sentence.
+    struct Failure: Error {
+        let path: String
+        let reason: String
+
+        /// The failure as the library reports it.
+        var prefsError: PersistentPrefs.PrefsError { .ioError(path: path, reason: reason) }
+    }
+
+    /// Replaces `url` with `data` (file mode 0600), creating its directory (mode 0700) if needed.
+    static func write(_ data: Data, to url: URL) throws(Failure) {
+        let directory = url.deletingLastPathComponent()
+        try createDirectory(directory)
+        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        do {
+            try writeDurably(data, to: temporary.path)
+            try check(rename(temporary.path, url.path), "rename", url.path)
+            try syncDirectory(directory.path)
+        } catch {
+            unlink(temporary.path)
+            throw error
+        }
+    }
+
+    /// Removes `url` durably; `false` when there was no such file.
+    @discardableResult
+    static func remove(_ url: URL) throws(Failure) -> Bool {
+        if unlink(url.path) != 0 {
+            guard errno == ENOENT else { throw posixFailure("unlink", url.path) }
+            return false
+        }
+        try syncDirectory(url.deletingLastPathComponent().path)
+        return true
+    }
+
+    /// Creates `directory` (and its parents) with mode 0700 unless it exists.
+    static func createDirectory(_ directory: URL) throws(Failure) {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else { throw Failure(path: directory.path, reason: "it exists and is not a directory") }
+            return
+        }
+        do {
+            try FileManager.default.createDirectory(
+                at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw Failure(path: directory.path, reason: (error as NSError).localizedDescription)
+        }
+    }
+
+    /// Flushes a directory's entries (a rename or unlink in it) to disk.
+    static func syncDirectory(_ path: String) throws(Failure) {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw posixFailure("open", path) }
+        defer { close(descriptor) }
+        try check(fsync(descriptor), "fsync", path)
+    }
+
+    private static func writeDurably(_ data: Data, to path: String) throws(Failure) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw posixFailure("open", path) }
+        defer { close(descriptor) }
+        var failure: Failure?
+        data.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    failure = posixFailure("write", path)
+                    return
+                }
+                offset += written
+            }
+        }
+        if let failure { throw failure }
+        try check(fsync(descriptor), "fsync", path)
+    }
+
+    private static func check(_ result: Int32, _ call: String, _ path: String) throws(Failure) {
+        if result != 0 { throw posixFailure(call, path) }
+    }
+
+    static func posixFailure(_ call: String, _ path: String) -> Failure {
+        Failure(path: path, reason: "\(call) failed: \(String(cString: strerror(errno)))")
+    }
+}

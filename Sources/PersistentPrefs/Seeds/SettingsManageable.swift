@@ -1,0 +1,371 @@
+import Foundation
+
+/// A `Codable` type that saves itself to a property-list file, from the article
+/// "How to use Swift protocols to manage app configuration" (``AppSettings``-style classes and
+/// ``PlayerSettings``-style structs).
+///
+/// Adopt it with `Codable` and the default implementations do the rest:
+///
+/// ```swift
+/// struct PlayerSettings: Codable, SettingsManageable {
+///     var team: String?
+///     var gunType: Int?
+/// }
+///
+/// var player = PlayerSettings()
+/// if player.loadUsingSettingsFile() {      // defaults from the bundled PlayerSettings.plist
+///     player.gunType = 1
+///     _ = player.update()                  // written atomically
+/// }
+/// ```
+///
+/// Beyond the article:
+/// - Files live in ``settingsDirectory``, a per-user folder that the system does not purge
+///   (not a cache): on Linux `$XDG_CONFIG_HOME/<program>` (or `~/.config/<program>`), on Apple
+///   platforms `Application Support/<bundle identifier>`. Override it per type, or for every
+///   type with ``SettingsLocation/directory``.
+/// - The bundled defaults come from ``bundledSettingsURL`` (`Bundle.main`'s `<Type>.plist` by
+///   default); override it to use `Bundle.module` or a path.
+/// - Writes are atomic and durable: a crash never leaves a half-written file.
+/// - Each `Bool` method has a throwing twin (``updateThrowing()``, ``loadThrowing()``, …)
+///   that says why it failed, and records that reason in ``lastSettingsError``.
+///
+/// ## Classes and structs
+/// `load()`, `loadUsingSettingsFile()` and `reset()` are `mutating`, as in the article: on a
+/// struct they replace the value. On a class they replace the *reference* in the variable they
+/// are called on (a `static var shared` works), not the object the rest of the app holds. A
+/// class that keeps its shared instance in a `static let` (as Swift 6 asks) adopts
+/// ``SettingsManageableObject`` instead and copies loaded settings into itself, so the object
+/// everyone holds is updated in place.
+public protocol SettingsManageable {
+    /// The folder of the settings files of this type.
+    static var settingsDirectory: URL { get }
+
+    /// The bundled file with default settings, or `nil` when there is none.
+    static var bundledSettingsURL: URL? { get }
+
+    /// The settings file: `<settingsDirectory>/<Type>.plist`.
+    func settingsURL() -> URL
+
+    /// Writes the current values to the settings file; `false` on failure (see
+    /// ``lastSettingsError``).
+    func update() -> Bool
+
+    /// Loads the settings file, or creates it from the current values (keeping an initial copy,
+    /// `<Type>.plist.init`, for ``reset()``) when there is none.
+    mutating func load() -> Bool
+
+    /// Loads the settings file, first copying the bundled defaults there when there is none.
+    mutating func loadUsingSettingsFile() -> Bool
+
+    /// Deletes the settings file.
+    func delete() -> Bool
+
+    /// Goes back to the bundled defaults or, without them, to the initial copy.
+    mutating func reset() -> Bool
+
+    /// The settings file as a dictionary, or `nil` when it is missing or unreadable.
+    func toDictionary() -> [String: Any?]?
+}
+
+/// Where ``SettingsManageable`` files live unless a type overrides
+/// ``SettingsManageable/settingsDirectory``.
+public enum SettingsLocation {
+    private static let override = Locked<URL?>(nil)
+
+    /// The folder for every type's settings files; `nil` restores the default. Set it before
+    /// loading anything (command-line tools and tests point it at their own folder).
+    public static var directory: URL? {
+        get { override.withLock { $0 } }
+        set { override.withLock { $0 = newValue } }
+    }
+
+    /// The per-user default: `$XDG_CONFIG_HOME/<program>` or `~/.config/<program>` on Linux,
+    /// `Application Support/<bundle identifier or program>` on Apple platforms.
+    public static var defaultDirectory: URL {
+        let program = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        #if canImport(Darwin)
+            let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+        #else
+            let configHome = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            let base = URL(fileURLWithPath: configHome ?? (NSHomeDirectory() + "/.config"), isDirectory: true)
+        #endif
+        return base.appendingPathComponent(program, isDirectory: true)
+    }
+
+    /// The folder in use: ``directory`` if set, else ``defaultDirectory``.
+    static var current: URL { directory ?? defaultDirectory }
+
+    /// The last error of each type's `Bool` methods.
+    static let errors = Locked<[String: SettingsError]>([:])
+}
+
+// MARK: - Default implementations
+
+extension SettingsManageable {
+    /// ``SettingsLocation/directory`` if set, else ``SettingsLocation/defaultDirectory``.
+    public static var settingsDirectory: URL { SettingsLocation.current }
+
+    /// `Bundle.main`'s `<Type>.plist`, if there is one.
+    public static var bundledSettingsURL: URL? {
+        Bundle.main.url(forResource: "\(Self.self)", withExtension: "plist")
+    }
+
+    /// `<settingsDirectory>/<Type>.plist`.
+    public func settingsURL() -> URL {
+        Self.settingsDirectory.appendingPathComponent("\(Self.self).plist")
+    }
+
+    /// Why the latest `Bool` method of this type returned `false`; `nil` after a success.
+    public static var lastSettingsError: SettingsError? {
+        SettingsLocation.errors.withLock { $0["\(Self.self)"] }
+    }
+
+    /// Runs a throwing operation for a `Bool` method, recording its outcome.
+    static func succeeded(_ body: () throws -> Void) -> Bool {
+        do {
+            try body()
+            SettingsLocation.errors.withLock { $0["\(Self.self)"] = nil }
+            return true
+        } catch {
+            let failure = (error as? SettingsError) ?? .ioFailed(path: "\(Self.self)", reason: "\(error)")
+            SettingsLocation.errors.withLock { $0["\(Self.self)"] = failure }
+            return false
+        }
+    }
+}
+
+extension SettingsManageable where Self: Codable {
+    /// Writes the current values to the settings file, atomically.
+    ///
+    /// - Returns: `false` on failure; ``lastSettingsError`` says why.
+    public func update() -> Bool { Self.succeeded { try updateThrowing() } }
+
+    /// Writes the current values to the settings file, atomically, or throws why it cannot.
+    public func updateThrowing() throws {
+        try SettingsFile(for: self).write(self)
+    }
+
+    /// Loads the settings file, or creates it (and its initial copy) from the current values.
+    ///
+    /// - Returns: `false` on failure (for example a file that does not decode, which is left
+    ///   untouched); ``lastSettingsError`` says why.
+    public mutating func load() -> Bool { Self.succeeded { try loadThrowing() } }
+
+    /// ``load()``, throwing why it fails.
+    public mutating func loadThrowing() throws {
+        try SettingsFile(for: self).load(current: self) { self = $0 }
+    }
+
+    /// Loads the settings file, copying the bundled defaults there first when there is none.
+    ///
+    /// - Returns: `false` when there are no bundled defaults or the file does not decode.
+    public mutating func loadUsingSettingsFile() -> Bool { Self.succeeded { try loadUsingSettingsFileThrowing() } }
+
+    /// ``loadUsingSettingsFile()``, throwing why it fails.
+    public mutating func loadUsingSettingsFileThrowing() throws {
+        try SettingsFile(for: self).loadUsingSettingsFile { self = $0 }
+    }
+
+    /// Deletes the settings file.
+    ///
+    /// - Returns: `false` when there is no file or it cannot be removed.
+    public func delete() -> Bool { Self.succeeded { try deleteThrowing() } }
+
+    /// ``delete()``, throwing why it fails.
+    public func deleteThrowing() throws {
+        try SettingsFile(for: self).delete()
+    }
+
+    /// Goes back to the bundled defaults or, without them, to the initial copy made by the
+    /// first ``load()``.
+    ///
+    /// - Returns: `false` when there is nothing to go back to.
+    public mutating func reset() -> Bool { Self.succeeded { try resetThrowing() } }
+
+    /// ``reset()``, throwing why it fails.
+    public mutating func resetThrowing() throws {
+        try SettingsFile(for: self).reset(current: self) { self = $0 }
+    }
+
+    /// The settings file as a dictionary (numbers as `NSNumber`, so `as?` casts work as on
+    /// Apple platforms), or `nil` when it is missing or unreadable.
+    public func toDictionary() -> [String: Any?]? {
+        SettingsFile(for: self).dictionary()
+    }
+}
+
+// MARK: - Classes updated in place
+
+/// A ``SettingsManageable`` class that copies loaded settings into itself, so `load()`,
+/// `loadUsingSettingsFile()` and `reset()` update the object everyone holds, and work on a
+/// shared instance kept in a `static let`.
+///
+/// ```swift
+/// final class AppSettings: Codable, SettingsManageableObject {
+///     static let shared = AppSettings()
+///     var fontSize = 17.0
+///     func adopt(_ loaded: AppSettings) { fontSize = loaded.fontSize }
+/// }
+///
+/// _ = AppSettings.shared.load()
+/// ```
+public protocol SettingsManageableObject: AnyObject, SettingsManageable {
+    /// Copies every setting of `loaded` into this object.
+    func adopt(_ loaded: Self)
+}
+
+extension SettingsManageableObject where Self: Codable {
+    /// Loads the settings file into this object, or creates the file from it.
+    ///
+    /// - Returns: `false` on failure; ``SettingsManageable/lastSettingsError`` says why.
+    public func load() -> Bool { Self.succeeded { try loadThrowing() } }
+
+    /// ``load()``, throwing why it fails.
+    public func loadThrowing() throws {
+        try SettingsFile(for: self).load(current: self) { adopt($0) }
+    }
+
+    /// Loads the settings file into this object, copying the bundled defaults there first.
+    ///
+    /// - Returns: `false` on failure.
+    public func loadUsingSettingsFile() -> Bool { Self.succeeded { try loadUsingSettingsFileThrowing() } }
+
+    /// ``loadUsingSettingsFile()``, throwing why it fails.
+    public func loadUsingSettingsFileThrowing() throws {
+        try SettingsFile(for: self).loadUsingSettingsFile { adopt($0) }
+    }
+
+    /// Puts this object back to the bundled defaults or the initial copy.
+    ///
+    /// - Returns: `false` when there is nothing to go back to.
+    public func reset() -> Bool { Self.succeeded { try resetThrowing() } }
+
+    /// ``reset()``, throwing why it fails.
+    public func resetThrowing() throws {
+        try SettingsFile(for: self).reset(current: self) { adopt($0) }
+    }
+}
+
+// MARK: - The file operations, once for classes and structs
+
+/// The settings file of one ``SettingsManageable`` type and the operations on it; `apply`
+/// closures put a loaded value in place (`self = $0` for values, `adopt($0)` for objects).
+struct SettingsFile<Settings: SettingsManageable & Codable> {
+    let url: URL
+
+    init(for settings: Settings) {
+        url = settings.settingsURL()
+    }
+
+    var initialCopy: URL { url.appendingPathExtension("init") }
+
+    func write(_ settings: Settings) throws {
+        let encoder = PropertyListEncoder()
+        encoder.outputFormat = .xml
+        let data: Data
+        do {
+            data = try encoder.encode(settings)
+        } catch {
+            throw SettingsError.encodingFailed(type: "\(Settings.self)", reason: "\(error)")
+        }
+        try replace(url, with: data)
+    }
+
+    func load(current: Settings, apply: (Settings) -> Void) throws {
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            try write(current)
+            if !FileManager.default.fileExists(atPath: initialCopy.path) {
+                try replace(initialCopy, with: try contents(of: url))
+            }
+            return
+        }
+        apply(try decode(url))
+    }
+
+    func loadUsingSettingsFile(apply: (Settings) -> Void) throws {
+        guard let bundled = Settings.bundledSettingsURL, FileManager.default.fileExists(atPath: bundled.path) else {
+            throw SettingsError.noBundledSettings(type: "\(Settings.self)")
+        }
+        if !FileManager.default.fileExists(atPath: url.path) {
+            let defaults = try contents(of: bundled)
+            _ = try decode(defaults, from: bundled)  // refuse defaults that do not decode, before copying them
+            try replace(url, with: defaults)
+        }
+        apply(try decode(url))
+    }
+
+    func delete() throws {
+        do {
+            guard try AtomicFile.remove(url) else { throw SettingsError.noSettingsFile(path: url.path) }
+        } catch let failure as AtomicFile.Failure {
+            throw SettingsError.ioFailed(path: failure.path, reason: failure.reason)
+        }
+    }
+
+    func reset(current: Settings, apply: (Settings) -> Void) throws {
+        if let bundled = Settings.bundledSettingsURL, FileManager.default.fileExists(atPath: bundled.path) {
+            let defaults = try contents(of: bundled)
+            let value = try decode(defaults, from: bundled)
+            try replace(url, with: defaults)
+            apply(value)
+        } else if FileManager.default.fileExists(atPath: initialCopy.path) {
+            let initial = try contents(of: initialCopy)
+            let value = try decode(initial, from: initialCopy)
+            try replace(url, with: initial)
+            apply(value)
+        } else {
+            throw SettingsError.nothingToResetTo(type: "\(Settings.self)")
+        }
+    }
+
+    func dictionary() -> [String: Any?]? {
+        guard let data = try? contents(of: url),
+            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil),
+            let dictionary = PlistValue.stringKeyedDictionary(plist)
+        else { return nil }
+        return dictionary.mapValues { PlistValue.normalized($0) }
+    }
+
+    // MARK: - Private
+
+    private func decode(_ file: URL) throws -> Settings {
+        try decode(try contents(of: file), from: file)
+    }
+
+    private func decode(_ data: Data, from file: URL) throws -> Settings {
+        do {
+            return try PropertyListDecoder().decode(Settings.self, from: data)
+        } catch {
+            throw SettingsError.decodingFailed(path: file.path, reason: Self.describe(error))
+        }
+    }
+
+    private func contents(of file: URL) throws -> Data {
+        do {
+            return try Data(contentsOf: file)
+        } catch {
+            throw SettingsError.ioFailed(path: file.path, reason: (error as NSError).localizedDescription)
+        }
+    }
+
+    private func replace(_ file: URL, with data: Data) throws {
+        do {
+            try AtomicFile.write(data, to: file)
+        } catch {
+            throw SettingsError.ioFailed(path: error.path, reason: error.reason)
+        }
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        switch error {
+        case DecodingError.keyNotFound(let key, _): return "the key \"\(key.stringValue)\" is missing"
+        case DecodingError.typeMismatch(let type, let context):
+            return "\(context.codingPath.map(\.stringValue).joined(separator: ".")) is not a \(type)"
+        case DecodingError.valueNotFound(let type, let context):
+            return "\(context.codingPath.map(\.stringValue).joined(separator: ".")) has no \(type)"
+        case DecodingError.dataCorrupted: return "it is not a valid property list"
+        default: return "\(error)"
+        }
+    }
+}
