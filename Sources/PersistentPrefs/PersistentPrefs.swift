@@ -100,6 +100,17 @@ open class PersistentPrefs: NSObject {
         set { state.withLock { $0.lastError = newValue } }
     }
 
+    /// A property-list file with defaults for this set (a bundled resource or a path), or `nil`.
+    ///
+    /// Its values are read by ``Pref`` properties that are not stored; see ``fileDefaults``.
+    /// Every key must be one of ``keys`` and every value a property-list value; a file that is
+    /// missing or refused is reported in ``lastError`` when an instance is made.
+    ///
+    /// ```swift
+    /// override var defaultsFileURL: URL? { Bundle.module.url(forResource: "Defaults", withExtension: "plist") }
+    /// ```
+    open var defaultsFileURL: URL? { nil }
+
     /// The `UserDefaults` object in use, or `nil` when this instance uses another kind of
     /// store or the suite cannot be opened.
     ///
@@ -185,6 +196,7 @@ open class PersistentPrefs: NSObject {
         let name = key ?? String(describing: type(of: self))
         state.withLock { $0.key = name }
         record {
+            _ = try loadedFileDefaults()
             let domain = try resolvedDomain()
             _ = try domain.values()
             if !initial.isEmpty {
@@ -247,6 +259,11 @@ open class PersistentPrefs: NSObject {
         if T.self == Float.self { return exactNumber(forKey: key)?.float.map { $0 as! T } }
         if T.self == Bool.self { return exactNumber(forKey: key)?.bool.map { $0 as! T } }
         return rawValue(forKey: key) as? T
+    }
+
+    /// The current set, or why it cannot be read.
+    func currentValues() throws -> [String: Any] {
+        try resolvedDomain().values()
     }
 
     /// The precomputed `as?` answers for a stored number, callable from inlinable code.

@@ -106,7 +106,8 @@ extension PersistentPrefs {
     @usableFromInline
     func read<Value>(_ pref: Pref<Value>) -> Value {
         guard let stored = rawValue(forKey: pref.key) else {
-            if lastError == nil, let fileDefault = fileDefault(forKey: pref.key), let value = pref.codec.decode(fileDefault) {
+            // Not stored: the defaults file's value, then the declared one.
+            if let fileDefault = fileDefaults[pref.key], let value = pref.codec.decode(fileDefault) {
                 return value
             }
             return pref.defaultValue
@@ -166,12 +167,3 @@ extension PersistentPrefs {
 
 /// The `@Pref` keys of each class, found once by reflection.
 private let declaredKeysByClass = Locked<[ObjectIdentifier: [String]]>([:])
-
-// MARK: - Defaults from a file
-
-extension PersistentPrefs {
-    /// The default for `key` from ``defaultsFileURL``, if the file has one.
-    func fileDefault(forKey key: String) -> Any? {
-        nil
-    }
-}

@@ -1,0 +1,100 @@
+import Foundation
+
+// MARK: - Defaults from a file
+
+extension PersistentPrefs {
+    /// The defaults in ``defaultsFileURL``, vetted and normalised; empty when there is no file
+    /// or it was refused (the refusal is reported in ``lastError`` when the instance is made).
+    ///
+    /// Like `UserDefaults.register(defaults:)`, these are never written to the store. A ``Pref``
+    /// property that is not stored reads its value from here before falling back to its
+    /// declared default, so the order is: **stored value, then file default, then declared
+    /// default**. ``values`` and the subscript show stored values only.
+    public var fileDefaults: [String: Any] {
+        (try? loadedFileDefaults()) ?? [:]
+    }
+
+    /// Reads, vets and caches the defaults file (once per class and file).
+    func loadedFileDefaults() throws -> [String: Any] {
+        guard let url = defaultsFileURL else { return [:] }
+        let cacheKey = "\(ObjectIdentifier(type(of: self)).hashValue)\u{0}\(url.absoluteString)"
+        if let cached = fileDefaultsCache.withLock({ $0[cacheKey] }) { return try cached.get() }
+        let result = Result { () throws -> [String: Any] in
+            let contents = try Self.readPlistDictionary(url)
+            let allowed = Set(keys)
+            let unknown = contents.keys.filter { !allowed.contains($0) }.sorted()
+            guard unknown.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: unknown) }
+            return try PlistValue.normalizedSet(contents).get()
+        }.mapError(PrefsDomain.mapped)
+        fileDefaultsCache.withLock { $0[cacheKey] = result }
+        return try result.get()
+    }
+
+    // MARK: - Export and import
+
+    /// Writes the current set to `url` as an XML property list, atomically.
+    ///
+    /// - Parameter url: The file to write (replaced if it exists).
+    /// - Throws: ``PrefsError/ioError(path:reason:)``; ``lastError`` records the outcome too.
+    public func export(to url: URL) throws {
+        try recording {
+            let data = try PropertyListSerialization.data(fromPropertyList: try currentValues(), format: .xml, options: 0)
+            do {
+                try AtomicFile.write(data, to: url)
+            } catch let failure as AtomicFile.Failure {
+                throw failure.prefsError
+            }
+        }
+    }
+
+    /// Replaces the set with the one in the property list at `url`, all or nothing, with the
+    /// same checks as assigning ``values``.
+    ///
+    /// - Parameter url: A property-list file holding a dictionary (as written by
+    ///   ``export(to:)``).
+    /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)``,
+    ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``,
+    ///   ``PrefsError/corruptStore(path:reason:)`` (not a dictionary) or
+    ///   ``PrefsError/ioError(path:reason:)``. Nothing changes when it throws;
+    ///   ``lastError`` records the outcome too.
+    public func `import`(from url: URL) throws {
+        try recording { try setValues(try Self.readPlistDictionary(url)) }
+    }
+
+    // MARK: - Private
+
+    /// The dictionary in a property-list file.
+    static func readPlistDictionary(_ url: URL) throws -> [String: Any] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw PrefsError.ioError(path: url.path, reason: (error as NSError).localizedDescription)
+        }
+        let plist: Any
+        do {
+            plist = try PropertyListSerialization.propertyList(from: data, format: nil)
+        } catch {
+            throw PrefsError.corruptStore(path: url.path, reason: "not a property list")
+        }
+        guard let dictionary = PlistValue.stringKeyedDictionary(plist) else {
+            throw PrefsError.corruptStore(path: url.path, reason: "the top level is not a dictionary with String keys")
+        }
+        return dictionary
+    }
+
+    /// Runs a throwing operation, records its outcome in ``lastError`` and rethrows.
+    private func recording(_ body: () throws -> Void) throws {
+        do {
+            try body()
+            lastError = nil
+        } catch {
+            let mapped = PrefsDomain.mapped(error)
+            lastError = mapped
+            throw mapped
+        }
+    }
+}
+
+/// The vetted contents (or the refusal) of each class's defaults file.
+private let fileDefaultsCache = Locked<[String: Result<[String: Any], PersistentPrefs.PrefsError>]>([:])
