@@ -89,6 +89,17 @@ public struct CommandSpec: Equatable, Sendable {
         CommandSpec(
             name: "dump", arguments: [], summary: "print the stored set as an XML property list",
             details: "Read straight from the store, not through the library's cache."),
+        CommandSpec(
+            name: "settings", arguments: ["ACTION", "TYPE?", "NAME?", "VALUE?"],
+            summary: "show, set or reset the SettingsManageable demo types",
+            details: """
+                settings show [app|player]         every setting with its type and value
+                settings set app|player NAME VALUE  change one setting and save the file
+                settings reset [app|player]        back to the defaults (player: the bundled file)
+                app is AppSettings (playSFX, themeIndex, fontName, fontSize); player is
+                PlayerSettings (team, isMale, gunType, powerLevels). The files live in DIR/settings
+                with --store-dir DIR, else in the per-user settings folder.
+                """),
         CommandSpec(name: "help", arguments: ["COMMAND?"], summary: "show help, or one command's help", details: ""),
         CommandSpec(
             name: "key", arguments: ["ROOT"], summary: "switch to the set under another root key",

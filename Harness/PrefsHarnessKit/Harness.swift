@@ -97,6 +97,8 @@ public final class HarnessSession {
     public let store: any PrefsStore
     /// The store in words, for the interactive screen.
     public let storeDescription: String
+    /// Where `settings` keeps the SettingsManageable demo files (`nil`: the default folder).
+    let settingsDirectory: URL?
 
     /// Opens the store the options name.
     ///
@@ -107,12 +109,14 @@ public final class HarnessSession {
         case .standard:
             store = UserDefaultsStore.standard
             storeDescription = "UserDefaults (standard)"
+            settingsDirectory = nil
         case .suite(let name):
             guard let opened = UserDefaultsStore(suiteName: name) else {
                 throw HarnessError.usage("the UserDefaults suite '\(name)' cannot be opened")
             }
             store = opened
             storeDescription = "UserDefaults suite \(name)"
+            settingsDirectory = nil
         case .directory(let path):
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
@@ -120,6 +124,7 @@ public final class HarnessSession {
             }
             store = PlistFileStore(directory: URL(fileURLWithPath: path))
             storeDescription = "files in \(path)"
+            settingsDirectory = URL(fileURLWithPath: path).appendingPathComponent("settings")
         }
     }
 
@@ -128,6 +133,7 @@ public final class HarnessSession {
         self.rootKey = rootKey
         self.store = store
         self.storeDescription = storeDescription
+        settingsDirectory = nil
     }
 
     /// The sample set under the current root key, reloaded from the store.
@@ -193,6 +199,8 @@ public final class HarnessSession {
                 try PropertyListSerialization.data(fromPropertyList: stored, format: .xml, options: 0)
             }
             console.write(String(decoding: data, as: UTF8.self))
+        case "settings":
+            try SettingsCommand.run(command.arguments, settingsDirectory: settingsDirectory, console: console)
         default:
             throw HarnessError.usage("\(command.spec.name) works only at the interactive prompt")
         }

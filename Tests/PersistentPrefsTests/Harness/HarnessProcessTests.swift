@@ -133,3 +133,47 @@ struct HarnessProcessTests {
         #expect(lastScreen.contains("987"), "\(transcript)")
     }
 }
+
+@Suite("Harness: settings (SettingsManageable demo types)")
+struct HarnessSettingsTests {
+    @Test("settings show, set and reset, across processes; bad input exits 2 and changes nothing")
+    func settingsGroup() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let store = directory.path + "/files"
+        let show = try child.run("prefs-harness", ["--store-dir", store, "settings", "show"])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdout.contains("app.fontSize"))
+        #expect(show.stdout.contains("Cowboys"))
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "settings", "set", "app", "fontSize", "21"]).status == 0)
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "settings", "set", "player", "gunType", "1"]).status == 0)
+        let file = store + "/settings/AppSettings.plist"
+        let before = try #require(FileManager.default.contents(atPath: file))
+        let bad = try child.run("prefs-harness", ["--store-dir", store, "settings", "set", "app", "fontSize", "big"])
+        #expect(bad.status == 2)
+        #expect(bad.stderr.contains("'big' is not a number for fontSize"))
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "settings", "set", "app", "nope", "1"]).status == 2)
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "settings", "frob"]).status == 2)
+        #expect(FileManager.default.contents(atPath: file) == before)
+        let again = try child.run("prefs-harness", ["--store-dir", store, "settings", "show"])
+        #expect(again.stdout.contains("21.0"))
+        #expect(again.stdout.range(of: #"player\.gunType\s+Int\?\s+1"#, options: .regularExpression) != nil)
+        #expect(try child.run("prefs-harness", ["--store-dir", store, "settings", "reset"]).status == 0)
+        let reset = try child.run("prefs-harness", ["--store-dir", store, "settings", "show"])
+        #expect(reset.stdout.contains("17.0"))
+        #expect(reset.stdout.range(of: #"player\.gunType\s+Int\?\s+2"#, options: .regularExpression) != nil)
+    }
+
+    @Test("a corrupt settings file is refused with exit 1 and kept")
+    func corruptSettings() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let settings = directory.path + "/files/settings"
+        try FileManager.default.createDirectory(atPath: settings, withIntermediateDirectories: true)
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: settings + "/AppSettings.plist"))
+        let show = try child.run("prefs-harness", ["--store-dir", directory.path + "/files", "settings", "show", "app"])
+        #expect(show.status == 1)
+        #expect(show.stderr.contains("AppSettings.plist could not be read"))
+        #expect(FileManager.default.contents(atPath: settings + "/AppSettings.plist") == Data("junk".utf8))
+    }
+}
