@@ -33,26 +33,26 @@ public final class AppSettings: Codable, SettingsManageableObject, @unchecked Se
 
     /// Whether sound effects play.
     public var playSFX: Bool {
-        get { locked { $0.playSFX } }
-        set { locked { $0.playSFX = newValue } }
+        get { self[\.playSFX] }
+        set { self[\.playSFX] = newValue }
     }
 
     /// The index of the colour theme.
     public var themeIndex: Int {
-        get { locked { $0.themeIndex } }
-        set { locked { $0.themeIndex = newValue } }
+        get { self[\.themeIndex] }
+        set { self[\.themeIndex] = newValue }
     }
 
     /// The font's name.
     public var fontName: String {
-        get { locked { $0.fontName } }
-        set { locked { $0.fontName = newValue } }
+        get { self[\.fontName] }
+        set { self[\.fontName] = newValue }
     }
 
     /// The font's size.
     public var fontSize: CGFloat {
-        get { locked { $0.fontSize } }
-        set { locked { $0.fontSize = newValue } }
+        get { self[\.fontSize] }
+        set { self[\.fontSize] = newValue }
     }
 
     private init() {}
@@ -71,6 +71,12 @@ public final class AppSettings: Codable, SettingsManageableObject, @unchecked Se
     public func adopt(_ loaded: AppSettings) {
         let newValues = loaded.locked { $0 }
         locked { $0 = newValues }
+    }
+
+    /// One setting, read or written under the lock.
+    private subscript<Setting>(setting: WritableKeyPath<Values, Setting>) -> Setting {
+        get { locked { $0[keyPath: setting] } }
+        set { locked { $0[keyPath: setting] = newValue } }
     }
 
     private func locked<Result>(_ body: (inout Values) -> Result) -> Result {

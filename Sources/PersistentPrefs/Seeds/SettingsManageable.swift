@@ -1,8 +1,8 @@
 import Foundation
 
 /// A `Codable` type that saves itself to a property-list file, from the article
-/// "How to use Swift protocols to manage app configuration" (``AppSettings``-style classes and
-/// ``PlayerSettings``-style structs).
+/// "How to use Swift protocols to manage app configuration" (`AppSettings`-style classes and
+/// `PlayerSettings`-style structs).
 ///
 /// Adopt it with `Codable` and the default implementations do the rest:
 ///
@@ -221,7 +221,7 @@ extension SettingsManageableObject where Self: Codable {
     /// - Returns: `false` on failure; ``SettingsManageable/lastSettingsError`` says why.
     public func load() -> Bool { Self.succeeded { try loadThrowing() } }
 
-    /// ``load()``, throwing why it fails.
+    /// `load()`, throwing why it fails.
     public func loadThrowing() throws {
         try SettingsFile(for: self).load(current: self) { adopt($0) }
     }
@@ -231,7 +231,7 @@ extension SettingsManageableObject where Self: Codable {
     /// - Returns: `false` on failure.
     public func loadUsingSettingsFile() -> Bool { Self.succeeded { try loadUsingSettingsFileThrowing() } }
 
-    /// ``loadUsingSettingsFile()``, throwing why it fails.
+    /// `loadUsingSettingsFile()`, throwing why it fails.
     public func loadUsingSettingsFileThrowing() throws {
         try SettingsFile(for: self).loadUsingSettingsFile { adopt($0) }
     }
@@ -241,7 +241,7 @@ extension SettingsManageableObject where Self: Codable {
     /// - Returns: `false` when there is nothing to go back to.
     public func reset() -> Bool { Self.succeeded { try resetThrowing() } }
 
-    /// ``reset()``, throwing why it fails.
+    /// `reset()`, throwing why it fails.
     public func resetThrowing() throws {
         try SettingsFile(for: self).reset(current: self) { adopt($0) }
     }
