@@ -54,4 +54,14 @@ struct CrossProcessTests {
         let set = plist?["Root"] as? [String: Any]
         #expect(set?["Integer Value"] as? Int == 5)
     }
+
+    @Test("every kind of @Pref value survives SIGKILL and reads back in a fresh process")
+    func prefKindsInFreshProcess() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        _ = try child.killAfter(line: "done", "prefs-test-helper", ["pref-write", "typed", "Root"])
+        let check = try child.run("prefs-test-helper", ["pref-check", "typed", "Root"])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.stdout.components(separatedBy: "\n").filter { $0.hasPrefix("ok ") }.count == 15)
+    }
 }

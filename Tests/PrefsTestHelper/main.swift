@@ -9,6 +9,8 @@
 //   prefs-test-helper container-read SUITE -      print them back
 //   prefs-test-helper settings-write - DIR        AppSettings and PlayerSettings: change and update
 //   prefs-test-helper settings-read - DIR         load them and print
+//   prefs-test-helper pref-write SUITE ROOT       TypedPrefs: set every @Pref, print "done", wait
+//   prefs-test-helper pref-check SUITE ROOT       read them back and check each
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -27,6 +29,28 @@ final class MixedPrefs: PersistentPrefs {
         ]
     }
     override var keys: [String] { Array(Self.expected.keys) }
+}
+
+/// One `@Pref` of every kind the issue names, for fresh-process round trips.
+enum Mode: String { case quiet, loud }
+struct Frame: Codable, Equatable { var width = 1.0, title = "t" }
+struct Styles: OptionSet { let rawValue: Int; static let bold = Styles(rawValue: 1); static let wide = Styles(rawValue: 8) }
+
+final class TypedPrefs: PersistentPrefs {
+    @Pref("Int") var int = 0
+    @Pref("Double") var double = 0.0
+    @Pref("Float") var float: Float = 0
+    @Pref("Bool") var bool = false
+    @Pref("String") var string = ""
+    @Pref("Date") var date = Date(timeIntervalSince1970: 0)
+    @Pref("Data") var data = Data()
+    @Pref("Strings") var strings: [String] = []
+    @Pref("Map") var map: [String: Int] = [:]
+    @Pref("Mode") var mode = Mode.quiet
+    @Pref("Styles") var styles: Styles = []
+    @Pref("URL") var url: URL?
+    @Pref("Frame") var frame = Frame()
+    @Pref("Maybe") var maybe: Int?
 }
 
 func fail(_ message: String) -> Never {
@@ -133,6 +157,39 @@ case "settings-write", "settings-read":
             "fontSize=\(AppSettings.shared.fontSize) playSFX=\(AppSettings.shared.playSFX) "
                 + "gunType=\(player.gunType.map(String.init) ?? "nil") team=\(player.team ?? "nil")")
     }
+
+case "pref-write":
+    let prefs = TypedPrefs(key: root)
+    prefs.int = 42
+    prefs.double = 45.6
+    prefs.float = 12.3
+    prefs.bool = true
+    prefs.string = "ünï"
+    prefs.date = Date(timeIntervalSince1970: 1_700_000_000)
+    prefs.data = Data([9, 8])
+    prefs.strings = ["a", "b"]
+    prefs.map = ["k": 7]
+    prefs.mode = .loud
+    prefs.styles = [.bold, .wide]
+    prefs.url = URL(string: "https://example.org/a?q=1")
+    prefs.frame = Frame(width: 3.5, title: "T")
+    prefs.maybe = 5
+    guard prefs.lastError == nil else { fail("write failed: \(prefs.lastError!)") }
+    waitToBeKilled()
+
+case "pref-check":
+    let prefs = TypedPrefs(key: root)
+    let checks: [(String, Bool)] = [
+        ("Int", prefs.int == 42), ("Double", prefs.double == 45.6), ("Float", prefs.float == 12.3),
+        ("Bool", prefs.bool), ("String", prefs.string == "ünï"),
+        ("Date", prefs.date == Date(timeIntervalSince1970: 1_700_000_000)), ("Data", prefs.data == Data([9, 8])),
+        ("Strings", prefs.strings == ["a", "b"]), ("Map", prefs.map == ["k": 7]), ("Mode", prefs.mode == .loud),
+        ("Styles", prefs.styles == [.bold, .wide]), ("URL", prefs.url == URL(string: "https://example.org/a?q=1")),
+        ("Frame", prefs.frame == Frame(width: 3.5, title: "T")), ("Maybe", prefs.maybe == 5),
+        ("no error", prefs.lastError == nil),
+    ]
+    for (name, passed) in checks { say("\(passed ? "ok" : "FAIL") \(name)") }
+    exit(checks.allSatisfy(\.1) ? 0 : 1)
 
 default:
     fail("unknown command \(command)")
