@@ -245,6 +245,7 @@ struct PersistentPrefsTests {
         let suite = TestSuite()
         defer { suite.remove() }
         suite.store.userDefaults.set("not a dictionary", forKey: "r")
+        _ = suite.store.userDefaults.synchronize()  // on Linux, unsynchronised writes never reach the file
         let prefs = MixedPrefs(key: "r", store: suite.store)
         #expect(prefs.lastError == .invalidStoredValue(key: "r"))
         #expect(prefs.values.isEmpty)
@@ -292,6 +293,7 @@ struct SharingLifetimeTests {
         }
         // Changed behind the library's back, e.g. a test resetting its suite.
         suite.store.userDefaults.removeObject(forKey: "r")
+        _ = suite.store.userDefaults.synchronize()
         #expect(MixedPrefs(key: "r", store: suite.store).values.isEmpty)
     }
 

@@ -11,6 +11,12 @@
 //   prefs-test-helper settings-read - DIR         load them and print
 //   prefs-test-helper pref-write SUITE ROOT       TypedPrefs: set every @Pref, print "done", wait
 //   prefs-test-helper pref-check SUITE ROOT       read them back and check each
+//   (below, SUITE starting with "/" is a PlistFileStore directory)
+//   prefs-test-helper store-set-int SUITE ROOT N  SamplePrefs.int = N in that store, print "done", wait
+//   prefs-test-helper store-get-int SUITE ROOT    print it, or the error
+//   prefs-test-helper store-loop SUITE ROOT       int = 1, 2, 3, … printing each once it returned
+//   prefs-test-helper store-keys SUITE ROOT FIRST COUNT   write keys kFIRST… one at a time
+//   prefs-test-helper store-count SUITE ROOT      print how many keys the set holds
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -72,6 +78,19 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 3 else { fail("usage: prefs-test-helper COMMAND SUITE ROOT [ARG]") }
 let (command, suite, root) = (arguments[0], arguments[1], arguments[2])
 PersistentPrefs.groupID = suite
+
+/// SUITE names a UserDefaults suite, or (starting with "/") a PlistFileStore directory.
+func openStore() -> any PrefsStore {
+    if suite.hasPrefix("/") { return PlistFileStore(directory: URL(fileURLWithPath: suite)) }
+    guard let store = UserDefaultsStore(suiteName: suite) else { fail("cannot open suite \(suite)") }
+    return store
+}
+
+/// A set that accepts the keys "k0" … "k999".
+final class WidePrefs: PersistentPrefs {
+    static let allKeys = (0..<1000).map { "k\($0)" }
+    override var keys: [String] { Self.allKeys }
+}
 
 switch command {
 case "set-int":
@@ -190,6 +209,51 @@ case "pref-check":
     ]
     for (name, passed) in checks { say("\(passed ? "ok" : "FAIL") \(name)") }
     exit(checks.allSatisfy(\.1) ? 0 : 1)
+
+case "store-set-int":
+    guard arguments.count == 4, let n = Int(arguments[3]) else { fail("store-set-int needs an integer") }
+    let prefs = SamplePrefs(key: root, store: openStore())
+    prefs.int = n
+    guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+    waitToBeKilled()
+
+case "store-set-int-exit":
+    let prefs = SamplePrefs(key: root, store: openStore())
+    prefs.values = [:]
+    guard prefs.lastError == nil else { fail("clear failed: \(prefs.lastError!)") }
+
+case "store-get-int":
+    let prefs = PersistentPrefs(key: root, store: openStore())
+    if let error = prefs.lastError { fail("error: \(error)") }
+    say(prefs.value(forKey: SamplePrefs.Key.int.rawValue, as: Int.self).map(String.init) ?? "nil")
+
+case "store-loop":
+    let prefs = SamplePrefs(key: root, store: openStore())
+    var n = 0
+    while true {
+        n += 1
+        prefs.int = n
+        guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+        say(String(n))
+    }
+
+case "store-keys":
+    guard arguments.count == 5, let first = Int(arguments[3]), let count = Int(arguments[4]) else {
+        fail("store-keys needs FIRST COUNT")
+    }
+    let prefs = WidePrefs(key: root, store: openStore())
+    for index in first..<(first + count) {
+        prefs["k\(index)"] = index
+        guard prefs.lastError == nil else { fail("write of k\(index) failed: \(prefs.lastError!)") }
+    }
+    say("done")
+
+case "store-count":
+    let prefs = WidePrefs(key: root, store: openStore())
+    if let error = prefs.lastError { fail("error: \(error)") }
+    let values = prefs.values
+    let correct = values.filter { key, value in key == "k\(value as? Int ?? -1)" }.count
+    say("\(values.count) \(correct)")
 
 default:
     fail("unknown command \(command)")

@@ -4,8 +4,8 @@ import Foundation
 /// root key in this process.
 ///
 /// Reads are served from the cache (loaded on first use, reloaded by ``reload()``). Writes
-/// run under the lock: the store's `save` returns only when the data is durable, then the
-/// cache is replaced. A failed write leaves the cache and (best effort) the store as they were.
+/// run under the lock: the store applies the change and returns only when it is durable, then
+/// the cache is replaced by the set the store returned. A failed write changes nothing.
 final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` and `root` are immutable
     let store: any PrefsStore
     let root: String
@@ -20,13 +20,6 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
         init(_ values: [String: Any]) {
             self.values = values
             numbers = ExactNumber.table(for: values)
-        }
-
-        /// The snapshot after a change to `key` only, reusing the other answers.
-        init(_ values: [String: Any], changing key: String, from previous: Snapshot) {
-            self.values = values
-            numbers = previous.numbers
-            numbers[key] = values[key].flatMap(ExactNumber.init)
         }
     }
 
@@ -65,56 +58,27 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
         }
     }
 
-    /// How a write changes the set; its values must already be normalised.
-    enum Change {
-        /// Replace the whole set (an empty set removes the root key).
-        case replace([String: Any])
-        /// Merge these values over the current set.
-        case merge([String: Any])
-        /// Set one value, or remove it for `nil`.
-        case set(key: String, value: Any?)
-    }
-
-    /// Applies `change` and stores the result; an empty result removes the root key.
+    /// Applies `change` through the store and caches the set the store returns.
     ///
     /// A change that builds on the current set (a merge or a one-key change) writes nothing
-    /// when the set cannot be loaded.
-    func write(_ change: Change) throws {
+    /// when the set cannot be loaded, so an unreadable set is reported, not overwritten.
+    func write(_ change: PrefsChange) throws {
         try cache.withLock { cache in
-            let previous = cache
-            let updated: Snapshot
-            switch change {
-            case .replace(let values):
-                updated = Snapshot(values)
-            case .merge(let values):
-                updated = Snapshot(try loaded(&cache).values.merging(values) { _, new in new })
-            case .set(let key, let value):
-                let current = try loaded(&cache)
-                var values = current.values
-                values[key] = value
-                updated = Snapshot(values, changing: key, from: current)
-            }
+            if change.buildsOnCurrent { _ = try loaded(&cache) }
+            let stored: [String: Any]
             do {
-                try persist(updated.values)
+                stored = try store.apply(change, root: root)
             } catch {
-                // Put the store back the way it was (a store such as UserDefaults may have
-                // changed its in-memory state before its disk write failed).
-                if let previous { try? persist(previous.values) }
                 throw PrefsDomain.mapped(error)
             }
-            cache = updated
+            guard case .success(let values) = PlistValue.normalizedSet(stored) else {
+                throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+            }
+            cache = Snapshot(values)
         }
     }
 
     // MARK: - Private
-
-    private func persist(_ values: [String: Any]) throws {
-        if values.isEmpty {
-            try store.remove(root: root)
-        } else {
-            try store.save(values, root: root)
-        }
-    }
 
     private func loaded(_ cache: inout Snapshot?) throws -> Snapshot {
         if let snapshot = cache { return snapshot }

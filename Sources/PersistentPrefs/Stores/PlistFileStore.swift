@@ -12,7 +12,11 @@ import Foundation
 ///
 /// - Each root key has one file, `<encoded root key>.plist`; the name encoding is
 ///   reversible and cannot leave the directory (`/`, `..`, NUL and other special
-///   characters are percent-encoded).
+///   characters are percent-encoded). A root key too long for a file name gets a shortened
+///   name with a hash, and its full key in a `.root` file beside it.
+/// - Several processes can share the directory: every change takes an advisory lock
+///   (`flock` on `<file>.lock`), re-reads the file and applies only the change, so two
+///   processes changing different keys of one root key both keep theirs.
 /// - Writes are atomic and durable: the new file is written beside the old one, flushed
 ///   with `fsync`, renamed over it, and the directory is flushed. A crash leaves the old
 ///   file or the new one, never a mix.
@@ -27,17 +31,16 @@ import Foundation
 /// let store = PlistFileStore(directory: URL(fileURLWithPath: "/var/lib/myapp/prefs"))
 /// let prefs = SamplePrefs(key: "Main", store: store)
 /// ```
-public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutable; file access is serialised by `lock`
+public final class PlistFileStore: PrefsStore, Sendable {
     /// The directory holding the files.
     public let directory: URL
 
     /// Identifies the directory.
     public let identifier: String
 
-    private let lock = NSLock()
-
-    /// Root keys whose encoded file name would be longer than this are refused.
-    static let maximumFileNameLength = 240
+    /// Encoded root keys longer than this get a shortened name (the limit for a file name is
+    /// 255 bytes, and the lock and sidecar files add a suffix).
+    static let maximumEncodedLength = 200
 
     /// A store for the files in `directory` (created on the first write).
     ///
@@ -50,48 +53,26 @@ public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutab
     /// The file that holds the set for `root`.
     ///
     /// - Parameter root: A root key.
-    /// - Returns: The file's URL.
-    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)`` when the
-    ///   root key is too long for a file name.
+    /// - Returns: The file's URL: the percent-encoded root key, or for a root key too long for
+    ///   a file name, a shortened name ending in `~<hash>`, with the full key beside it in
+    ///   `<name>.root`.
     public func fileURL(forRoot root: String) throws -> URL {
-        let name = Self.encode(root) + ".plist"
-        guard name.utf8.count <= Self.maximumFileNameLength else {
-            throw PersistentPrefs.PrefsError.ioError(
-                path: directory.path,
-                reason: "the root key \"\(root.prefix(40))…\" is too long for a file name (\(root.utf8.count) bytes)"
-            )
+        let encoded = Self.encode(root)
+        guard encoded.utf8.count > Self.maximumEncodedLength else {
+            return directory.appendingPathComponent(encoded + ".plist")
         }
-        return directory.appendingPathComponent(name)
+        return directory.appendingPathComponent("\(encoded.prefix(120))~\(Self.hash(root)).plist")
     }
 
     /// Reads the set for `root`, or `nil` when it has no file.
     ///
     /// - Parameter root: The root key.
     /// - Returns: The stored dictionary, or `nil`.
-    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)``
-    ///   (the file is moved aside first) or ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (the
+    ///   file is moved aside first) or ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
     public func load(root: String) throws -> [String: Any]? {
         let url = try fileURL(forRoot: root)
-        return try locked {
-            let data: Data
-            do {
-                data = try Data(contentsOf: url)
-            } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-                return nil
-            } catch {
-                throw PersistentPrefs.PrefsError.ioError(path: url.path, reason: Self.reason(error))
-            }
-            let parsed: Any
-            do {
-                parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
-            } catch {
-                throw moveAside(url, reason: "not a property list (\(data.count) bytes)")
-            }
-            guard let dictionary = PlistValue.stringKeyedDictionary(parsed) else {
-                throw moveAside(url, reason: "the top level is not a dictionary")
-            }
-            return dictionary
-        }
+        return try FileLock.withLock(for: url, exclusive: false) { try PlistFile.read(url) }
     }
 
     /// Writes the set for `root` atomically and durably.
@@ -102,20 +83,7 @@ public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutab
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``; the old
     ///   file is then unchanged.
     public func save(_ values: [String: Any], root: String) throws {
-        let url = try fileURL(forRoot: root)
-        let data: Data
-        do {
-            data = try PropertyListSerialization.data(fromPropertyList: values, format: .binary, options: 0)
-        } catch {
-            throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: values.keys.sorted())
-        }
-        try locked {
-            do {
-                try AtomicFile.write(data, to: url)
-            } catch let failure as AtomicFile.Failure {
-                throw failure.prefsError
-            }
-        }
+        _ = try apply(.replace(values), root: root)
     }
 
     /// Removes the file for `root`, durably.
@@ -123,13 +91,29 @@ public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutab
     /// - Parameter root: The root key.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
     public func remove(root: String) throws {
+        _ = try apply(.replace([:]), root: root)
+    }
+
+    /// Applies `change` under the file's lock: re-reads the file, changes it, replaces it
+    /// atomically. Two processes changing different keys of one root key both keep theirs.
+    ///
+    /// - Parameters:
+    ///   - change: What to change.
+    ///   - root: The root key.
+    /// - Returns: The set after the change.
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError``; the file is then unchanged.
+    public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
         let url = try fileURL(forRoot: root)
-        try locked {
-            do {
-                try AtomicFile.remove(url)
-            } catch let failure as AtomicFile.Failure {
-                throw failure.prefsError
+        return try FileLock.withLock(for: url, exclusive: true) {
+            let current = change.buildsOnCurrent ? (try PlistFile.read(url) ?? [:]) : [:]
+            let updated = change.applied(to: current)
+            if updated.isEmpty {
+                try PlistFile.write(nil, to: url, format: .binary)
+            } else {
+                if url.lastPathComponent.contains("~") { try writeRootName(root, for: url) }
+                try PlistFile.write(updated, to: url, format: .binary)
             }
+            return updated
         }
     }
 
@@ -137,20 +121,44 @@ public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutab
     ///
     /// - Returns: The root keys present in the directory.
     public func roots() throws -> [String] {
-        try locked {
-            let names: [String]
-            do {
-                names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-                return []
-            } catch {
-                throw PersistentPrefs.PrefsError.ioError(path: directory.path, reason: Self.reason(error))
-            }
-            return names.compactMap { name in
-                guard name.hasSuffix(".plist"), !name.hasPrefix(".") else { return nil }
-                return Self.decode(String(name.dropLast(".plist".count)))
-            }.sorted()
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+            return []
+        } catch {
+            throw PersistentPrefs.PrefsError.ioError(path: directory.path, reason: (error as NSError).localizedDescription)
         }
+        return names.compactMap { name -> String? in
+            guard name.hasSuffix(".plist"), !name.hasPrefix(".") else { return nil }
+            let stem = String(name.dropLast(".plist".count))
+            if stem.contains("~") {
+                let sidecar = directory.appendingPathComponent(name + ".root")
+                return (try? Data(contentsOf: sidecar)).map { String(decoding: $0, as: UTF8.self) }
+            }
+            return Self.decode(stem)
+        }.sorted()
+    }
+
+    /// Records the full root key beside a file whose name had to be shortened.
+    private func writeRootName(_ root: String, for url: URL) throws {
+        let sidecar = url.appendingPathExtension("root")
+        guard (try? Data(contentsOf: sidecar)) != Data(root.utf8) else { return }
+        do {
+            try AtomicFile.write(Data(root.utf8), to: sidecar)
+        } catch {
+            throw error.prefsError
+        }
+    }
+
+    /// FNV-1a, 64 bits, of the root key's UTF-8: stable across runs and platforms.
+    static func hash(_ root: String) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in root.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return String(hash, radix: 16)
     }
 
     // MARK: - File names
@@ -191,28 +199,6 @@ public final class PlistFileStore: PrefsStore, @unchecked Sendable {  // immutab
         return encode(root) == name ? root : nil
     }
 
-    // MARK: - Private
-
-    private func locked<Result>(_ body: () throws -> Result) rethrows -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
-
-    /// Moves an unreadable file aside and returns the error that reports it.
-    private func moveAside(_ url: URL, reason: String) -> PersistentPrefs.PrefsError {
-        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
-        let aside = url.path + ".corrupt-\(stamp)-\(UUID().uuidString.prefix(8))"
-        guard rename(url.path, aside) == 0 else {
-            return .corruptStore(path: url.path, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(errno))))")
-        }
-        try? AtomicFile.syncDirectory(directory.path)
-        return .corruptStore(path: url.path, reason: "\(reason); moved aside to \(aside)")
-    }
-
-    private static func reason(_ error: any Error) -> String {
-        (error as NSError).localizedDescription
-    }
 }
 
 extension String {

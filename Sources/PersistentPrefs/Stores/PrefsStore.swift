@@ -43,9 +43,83 @@ public protocol PrefsStore: Sendable {
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError`` when the removal failed.
     func remove(root: String) throws
 
+    /// Applies `change` to the set stored under `root` and returns the set as now stored;
+    /// durable when it returns.
+    ///
+    /// A store shared by several processes re-reads the set under its lock and applies only
+    /// the change, so two processes changing different keys of one root key both keep their
+    /// change. The default implementation loads (unless the change replaces the whole set),
+    /// changes and saves (or removes, for an empty result), and puts the old set back if the
+    /// save fails.
+    ///
+    /// - Parameters:
+    ///   - change: What to change; its values are already vetted and normalised.
+    ///   - root: The root key of the set.
+    /// - Returns: The whole set after the change (values may be in the store's own shapes).
+    /// - Throws: ``PersistentPrefs/PrefsError``; nothing was changed.
+    func apply(_ change: PrefsChange, root: String) throws -> [String: Any]
+
     /// The root keys that currently hold a set, sorted.
     ///
     /// - Returns: The root keys present in the store.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError`` when the store cannot be read.
     func roots() throws -> [String]
+}
+
+/// A change to one set, as ``PrefsStore/apply(_:root:)`` receives it.
+public enum PrefsChange {
+    /// Replace the whole set; an empty set removes the root key.
+    case replace([String: Any])
+    /// Merge these values over the set (new values win).
+    case merge([String: Any])
+    /// Set one value, or remove it for `nil`.
+    case set(key: String, value: Any?)
+
+    /// Whether the change builds on the set as stored.
+    var buildsOnCurrent: Bool {
+        if case .replace = self { return false }
+        return true
+    }
+
+    /// The set after this change.
+    ///
+    /// - Parameter current: The set as stored.
+    /// - Returns: `current` with the change applied.
+    public func applied(to current: [String: Any]) -> [String: Any] {
+        switch self {
+        case .replace(let values):
+            return values
+        case .merge(let values):
+            return current.merging(values) { _, new in new }
+        case .set(let key, let value):
+            var updated = current
+            updated[key] = value
+            return updated
+        }
+    }
+}
+
+extension PrefsStore {
+    /// Loads the set, applies `change`, saves the result (removes the root key when it is
+    /// empty), and puts the old set back if the save fails.
+    ///
+    /// - Parameters:
+    ///   - change: What to change.
+    ///   - root: The root key of the set.
+    /// - Returns: The set after the change.
+    public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
+        // A whole-set replacement does not read the old set, so it can repair an unreadable one.
+        let current = change.buildsOnCurrent ? (try load(root: root) ?? [:]) : nil
+        let updated = change.applied(to: current ?? [:])
+        do {
+            if updated.isEmpty { try remove(root: root) } else { try save(updated, root: root) }
+        } catch {
+            // A store such as UserDefaults may have changed its memory before its disk write failed.
+            if let current {
+                if current.isEmpty { try? remove(root: root) } else { try? save(current, root: root) }
+            }
+            throw error
+        }
+        return updated
+    }
 }

@@ -58,60 +58,122 @@ public struct UserDefaultsStore: PrefsStore {
     /// Identifies the underlying `UserDefaults` object.
     public var identifier: String { handle.identifier }
 
-    /// Returns the dictionary stored under `root` in the suite's own (persistent) domain.
+    /// Returns the dictionary stored under `root` in the suite.
     ///
     /// - Parameter root: The root key of the set.
     /// - Returns: The stored dictionary, or `nil`.
     /// - Throws: ``PersistentPrefs/PrefsError/invalidStoredValue(key:)`` when the object
-    ///   under `root` is not a string-keyed dictionary.
+    ///   under `root` is not a string-keyed dictionary, or (Linux)
+    ///   ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` after moving an unreadable
+    ///   suite file aside.
     public func load(root: String) throws -> [String: Any]? {
-        try handle.withDefaults { defaults in
-            _ = defaults.synchronize()
-            guard let stored = handle.persistentObject(forKey: root, in: defaults) else { return nil }
-            guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
-                throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
-            }
-            return dictionary
+        guard let stored = try object(root) else { return nil }
+        guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
+            throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
         }
+        return dictionary
     }
 
-    /// Stores `values` under `root` and synchronises the suite to disk.
+    /// Stores `values` under `root`, durably.
     ///
     /// - Parameters:
     ///   - values: The whole set, vetted and normalised.
     ///   - root: The root key of the set.
-    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when the suite could not
-    ///   be written.
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)``; nothing was changed.
     public func save(_ values: [String: Any], root: String) throws {
-        try handle.withDefaults { defaults in
-            defaults.set(values, forKey: root)
-            try handle.synchronize(defaults, root: root)
-        }
+        _ = try apply(.replace(values), root: root)
     }
 
-    /// Removes `root` from the suite and synchronises it to disk.
+    /// Removes `root` from the suite, durably.
     ///
     /// - Parameter root: The root key of the set.
-    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when the suite could not
-    ///   be written.
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)``; nothing was changed.
     public func remove(root: String) throws {
-        try handle.withDefaults { defaults in
-            defaults.removeObject(forKey: root)
-            try handle.synchronize(defaults, root: root)
+        _ = try apply(.replace([:]), root: root)
+    }
+
+    /// Applies `change` to the set under `root`, durably.
+    ///
+    /// On Linux, under an advisory lock on the suite file shared by every process using this
+    /// library: the suite is re-read, only this root key's change is applied, and the file is
+    /// replaced atomically (a crash leaves the old file or the new one, never an empty one).
+    /// Elsewhere, through `UserDefaults` (`set` then `synchronize()`).
+    ///
+    /// - Parameters:
+    ///   - change: What to change.
+    ///   - root: The root key.
+    /// - Returns: The set after the change.
+    /// - Throws: ``PersistentPrefs/PrefsError``; nothing was changed.
+    public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
+        var result: [String: Any] = [:]
+        try update(root) { stored in
+            var current: [String: Any] = [:]
+            if change.buildsOnCurrent, let stored {
+                guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
+                    throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+                }
+                current = dictionary
+            }
+            result = change.applied(to: current)
+            return result.isEmpty ? nil : result
         }
+        return result
     }
 
     /// The keys of the suite whose values are dictionaries, sorted.
     ///
     /// - Returns: The root keys present in the suite.
     public func roots() throws -> [String] {
-        handle.withDefaults { defaults in
+        try allObjects().filter { PlistValue.stringKeyedDictionary($0.value) != nil }.map(\.key).sorted()
+    }
+
+    // MARK: - One key of the suite
+
+    /// The object stored under the suite key `key`.
+    func object(_ key: String) throws -> Any? {
+        if let file = handle.file {
+            return try FileLock.withLock(for: file, exclusive: false) { try PlistFile.read(file)?[key] }
+        }
+        return handle.withDefaults { defaults in
+            _ = defaults.synchronize()
+            return handle.persistentObject(forKey: key, in: defaults)
+        }
+    }
+
+    /// Replaces the object under the suite key `key` with what `change` makes of it (`nil`
+    /// removes the key), durably.
+    func update(_ key: String, _ change: (Any?) throws -> Any?) throws {
+        if let file = handle.file {
+            try FileLock.withLock(for: file, exclusive: true) {
+                var suite = try PlistFile.read(file) ?? [:]
+                suite[key] = try change(suite[key])
+                try PlistFile.write(suite, to: file, format: .xml)
+            }
+            handle.refresh()
+            return
+        }
+        try handle.withDefaults { defaults in
+            _ = defaults.synchronize()
+            let previous = handle.persistentObject(forKey: key, in: defaults)
+            let updated = try change(previous)
+            if let updated { defaults.set(updated, forKey: key) } else { defaults.removeObject(forKey: key) }
+            do {
+                try handle.synchronize(defaults, root: key)
+            } catch {
+                if let previous { defaults.set(previous, forKey: key) } else { defaults.removeObject(forKey: key) }
+                throw error
+            }
+        }
+    }
+
+    private func allObjects() throws -> [String: Any] {
+        if let file = handle.file {
+            return try FileLock.withLock(for: file, exclusive: false) { try PlistFile.read(file) ?? [:] }
+        }
+        return handle.withDefaults { defaults in
             _ = defaults.synchronize()
             let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
-            return defaults.dictionaryRepresentation()
-                .filter { !argumentKeys.contains($0.key) && PlistValue.stringKeyedDictionary($0.value) != nil }
-                .map(\.key)
-                .sorted()
+            return defaults.dictionaryRepresentation().filter { !argumentKeys.contains($0.key) }
         }
     }
 }
@@ -123,13 +185,22 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     let defaults: UserDefaults
     let suiteName: String?
     let identifier: String
+    /// On Linux, the suite's plist file, which the library reads and replaces itself (under a
+    /// `flock`, atomically); `nil` where `UserDefaults` is used as it is.
+    let file: URL?
     private let lock = NSLock()
 
-    private init(defaults: UserDefaults, suiteName: String?) {
+    private init(defaults: UserDefaults, suiteName: String?, isStandard: Bool) {
         self.defaults = defaults
         self.suiteName = suiteName
-        let address = UInt(bitPattern: ObjectIdentifier(defaults).hashValue)
-        identifier = "userdefaults:\(suiteName ?? "<standard>")@\(String(address, radix: 16))"
+        file = SuitePaths.file(suite: isStandard ? nil : suiteName, isStandard: isStandard)
+        identifier = file.map { "userdefaults-file:\($0.path)" }
+            ?? "userdefaults:\(suiteName ?? "<standard>")@\(String(UInt(bitPattern: ObjectIdentifier(defaults).hashValue), radix: 16))"
+    }
+
+    /// Lets the `UserDefaults` object see a file the library replaced (it re-reads the file).
+    func refresh() {
+        withDefaults { _ = $0.synchronize() }
     }
 
     private struct Registry {
@@ -148,12 +219,13 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
             if let existing = registry.bySuite[suite ?? standardName] { return existing }
             let defaults: UserDefaults
             if let suite {
-                guard let opened = UserDefaults(suiteName: suite) else { return nil }
+                guard SuitePaths.problem(with: suite) == nil, let opened = UserDefaults(suiteName: suite) else { return nil }
                 defaults = opened
             } else {
                 defaults = .standard
             }
-            let handle = registry.byObject[ObjectIdentifier(defaults)] ?? DefaultsHandle(defaults: defaults, suiteName: suite)
+            let handle = registry.byObject[ObjectIdentifier(defaults)]
+                ?? DefaultsHandle(defaults: defaults, suiteName: suite, isStandard: suite == nil)
             registry.bySuite[suite ?? standardName] = handle
             registry.byObject[ObjectIdentifier(defaults)] = handle
             return handle
@@ -164,7 +236,8 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     static func forObject(_ defaults: UserDefaults) -> DefaultsHandle {
         registry.withLock { registry in
             if let existing = registry.byObject[ObjectIdentifier(defaults)] { return existing }
-            let handle = DefaultsHandle(defaults: defaults, suiteName: nil)
+            let name = SuitePaths.suiteName(of: defaults)
+            let handle = DefaultsHandle(defaults: defaults, suiteName: name, isStandard: defaults === UserDefaults.standard)
             registry.byObject[ObjectIdentifier(defaults)] = handle
             return handle
         }

@@ -153,6 +153,7 @@ struct SettingsStorageTests {
         defer { suite.remove() }
         suite.store.userDefaults.set("pluto", forKey: "planet")
         suite.store.userDefaults.set("old", forKey: "volume")
+        _ = suite.store.userDefaults.synchronize()
         let settings = WrappedUserSettings(suite.store.userDefaults)
         #expect(settings.planet == .earth)
         #expect(settings.volume == 0.5)

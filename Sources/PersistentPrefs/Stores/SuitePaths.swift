@@ -1,0 +1,52 @@
+import Foundation
+
+/// Where `UserDefaults` keeps a suite on Linux, and which suite names are safe.
+enum SuitePaths {
+    /// Why `name` cannot be a suite name, or `nil` when it can: names that would escape the
+    /// preferences folder or alias a special domain are refused.
+    static func problem(with name: String) -> String? {
+        if name.isEmpty { return "the suite name is empty" }
+        if name.contains("/") || name.contains("\u{0}") { return "the suite name \"\(name)\" contains '/' or NUL" }
+        if name == "." || name == ".." || name.hasPrefix("..") { return "the suite name \"\(name)\" is a relative path" }
+        if name == "NSGlobalDomain" || name == UserDefaults.globalDomain || name == UserDefaults.argumentDomain
+            || name == UserDefaults.registrationDomain
+        {
+            return "the suite name \"\(name)\" names a special domain"
+        }
+        return nil
+    }
+
+    /// The suite's plist file on Linux (`$XDG_CONFIG_HOME/<suite>.plist`, else
+    /// `~/.config/<suite>.plist`; the standard suite is named after the program), or `nil` on
+    /// Apple platforms, where `cfprefsd` owns the files, and for suites of unknown name.
+    static func file(suite: String?, isStandard: Bool) -> URL? {
+        #if canImport(Darwin)
+            return nil
+        #else
+            let name: String
+            if isStandard {
+                name = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+            } else {
+                guard let suite, problem(with: suite) == nil else { return nil }
+                name = suite
+            }
+            let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
+            let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
+            return URL(fileURLWithPath: base, isDirectory: true).appendingPathComponent(name + ".plist")
+        #endif
+    }
+
+    /// The suite name of a `UserDefaults` object made elsewhere, where Foundation lets us see it.
+    static func suiteName(of defaults: UserDefaults) -> String? {
+        #if canImport(Darwin)
+            return nil
+        #else
+            // swift-corelibs-foundation keeps it in a stored property named `suite`.
+            for child in Mirror(reflecting: defaults).children where child.label == "suite" {
+                if let name = child.value as? String { return name }
+                if let name = child.value as? String? { return name }
+            }
+            return nil
+        #endif
+    }
+}
