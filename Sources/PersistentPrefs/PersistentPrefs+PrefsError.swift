@@ -52,6 +52,10 @@ extension PersistentPrefs {
         /// Reading or writing `path` failed; `reason` says why. Nothing was changed.
         case ioError(path: String, reason: String)
 
+        /// `name` cannot be a `UserDefaults` suite: it would escape the preferences folder
+        /// (`/`, `..`) or name a special domain (`NSGlobalDomain`); `reason` says which.
+        case invalidSuiteName(name: String, reason: String)
+
         /// The value stored under `key` cannot be read as the declared type `expected`;
         /// `found` describes it. The read returned the default; the stored value is untouched.
         case typeMismatch(key: String, expected: String, found: String)
@@ -75,6 +79,7 @@ extension PersistentPrefs.PrefsError: Equatable {
         case let (.corruptStore(p1, r1), .corruptStore(p2, r2)): return p1 == p2 && r1 == r2
         case let (.ioError(p1, r1), .ioError(p2, r2)): return p1 == p2 && r1 == r2
         case let (.typeMismatch(k1, e1, f1), .typeMismatch(k2, e2, f2)): return k1 == k2 && e1 == e2 && f1 == f2
+        case let (.invalidSuiteName(n1, r1), .invalidSuiteName(n2, r2)): return n1 == n2 && r1 == r2
         default: return false
         }
     }
@@ -102,6 +107,8 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
             return "The preferences store at \(path) is unreadable: \(reason)."
         case .ioError(let path, let reason):
             return "Could not read or write \(path): \(reason). Nothing was changed."
+        case .invalidSuiteName(let name, let reason):
+            return "\"\(name)\" cannot be a UserDefaults suite: \(reason). Nothing was read or written."
         case .typeMismatch(let key, let expected, let found):
             return "The value stored under \"\(key)\" is \(found), not \(expected); the default was used and the stored value left as it is."
         }

@@ -406,6 +406,8 @@ open class PersistentPrefs: NSObject {
             store = explicitStore
         } else if let defaults = userDefaults {
             store = UserDefaultsStore(userDefaults: defaults)
+        } else if let suite = Self.groupID, !suite.isEmpty, let problem = SuitePaths.problem(with: suite) {
+            throw PrefsError.invalidSuiteName(name: suite, reason: problem)
         } else {
             throw PrefsError.userDefaultsUnavailable
         }

@@ -49,10 +49,51 @@ struct DefaultStoreTests {
         #expect(suite.store.userDefaults.dictionary(forKey: "rvs")?.count == 1)
     }
 
+    @Test("a groupID that cannot be a suite is reported by every operation, and nothing is written")
+    func invalidGroupID() {
+        defer { PersistentPrefs.groupID = nil }
+        PersistentPrefs.groupID = "../escape"
+        let prefs = MixedPrefs(key: "r", values: ["Int": 1])
+        #expect(prefs.lastError == .invalidSuiteName(name: "../escape", reason: "the suite name \"../escape\" contains '/' or NUL"))
+        prefs.int = 2
+        #expect(prefs.lastError?.description.contains("../escape") == true)
+    }
+
     @Test("an empty groupID selects the standard suite")
     func emptyGroupIDIsStandard() {
         defer { PersistentPrefs.groupID = nil }
         PersistentPrefs.groupID = ""
         #expect(PersistentPrefs(key: "unused").userDefaults === UserDefaults.standard)
+    }
+}
+
+@Suite("Suite names")
+struct SuiteNameTests {
+    @Test(
+        "names that would escape the preferences folder or alias a special domain are refused, with a reason",
+        arguments: ["", "../x", "a/b", "/etc/passwd", "..", ".", "NSGlobalDomain", "..hidden"])
+    func refused(name: String) {
+        #expect(throws: PersistentPrefs.PrefsError.self) { try UserDefaultsStore.named(name) }
+        do {
+            _ = try UserDefaultsStore.named(name)
+        } catch let error as PersistentPrefs.PrefsError {
+            guard case .invalidSuiteName(let refused, let reason) = error else {
+                Issue.record("expected invalidSuiteName, got \(error)")
+                return
+            }
+            #expect(refused == name)
+            #expect(!reason.isEmpty)
+            #expect(error.description.contains("cannot be a UserDefaults suite"))
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+        if !name.isEmpty { #expect(UserDefaultsStore(suiteName: name) == nil) }
+    }
+
+    @Test("a valid name opens")
+    func valid() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        #expect(try UserDefaultsStore.named(suite.name).identifier == suite.store.identifier)
     }
 }

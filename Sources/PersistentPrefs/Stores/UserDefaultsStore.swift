@@ -29,10 +29,28 @@ public struct UserDefaultsStore: PrefsStore {
     /// Stores opened with the same name share one `UserDefaults` object and one lock.
     ///
     /// - Parameter suiteName: The suite to use; `nil` or `""` selects `.standard`.
-    /// - Returns: `nil` when `UserDefaults(suiteName:)` refuses the name.
+    /// - Returns: `nil` when the name would escape the preferences folder or name a special
+    ///   domain (see ``named(_:)`` for the reason), or `UserDefaults(suiteName:)` refuses it.
     public init?(suiteName: String?) {
         guard let handle = DefaultsHandle.forSuite(suiteName) else { return nil }
         self.handle = handle
+    }
+
+    /// Opens the named suite, or throws why it cannot be one.
+    ///
+    /// Unlike ``init(suiteName:)``, an empty name is refused rather than taken as `.standard`.
+    ///
+    /// - Parameter suiteName: The suite to use.
+    /// - Returns: The store.
+    /// - Throws: ``PersistentPrefs/PrefsError/invalidSuiteName(name:reason:)`` for a name with
+    ///   `/`, `..`, an empty name or a special domain, or
+    ///   ``PersistentPrefs/PrefsError/userDefaultsUnavailable``.
+    public static func named(_ suiteName: String) throws -> UserDefaultsStore {
+        if let problem = SuitePaths.problem(with: suiteName) {
+            throw PersistentPrefs.PrefsError.invalidSuiteName(name: suiteName, reason: problem)
+        }
+        guard let store = UserDefaultsStore(suiteName: suiteName) else { throw PersistentPrefs.PrefsError.userDefaultsUnavailable }
+        return store
     }
 
     /// Wraps a `UserDefaults` object you already have.
