@@ -163,5 +163,6 @@ enum Bench {
         let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (NSHomeDirectory() + "/.config")
         try? FileManager.default.removeItem(atPath: base + "/\(suite).plist")
+        try? FileManager.default.removeItem(atPath: base + "/\(suite).plist.lock")
     }
 }

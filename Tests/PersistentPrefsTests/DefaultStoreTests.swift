@@ -61,9 +61,11 @@ struct DefaultStoreTests {
 
     @Test("an empty groupID selects the standard suite")
     func emptyGroupIDIsStandard() {
+        // Checked on the store the instances would open, so that no test touches the test
+        // process's own standard suite.
         defer { PersistentPrefs.groupID = nil }
         PersistentPrefs.groupID = ""
-        #expect(PersistentPrefs(key: "unused").userDefaults === UserDefaults.standard)
+        #expect(UserDefaultsStore(suiteName: PersistentPrefs.groupID)?.userDefaults === UserDefaults.standard)
     }
 }
 

@@ -23,11 +23,15 @@ struct TestSuite {
         return base + "/\(name).plist"
     }
 
-    /// Removes the suite from memory and disk.
+    /// Removes the suite from memory and disk, with its lock file and any file moved aside.
     func remove() {
         store.userDefaults.removePersistentDomain(forName: name)
         _ = store.userDefaults.synchronize()
-        try? FileManager.default.removeItem(atPath: path)
+        let folder = (path as NSString).deletingLastPathComponent
+        let prefix = (path as NSString).lastPathComponent
+        for file in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where file.hasPrefix(prefix) {
+            try? FileManager.default.removeItem(atPath: folder + "/" + file)
+        }
     }
 }
 
