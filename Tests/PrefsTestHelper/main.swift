@@ -1,22 +1,20 @@
 // A helper process for the cross-process tests. Not part of the library.
 //
-//   prefs-test-helper set-int SUITE ROOT N        set SamplePrefs.int, print "done", wait to be killed
 //   prefs-test-helper write-mixed SUITE ROOT      write one value of every kind, print "done", wait
 //   prefs-test-helper check-mixed SUITE ROOT      read them back and check every `as?` cast
-//   prefs-test-helper get-int SUITE ROOT          print SamplePrefs.int
-//   prefs-test-helper loop-int SUITE ROOT         set int = 1, 2, 3, … and print each after it returns
 //   prefs-test-helper container-write SUITE -     UserDefaultsContainer: age 20, name Ann, planet mars
 //   prefs-test-helper container-read SUITE -      print them back
 //   prefs-test-helper settings-write - DIR        AppSettings and PlayerSettings: change and update
 //   prefs-test-helper settings-read - DIR         load them and print
 //   prefs-test-helper pref-write SUITE ROOT       TypedPrefs: set every @Pref, print "done", wait
 //   prefs-test-helper pref-check SUITE ROOT       read them back and check each
-//   (below, SUITE starting with "/" is a PlistFileStore directory)
-//   prefs-test-helper store-set-int SUITE ROOT N  SamplePrefs.int = N in that store, print "done", wait
-//   prefs-test-helper store-get-int SUITE ROOT    print it, or the error
-//   prefs-test-helper store-loop SUITE ROOT       int = 1, 2, 3, … printing each once it returned
-//   prefs-test-helper store-keys SUITE ROOT FIRST COUNT   write keys kFIRST… one at a time
-//   prefs-test-helper store-count SUITE ROOT      print how many keys the set holds
+//   (below, SUITE starting with "/" is a PlistFileStore directory; otherwise a suite, via groupID)
+//   prefs-test-helper set-int SUITE ROOT N        SamplePrefs.int = N, print "done", wait to be killed
+//   prefs-test-helper get-int SUITE ROOT          print it, or fail with the error
+//   prefs-test-helper loop-int SUITE ROOT         int = 1, 2, 3, … printing each once it returned
+//   prefs-test-helper clear SUITE ROOT            remove the set
+//   prefs-test-helper write-keys SUITE ROOT FIRST COUNT   write keys kFIRST… one at a time
+//   prefs-test-helper count-keys SUITE ROOT       print how many keys the set holds, and how many are right
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -79,11 +77,15 @@ guard arguments.count >= 3 else { fail("usage: prefs-test-helper COMMAND SUITE R
 let (command, suite, root) = (arguments[0], arguments[1], arguments[2])
 PersistentPrefs.groupID = suite
 
-/// SUITE names a UserDefaults suite, or (starting with "/") a PlistFileStore directory.
-func openStore() -> any PrefsStore {
-    if suite.hasPrefix("/") { return PlistFileStore(directory: URL(fileURLWithPath: suite)) }
-    guard let store = UserDefaultsStore(suiteName: suite) else { fail("cannot open suite \(suite)") }
-    return store
+/// SUITE names a UserDefaults suite (used through `groupID`, the default store) or, starting
+/// with "/", a PlistFileStore directory.
+func samplePrefs() -> SamplePrefs {
+    suite.hasPrefix("/") ? SamplePrefs(key: root, store: PlistFileStore(directory: URL(fileURLWithPath: suite))) : SamplePrefs(key: root)
+}
+
+/// A base-class instance on the same store as ``samplePrefs()`` (no defaults written).
+func plainPrefs() -> PersistentPrefs {
+    suite.hasPrefix("/") ? PersistentPrefs(key: root, store: PlistFileStore(directory: URL(fileURLWithPath: suite))) : PersistentPrefs(key: root)
 }
 
 /// A set that accepts the keys "k0" … "k999".
@@ -93,27 +95,6 @@ final class WidePrefs: PersistentPrefs {
 }
 
 switch command {
-case "set-int":
-    guard arguments.count == 4, let n = Int(arguments[3]) else { fail("set-int needs an integer") }
-    let prefs = SamplePrefs(key: root)
-    prefs.int = n
-    guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
-    waitToBeKilled()
-
-case "get-int":
-    let prefs = PersistentPrefs(key: root)
-    print(prefs.value(forKey: SamplePrefs.Key.int.rawValue, as: Int.self).map(String.init) ?? "nil")
-
-case "loop-int":
-    let prefs = SamplePrefs(key: root)
-    var n = 0
-    while true {
-        n += 1
-        prefs.int = n
-        guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
-        say(String(n))
-    }
-
 case "write-mixed":
     let prefs = MixedPrefs(key: root)
     prefs.values = MixedPrefs.expected
@@ -210,25 +191,25 @@ case "pref-check":
     for (name, passed) in checks { say("\(passed ? "ok" : "FAIL") \(name)") }
     exit(checks.allSatisfy(\.1) ? 0 : 1)
 
-case "store-set-int":
-    guard arguments.count == 4, let n = Int(arguments[3]) else { fail("store-set-int needs an integer") }
-    let prefs = SamplePrefs(key: root, store: openStore())
+case "set-int":
+    guard arguments.count == 4, let n = Int(arguments[3]) else { fail("set-int needs an integer") }
+    let prefs = samplePrefs()
     prefs.int = n
     guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
     waitToBeKilled()
 
-case "store-set-int-exit":
-    let prefs = SamplePrefs(key: root, store: openStore())
+case "clear":
+    let prefs = plainPrefs()
     prefs.values = [:]
     guard prefs.lastError == nil else { fail("clear failed: \(prefs.lastError!)") }
 
-case "store-get-int":
-    let prefs = PersistentPrefs(key: root, store: openStore())
+case "get-int":
+    let prefs = plainPrefs()
     if let error = prefs.lastError { fail("error: \(error)") }
     say(prefs.value(forKey: SamplePrefs.Key.int.rawValue, as: Int.self).map(String.init) ?? "nil")
 
-case "store-loop":
-    let prefs = SamplePrefs(key: root, store: openStore())
+case "loop-int":
+    let prefs = samplePrefs()
     var n = 0
     while true {
         n += 1
@@ -237,19 +218,19 @@ case "store-loop":
         say(String(n))
     }
 
-case "store-keys":
+case "write-keys":
     guard arguments.count == 5, let first = Int(arguments[3]), let count = Int(arguments[4]) else {
-        fail("store-keys needs FIRST COUNT")
+        fail("write-keys needs FIRST COUNT")
     }
-    let prefs = WidePrefs(key: root, store: openStore())
+    let prefs = suite.hasPrefix("/") ? WidePrefs(key: root, store: PlistFileStore(directory: URL(fileURLWithPath: suite))) : WidePrefs(key: root)
     for index in first..<(first + count) {
         prefs["k\(index)"] = index
         guard prefs.lastError == nil else { fail("write of k\(index) failed: \(prefs.lastError!)") }
     }
     say("done")
 
-case "store-count":
-    let prefs = WidePrefs(key: root, store: openStore())
+case "count-keys":
+    let prefs = suite.hasPrefix("/") ? WidePrefs(key: root, store: PlistFileStore(directory: URL(fileURLWithPath: suite))) : WidePrefs(key: root)
     if let error = prefs.lastError { fail("error: \(error)") }
     let values = prefs.values
     let correct = values.filter { key, value in key == "k\(value as? Int ?? -1)" }.count

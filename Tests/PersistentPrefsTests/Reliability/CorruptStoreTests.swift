@@ -63,12 +63,12 @@ struct CorruptStoreTests {
     func userDefaultsStore(damage: Damage) throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
-        _ = try child.killAfter(line: "done", "prefs-test-helper", ["store-set-int", "damaged", "R", "1"])
+        _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "damaged", "R", "1"])
         let file = directory.path + "/damaged.plist"
         let valid = try Data(contentsOf: URL(fileURLWithPath: file))
         let kept = try damage.apply(to: file, valid: valid)
         let start = Date()
-        let read = try child.run("prefs-test-helper", ["store-get-int", "damaged", "R"])
+        let read = try child.run("prefs-test-helper", ["get-int", "damaged", "R"])
         let elapsed = Date().timeIntervalSince(start)
         #expect(read.status == 2)
         #expect(read.stderr.contains(file), "\(read.stderr)")
@@ -77,7 +77,7 @@ struct CorruptStoreTests {
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             let aside = try #require(names.first { $0.hasPrefix("damaged.plist.corrupt-") })
             #expect(FileManager.default.contents(atPath: directory.path + "/" + aside) == kept)
-            let again = try child.run("prefs-test-helper", ["store-get-int", "damaged", "R"])
+            let again = try child.run("prefs-test-helper", ["get-int", "damaged", "R"])
             #expect(again.status == 0)
             #expect(again.stdout == "nil\n")
         }

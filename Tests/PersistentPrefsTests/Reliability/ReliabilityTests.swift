@@ -28,8 +28,8 @@ struct ReliabilityTests {
         let suite = store.suite(in: directory)
         var lost = 0
         for trial in 1...50 {
-            _ = try child.killAfter(line: "done", "prefs-test-helper", ["store-set-int", suite, "Root", "\(trial)"])
-            let read = try child.run("prefs-test-helper", ["store-get-int", suite, "Root"])
+            _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", suite, "Root", "\(trial)"])
+            let read = try child.run("prefs-test-helper", ["get-int", suite, "Root"])
             if read.stdout != "\(trial)\n" { lost += 1 }
         }
         print("[reliability] \(store.rawValue): SIGKILL right after a set: \(lost) of 50 writes lost")
@@ -45,7 +45,7 @@ struct ReliabilityTests {
         var bad = 0
         var acknowledgedTotal = 0
         for trial in 1...50 {
-            let process = try child.process("prefs-test-helper", ["store-loop", suite, "Root"])
+            let process = try child.process("prefs-test-helper", ["loop-int", suite, "Root"])
             let output = Pipe()
             process.standardOutput = output
             process.standardError = FileHandle.nullDevice
@@ -56,7 +56,7 @@ struct ReliabilityTests {
             let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             let acknowledged = printed.split(separator: "\n").compactMap { Int($0) }.last ?? 0
             acknowledgedTotal += acknowledged
-            let read = try child.run("prefs-test-helper", ["store-get-int", suite, "Root"])
+            let read = try child.run("prefs-test-helper", ["get-int", suite, "Root"])
             let text = read.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let value = Int(text)
             // The last acknowledged write, or the one after it (written, killed before it was
@@ -73,7 +73,7 @@ struct ReliabilityTests {
                 continue
             }
             // The next trial starts from a clean set, so its numbers are its own.
-            _ = try child.run("prefs-test-helper", ["store-set-int-exit", suite, "Root"])
+            _ = try child.run("prefs-test-helper", ["clear", suite, "Root"])
         }
         print("[reliability] \(store.rawValue): SIGKILL inside a write loop: \(bad) of 50 trials loaded an error or an unacknowledged state (\(acknowledgedTotal) writes acknowledged in all)")
         #expect(bad == 0)
@@ -100,7 +100,7 @@ struct ReliabilityTests {
         defer { directory.remove() }
         let suite = store.suite(in: directory)
         let writers = try roots.enumerated().map { index, root in
-            let process = try child.process("prefs-test-helper", ["store-keys", suite, root, "\(index * 200)", "200"])
+            let process = try child.process("prefs-test-helper", ["write-keys", suite, root, "\(index * 200)", "200"])
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
             return process
@@ -110,7 +110,7 @@ struct ReliabilityTests {
         #expect(writers.allSatisfy { $0.terminationStatus == 0 })
         var found = 0
         for root in Set(roots) {
-            let count = try child.run("prefs-test-helper", ["store-count", suite, root])
+            let count = try child.run("prefs-test-helper", ["count-keys", suite, root])
             let fields = count.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
             found += fields.count == 2 ? fields[1] : 0
         }
