@@ -32,7 +32,7 @@ enum SignalGuard {
         defer { lock.unlock() }
         if depth == 0 {
             pendingSignal = 0
-            for signal in signals { _ = Foundation.signal(signal, recordSignal) }
+            for number in signals { _ = signal(number, recordSignal) }
         }
         depth += 1
     }
@@ -42,7 +42,7 @@ enum SignalGuard {
         depth -= 1
         var deferred: Int32 = 0
         if depth == 0 {
-            for signal in signals { _ = Foundation.signal(signal, SIG_DFL) }
+            for number in signals { _ = signal(number, SIG_DFL) }
             deferred = pendingSignal
         }
         lock.unlock()

@@ -78,7 +78,7 @@ enum AtomicFile {
         data.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let written = Foundation.write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+                let written = systemWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
                 if written < 0 {
                     if errno == EINTR { continue }
                     failure = posixFailure("write", path)
@@ -89,6 +89,17 @@ enum AtomicFile {
         }
         if let failure { throw failure }
         try check(fsync(descriptor), "fsync", path)
+    }
+
+    /// The C library's `write(2)` (a plain `write` here would name ``write(_:to:)``).
+    private static func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+        #if canImport(Darwin)
+            return Darwin.write(descriptor, bytes, count)
+        #elseif canImport(Glibc)
+            return Glibc.write(descriptor, bytes, count)
+        #else
+            return Musl.write(descriptor, bytes, count)
+        #endif
     }
 
     private static func check(_ result: Int32, _ call: String, _ path: String) throws(Failure) {
