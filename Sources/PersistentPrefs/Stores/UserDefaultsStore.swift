@@ -3,14 +3,18 @@ import Foundation
 /// A ``PrefsStore`` that keeps each set as a dictionary under its root key in a
 /// `UserDefaults` suite. The default store of ``PersistentPrefs``.
 ///
-/// Every write is followed by `synchronize()`, so a set is on disk when the setter returns
-/// (on Linux, `UserDefaults` loses writes that are not synchronised when the process ends).
-/// Loading also synchronises first, so ``PersistentPrefs/flush()`` sees other processes'
-/// writes. All access to one suite in a process goes through one lock, because
-/// `UserDefaults` on Linux is not safe to use from several threads at once on first use.
+/// A set is on disk when the setter returns, and ``PersistentPrefs/flush()`` sees other
+/// processes' writes.
 ///
-/// On Linux a suite lives in `$XDG_CONFIG_HOME/<suite>.plist` (or `~/.config/<suite>.plist`)
-/// as an XML property list, which keeps dates to whole seconds and stores `-0.0` as `0.0`.
+/// - On Apple platforms, through `UserDefaults`: `set`, then `synchronize()`.
+/// - On Linux, where `UserDefaults` rewrites its file in place (a crash mid-write empties it)
+///   and loses keys when several processes write, the library reads and replaces the suite's
+///   file itself — `$XDG_CONFIG_HOME/<suite>.plist` or `~/.config/<suite>.plist`, still the XML
+///   property list `UserDefaults` reads — under an advisory lock (`flock` on
+///   `<suite>.plist.lock`) shared by every process using the library: it re-reads the file,
+///   applies only its change, and replaces the file atomically. An unreadable file is moved
+///   aside and reported. The XML format keeps dates to whole seconds and stores `-0.0` as
+///   `0.0`; use ``PlistFileStore`` to keep every value exactly.
 ///
 /// ```swift
 /// guard let store = UserDefaultsStore(suiteName: "com.example.shared") else { return }
