@@ -21,6 +21,15 @@ struct CrossProcessTests {
         #expect(lost == 0)
     }
 
+    @Test("the suite file the library writes is read by plain UserDefaults in another process")
+    func plainUserDefaultsReadsIt() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        _ = try child.killAfter(line: "done", "prefs-test-helper", ["set-int", "shared", "Root", "808"])
+        let read = try child.run("prefs-test-helper", ["raw-read", "shared", "Root"])
+        #expect(read.stdout == "808\n", "\(read.stderr)")
+    }
+
     @Test("a command-line argument -ROOT value does not hide the stored set")
     func argumentDomainDoesNotShadow() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()

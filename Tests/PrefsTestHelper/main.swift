@@ -15,6 +15,7 @@
 //   prefs-test-helper clear SUITE ROOT            remove the set
 //   prefs-test-helper write-keys SUITE ROOT FIRST COUNT   write keys kFIRST… one at a time
 //   prefs-test-helper count-keys SUITE ROOT       print how many keys the set holds, and how many are right
+//   prefs-test-helper raw-read SUITE ROOT         read the set with plain UserDefaults, print "Integer Value"
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -235,6 +236,12 @@ case "count-keys":
     let values = prefs.values
     let correct = values.filter { key, value in key == "k\(value as? Int ?? -1)" }.count
     say("\(values.count) \(correct)")
+
+case "raw-read":
+    guard let defaults = UserDefaults(suiteName: suite) else { fail("cannot open suite \(suite)") }
+    let set = defaults.dictionary(forKey: root)
+    let value = set?["Integer Value"].flatMap { $0 as? Int ?? ($0 as Any?).flatMap { $0 as? Int } }
+    say(value.map(String.init) ?? "nil")
 
 default:
     fail("unknown command \(command)")
