@@ -314,6 +314,22 @@ open class PersistentPrefs: NSObject {
         try resolvedDomain().write(.set(key: key, value: accepted))
     }
 
+    /// Stores each of `values` whose key holds nothing yet, in one step under the store's lock,
+    /// so defaults written by one process never overwrite a value another process just set.
+    ///
+    /// ```swift
+    /// if prefs.values.isEmpty { try prefs.addMissingValues(prefs.declaredDefaults) }
+    /// ```
+    ///
+    /// - Parameter values: Values for keys of the set; stored values win over them.
+    /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)``,
+    ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a store error.
+    ///   Nothing changes when it throws.
+    public func addMissingValues(_ values: [String: Any]) throws {
+        let accepted = try vetted(values)
+        try resolvedDomain().write(.fillMissing(accepted))
+    }
+
     /// Reads the set again from the store, or throws why it cannot.
     ///
     /// The throwing form of ``flush()``.

@@ -63,7 +63,12 @@ public final class SamplePrefs: PersistentPrefs {
         // Only when the set was read successfully and holds nothing: an unreadable store
         // keeps its error in lastError and is not overwritten.
         guard lastError == nil, values.isEmpty else { return }
-        values = declaredDefaults
+        // Not `values = …`: another process may be setting a key of this set right now.
+        do {
+            try addMissingValues(declaredDefaults)
+        } catch {
+            lastError = error as? PrefsError ?? .unknownError(error: error)
+        }
     }
 
     // MARK: - Typed accessors

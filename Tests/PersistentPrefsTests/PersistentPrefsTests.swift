@@ -238,6 +238,22 @@ struct PersistentPrefsTests {
         #expect(try prefs.reload().count == 1)
     }
 
+    @Test("addMissingValues fills only keys that hold nothing, with the usual checks")
+    func addMissingValues() throws {
+        let store = InMemoryStore()
+        let prefs = MixedPrefs(key: "k", values: ["Int": 1], store: store)
+        try prefs.addMissingValues(["Int": 99, "String": "default"])
+        #expect(prefs.int == 1)
+        #expect(prefs["String"] as? String == "default")
+        #expect(throws: PersistentPrefs.PrefsError.incorrectKeys(invalidElements: ["Nope"])) {
+            try prefs.addMissingValues(["Nope": 1])
+        }
+        #expect(throws: PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: ["Bool"])) {
+            try prefs.addMissingValues(["Bool": NSNull()])
+        }
+        #expect(try store.load(root: "k")?.count == 2)
+    }
+
     // MARK: - Stored data that is not a set
 
     @Test("a root key holding a non-dictionary reads as empty, reports it, and is left alone")

@@ -74,6 +74,8 @@ public enum PrefsChange {
     case merge([String: Any])
     /// Set one value, or remove it for `nil`.
     case set(key: String, value: Any?)
+    /// Set each of these values whose key holds nothing yet (defaults); stored values win.
+    case fillMissing([String: Any])
 
     /// Whether the change builds on the set as stored.
     var buildsOnCurrent: Bool {
@@ -95,6 +97,8 @@ public enum PrefsChange {
             var updated = current
             updated[key] = value
             return updated
+        case .fillMissing(let values):
+            return current.merging(values) { stored, _ in stored }
         }
     }
 }

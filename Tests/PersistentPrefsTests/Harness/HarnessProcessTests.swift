@@ -177,3 +177,35 @@ struct HarnessSettingsTests {
         #expect(FileManager.default.contents(atPath: settings + "/AppSettings.plist") == Data("junk".utf8))
     }
 }
+
+@Suite("Harness: several processes at once")
+struct HarnessConcurrencyTests {
+    @Test("4 harnesses setting different keys of a fresh root key at once: every set survives, 10 rounds", arguments: ["suite", "files"])
+    func concurrentSetsOnAFreshRoot(kind: String) throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let store = kind == "suite" ? ["--suite", "race"] : ["--store-dir", directory.path + "/files"]
+        var lost = 0
+        for round in 0..<10 {
+            let root = ["--key", "Round \(round)"]
+            let sets: [[String]] = [
+                ["set", "int", "\(round)"], ["set", "string", "s\(round)"], ["set", "array", "a\(round)"], ["set", "dict", "k=\(round)"],
+            ]
+            let processes = try sets.map { command -> Process in
+                let process = try child.process("prefs-harness", store + root + command)
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                return process
+            }
+            for process in processes { try process.run() }
+            for process in processes { process.waitUntilExit() }
+            let expected = ["int": "\(round)", "string": "s\(round)", "array": "a\(round)", "dict": "k=\(round)"]
+            for (name, value) in expected {
+                let get = try child.run("prefs-harness", store + root + ["get", name])
+                if get.stdout != value + "\n" { lost += 1 }
+            }
+        }
+        print("[reliability] harness on \(kind): 4 processes setting 4 keys of a fresh root key, 10 rounds: \(lost) of 40 sets lost")
+        #expect(lost == 0)
+    }
+}
