@@ -63,22 +63,11 @@ extension PersistentPrefs {
 
     // MARK: - Private
 
-    /// The dictionary in a property-list file.
+    /// The dictionary in a property-list file the caller was handed (left where it is even
+    /// when it is unreadable).
     static func readPlistDictionary(_ url: URL) throws -> [String: Any] {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw PrefsError.ioError(path: url.path, reason: (error as NSError).localizedDescription)
-        }
-        let plist: Any
-        do {
-            plist = try PropertyListSerialization.propertyList(from: data, format: nil)
-        } catch {
-            throw PrefsError.corruptStore(path: url.path, reason: "not a property list")
-        }
-        guard let dictionary = PlistValue.stringKeyedDictionary(plist) else {
-            throw PrefsError.corruptStore(path: url.path, reason: "the top level is not a dictionary with String keys")
+        guard let dictionary = try PlistFile.read(url, movingAside: false) else {
+            throw PrefsError.ioError(path: url.path, reason: "there is no such file")
         }
         return dictionary
     }

@@ -85,11 +85,8 @@ open class PersistentPrefs: NSObject {
     open var key: String {
         get { state.withLock { $0.key } }
         set {
-            let previous = state.withLock {
-                $0.key = newValue
-                return $0.domain.take()
-            }
-            previous.map(PrefsDomain.release)
+            state.withLock { $0.key = newValue }
+            dropDomain()
         }
     }
 
@@ -189,7 +186,7 @@ open class PersistentPrefs: NSObject {
     }
 
     deinit {
-        state.withLock { $0.domain.take() }.map(PrefsDomain.release)
+        dropDomain()
     }
 
     private func start(key: String?, merging initial: [String: Any]) {
@@ -338,7 +335,7 @@ open class PersistentPrefs: NSObject {
     /// - Throws: A store error (for example ``PrefsError/invalidStoredValue(key:)``).
     @discardableResult
     public func reload() throws -> [String: Any] {
-        state.withLock { $0.domain.take() }.map(PrefsDomain.release)
+        dropDomain()
         return try resolvedDomain().reload()
     }
 
@@ -406,11 +403,18 @@ open class PersistentPrefs: NSObject {
         }
     }
 
-    /// The shared set for this instance's root key and store.
+    /// Lets go of the shared set, so the next operation resolves it again (from the root key,
+    /// the store and ``groupID`` as they are then).
+    private func dropDomain() {
+        state.withLock { $0.domain.take() }.map(PrefsDomain.release)
+    }
+
+    /// The ``groupID`` generation this instance follows (0 with an explicit store).
     private func currentGeneration() -> Int {
         followsGroupID ? Self.groupGeneration.load() : 0
     }
 
+    /// The shared set for this instance's root key and store.
     private func resolvedDomain() throws -> PrefsDomain {
         let generation = currentGeneration()
         let cached = state.withLock { $0.generation == generation ? $0.domain : nil }

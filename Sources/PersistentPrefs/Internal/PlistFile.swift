@@ -5,10 +5,17 @@ import Foundation
 enum PlistFile {
     /// The dictionary in `url`, or `nil` when there is no file.
     ///
-    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` after
-    ///   moving an empty, unparseable or non-dictionary file aside, or
+    /// - Parameters:
+    ///   - url: The file.
+    ///   - movingAside: Whether an unreadable file is moved aside (a store's own file) or left
+    ///     where it is (a file the caller was handed, such as an import or a bundled default).
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` for an
+    ///   empty, unparseable or non-dictionary file, or
     ///   ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
-    static func read(_ url: URL) throws -> [String: Any]? {
+    static func read(_ url: URL, movingAside: Bool = true) throws -> [String: Any]? {
+        let unreadable = { (reason: String) -> PersistentPrefs.PrefsError in
+            movingAside ? moveAside(url, reason: reason) : .corruptStore(path: url.path, reason: reason)
+        }
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -17,15 +24,15 @@ enum PlistFile {
         } catch {
             throw PersistentPrefs.PrefsError.ioError(path: url.path, reason: (error as NSError).localizedDescription)
         }
-        guard !data.isEmpty else { throw moveAside(url, reason: "the file is empty") }
+        guard !data.isEmpty else { throw unreadable("the file is empty") }
         let parsed: Any
         do {
             parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
         } catch {
-            throw moveAside(url, reason: "not a property list (\(data.count) bytes)")
+            throw unreadable("not a property list (\(data.count) bytes)")
         }
         guard let dictionary = PlistValue.stringKeyedDictionary(parsed) else {
-            throw moveAside(url, reason: "the top level is not a dictionary")
+            throw unreadable("the top level is not a dictionary")
         }
         return dictionary
     }

@@ -320,10 +320,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
     }
 
     func dictionary() -> [String: Any?]? {
-        guard let data = try? contents(of: url),
-            let plist = try? PropertyListSerialization.propertyList(from: data, format: nil),
-            let dictionary = PlistValue.stringKeyedDictionary(plist)
-        else { return nil }
+        guard let dictionary = (try? PlistFile.read(url, movingAside: false)) ?? nil else { return nil }
         return dictionary.mapValues { PlistValue.normalized($0) }
     }
 
