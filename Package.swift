@@ -60,6 +60,12 @@ let package = Package(
             dependencies: ["PersistentPrefs"],
             path: "Tests/QuickStart6"
         ),
+        // RVS_PersistentPrefs subclasses as RVS documents them, in Swift 5 mode.
+        .testTarget(
+            name: "RVSCompatibilityTests",
+            dependencies: ["PersistentPrefs"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
         .testTarget(
             name: "PersistentPrefsTests",
             dependencies: [

@@ -156,16 +156,23 @@ open class PersistentPrefs: NSObject {
     /// Loads the set stored under `key` and merges `values` over it (new values win).
     ///
     /// Non-empty `values` are checked like a write: if any key or value is refused, the
-    /// stored set is left untouched and ``lastError`` says why.
+    /// stored set is left untouched and ``lastError`` says why. `nil`, `[:]` or omitting
+    /// `values` only loads the set, as in RVS_PersistentPrefs, whose initialiser takes
+    /// `key: String! = nil, values: [String: Any]! = [:]`; a subclass that overrides it with
+    /// those implicitly unwrapped parameters can forward them here unchanged.
+    ///
+    /// ```swift
+    /// let prefs = AppPrefs(key: "Main", values: nil)     // load only
+    /// ```
     ///
     /// - Parameters:
     ///   - key: The root key; `nil` uses the subclass's type name.
-    ///   - values: Values to merge into the stored set and save.
-    public init(key: String? = nil, values: [String: Any] = [:]) {
+    ///   - values: Values to merge into the stored set and save; `nil` merges nothing.
+    public init(key: String? = nil, values: [String: Any]? = [:]) {
         explicitStore = nil
         followsGroupID = true
         super.init()
-        start(key: key, merging: values)
+        start(key: key, merging: values ?? [:])
     }
 
     /// Loads the set stored under `key` in `store` and merges `values` over it.
@@ -176,13 +183,13 @@ open class PersistentPrefs: NSObject {
     ///
     /// - Parameters:
     ///   - key: The root key; `nil` uses the subclass's type name.
-    ///   - values: Values to merge into the stored set and save.
+    ///   - values: Values to merge into the stored set and save; `nil` merges nothing.
     ///   - store: Where the set lives, instead of the ``groupID`` suite.
-    public init(key: String? = nil, values: [String: Any] = [:], store: any PrefsStore) {
+    public init(key: String? = nil, values: [String: Any]? = [:], store: any PrefsStore) {
         explicitStore = store
         followsGroupID = false
         super.init()
-        start(key: key, merging: values)
+        start(key: key, merging: values ?? [:])
     }
 
     deinit {
@@ -230,7 +237,9 @@ open class PersistentPrefs: NSObject {
     }
 
     /// The number of values in the set.
-    public var count: Int {
+    ///
+    /// `open`, as in RVS_PersistentPrefs, so a subclass may override it.
+    open var count: Int {
         read { try $0.values().count } ?? 0
     }
 

@@ -41,8 +41,8 @@ public final class SamplePrefs: PersistentPrefs {
     ///
     /// - Parameters:
     ///   - key: The root key; `nil` uses "SamplePrefs".
-    ///   - values: Values to merge into the stored set.
-    public override init(key: String? = nil, values: [String: Any] = [:]) {
+    ///   - values: Values to merge into the stored set; `nil` merges nothing.
+    public override init(key: String? = nil, values: [String: Any]? = [:]) {
         super.init(key: key, values: values)
         writeDefaultsIfEmpty()
     }
@@ -52,9 +52,9 @@ public final class SamplePrefs: PersistentPrefs {
     ///
     /// - Parameters:
     ///   - key: The root key; `nil` uses "SamplePrefs".
-    ///   - values: Values to merge into the stored set.
+    ///   - values: Values to merge into the stored set; `nil` merges nothing.
     ///   - store: Where the set lives.
-    public override init(key: String? = nil, values: [String: Any] = [:], store: any PrefsStore) {
+    public override init(key: String? = nil, values: [String: Any]? = [:], store: any PrefsStore) {
         super.init(key: key, values: values, store: store)
         writeDefaultsIfEmpty()
     }

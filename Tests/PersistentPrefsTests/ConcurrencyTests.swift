@@ -39,9 +39,9 @@ struct ConcurrencyTests {
         try await Self.hammer(store: InMemoryStore(), writesPerTask: 500)
     }
 
-    @Test("16 tasks × 25 durable writes and reads, UserDefaults")
-    func userDefaults() async throws {
-        let suite = TestSuite()
+    @Test("16 tasks × 25 durable writes and reads, UserDefaults (Linux road, Apple road)", arguments: [false, true])
+    func userDefaults(applePath: Bool) async throws {
+        let suite = TestSuite(applePath: applePath)
         defer { suite.remove() }
         try await Self.hammer(store: suite.store, writesPerTask: 25)
     }

@@ -14,6 +14,11 @@ struct StoreFixture: CustomTestStringConvertible, Sendable {
             let suite = TestSuite("conformance")
             return (suite.store, { suite.remove() })
         },
+        // The road Apple platforms take (set, synchronize()), run here too.
+        StoreFixture(name: "UserDefaultsStore (Apple path)") {
+            let suite = TestSuite("conformanceApple", applePath: true)
+            return (suite.store, { suite.remove() })
+        },
         StoreFixture(name: "PlistFileStore") {
             let directory = TemporaryDirectory()
             return (PlistFileStore(directory: URL(fileURLWithPath: directory.path + "/prefs")), { directory.remove() })

@@ -8,7 +8,8 @@
 //   prefs-test-helper settings-read - DIR         load them and print
 //   prefs-test-helper pref-write SUITE ROOT       TypedPrefs: set every @Pref, print "done", wait
 //   prefs-test-helper pref-check SUITE ROOT       read them back and check each
-//   (below, SUITE starting with "/" is a PlistFileStore directory; otherwise a suite, via groupID)
+//   (below, SUITE starting with "/" is a PlistFileStore directory; "apple:NAME" the suite NAME
+//    through UserDefaults, the Apple code path; otherwise a suite, via groupID)
 //   prefs-test-helper set-int SUITE ROOT N        SamplePrefs.int = N, print "done", wait to be killed
 //   prefs-test-helper get-int SUITE ROOT          print it, or fail with the error
 //   prefs-test-helper loop-int SUITE ROOT         int = 1, 2, 3, … printing each once it returned
@@ -20,7 +21,7 @@
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
 import Foundation
-import PersistentPrefs
+@_spi(Testing) import PersistentPrefs
 import PersistentPrefsSample
 
 /// One value of every storable kind, under keys named after their types.
@@ -78,15 +79,26 @@ guard arguments.count >= 3 else { fail("usage: prefs-test-helper COMMAND SUITE R
 let (command, suite, root) = (arguments[0], arguments[1], arguments[2])
 PersistentPrefs.groupID = suite
 
-/// SUITE names a UserDefaults suite (used through `groupID`, the default store) or, starting
-/// with "/", a PlistFileStore directory.
+/// The store SUITE names: a PlistFileStore directory (starting with "/"), a suite through the
+/// Apple code path ("apple:NAME"), or `nil` for a suite used through `groupID`, the default store.
+let explicitStore: (any PrefsStore)? = {
+    if suite.hasPrefix("/") { return PlistFileStore(directory: URL(fileURLWithPath: suite)) }
+    if suite.hasPrefix("apple:") {
+        guard let store = UserDefaultsStore.throughUserDefaults(suiteName: String(suite.dropFirst("apple:".count))) else {
+            fail("cannot open suite \(suite)")
+        }
+        return store
+    }
+    return nil
+}()
+
 func samplePrefs() -> SamplePrefs {
-    suite.hasPrefix("/") ? SamplePrefs(key: root, store: PlistFileStore(directory: URL(fileURLWithPath: suite))) : SamplePrefs(key: root)
+    explicitStore.map { SamplePrefs(key: root, store: $0) } ?? SamplePrefs(key: root)
 }
 
 /// A base-class instance on the same store as ``samplePrefs()`` (no defaults written).
 func plainPrefs() -> PersistentPrefs {
-    suite.hasPrefix("/") ? PersistentPrefs(key: root, store: PlistFileStore(directory: URL(fileURLWithPath: suite))) : PersistentPrefs(key: root)
+    explicitStore.map { PersistentPrefs(key: root, store: $0) } ?? PersistentPrefs(key: root)
 }
 
 /// A set that accepts the keys "k0" … "k999".
@@ -223,7 +235,7 @@ case "write-keys":
     guard arguments.count == 5, let first = Int(arguments[3]), let count = Int(arguments[4]) else {
         fail("write-keys needs FIRST COUNT")
     }
-    let prefs = suite.hasPrefix("/") ? WidePrefs(key: root, store: PlistFileStore(directory: URL(fileURLWithPath: suite))) : WidePrefs(key: root)
+    let prefs = explicitStore.map { WidePrefs(key: root, store: $0) } ?? WidePrefs(key: root)
     for index in first..<(first + count) {
         prefs["k\(index)"] = index
         guard prefs.lastError == nil else { fail("write of k\(index) failed: \(prefs.lastError!)") }
@@ -231,7 +243,7 @@ case "write-keys":
     say("done")
 
 case "count-keys":
-    let prefs = suite.hasPrefix("/") ? WidePrefs(key: root, store: PlistFileStore(directory: URL(fileURLWithPath: suite))) : WidePrefs(key: root)
+    let prefs = explicitStore.map { WidePrefs(key: root, store: $0) } ?? WidePrefs(key: root)
     if let error = prefs.lastError { fail("error: \(error)") }
     let values = prefs.values
     let correct = values.filter { key, value in key == "k\(value as? Int ?? -1)" }.count

@@ -1,19 +1,8 @@
 import Foundation
 
 #if canImport(Darwin)
-    /// A counter read on every access of a ``PersistentPrefs`` instance without an explicit
-    /// store, to notice a change of ``PersistentPrefs/groupID``.
-    ///
-    /// On Apple platforms a lock (`Synchronization.Atomic` needs macOS 15 / iOS 18).
-    final class Generation: Sendable {
-        private let value = Locked(0)
-
-        /// The current generation.
-        func load() -> Int { value.withLock { $0 } }
-
-        /// Moves to the next generation.
-        func increment() { value.withLock { $0 += 1 } }
-    }
+    /// On Apple platforms the counter is a lock: `Synchronization.Atomic` needs macOS 15 / iOS 18.
+    typealias Generation = LockedGeneration
 #else
     import Synchronization
 
@@ -31,3 +20,15 @@ import Foundation
         func increment() { value.add(1, ordering: .releasing) }
     }
 #endif
+
+/// The lock-based counter that Apple platforms use as ``Generation``; compiled everywhere, so
+/// every Linux build checks it.
+final class LockedGeneration: Sendable {
+    private let value = Locked(0)
+
+    /// The current generation.
+    func load() -> Int { value.withLock { $0 } }
+
+    /// Moves to the next generation.
+    func increment() { value.withLock { $0 += 1 } }
+}

@@ -16,37 +16,31 @@ enum SuitePaths {
         return nil
     }
 
-    /// The suite's plist file on Linux (`$XDG_CONFIG_HOME/<suite>.plist`, else
-    /// `~/.config/<suite>.plist`; the standard suite is named after the program), or `nil` on
-    /// Apple platforms, where `cfprefsd` owns the files, and for suites of unknown name.
+    /// Where swift-corelibs-foundation keeps a suite (`$XDG_CONFIG_HOME/<suite>.plist`, else
+    /// `~/.config/<suite>.plist`; the standard suite is named after the program), or `nil` for
+    /// suites of unknown or refused name. Only the Linux road (``UserDefaultsStore/Backend/suiteFile``)
+    /// uses it; on Apple platforms `cfprefsd` owns the files.
     static func file(suite: String?, isStandard: Bool) -> URL? {
-        #if canImport(Darwin)
-            return nil
-        #else
-            let name: String
-            if isStandard {
-                name = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-            } else {
-                guard let suite, problem(with: suite) == nil else { return nil }
-                name = suite
-            }
-            let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
-            let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
-            return URL(fileURLWithPath: base, isDirectory: true).appendingPathComponent(name + ".plist")
-        #endif
+        let name: String
+        if isStandard {
+            name = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
+        } else {
+            guard let suite, problem(with: suite) == nil else { return nil }
+            name = suite
+        }
+        let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
+        let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
+        return URL(fileURLWithPath: base, isDirectory: true).appendingPathComponent(name + ".plist")
     }
 
-    /// The suite name of a `UserDefaults` object made elsewhere, where Foundation lets us see it.
+    /// The suite name of a `UserDefaults` object made elsewhere, where Foundation lets us see
+    /// it: swift-corelibs-foundation keeps it in a stored property named `suite`; Apple's
+    /// Foundation has no such child, so this is `nil` there.
     static func suiteName(of defaults: UserDefaults) -> String? {
-        #if canImport(Darwin)
-            return nil
-        #else
-            // swift-corelibs-foundation keeps it in a stored property named `suite`.
-            for child in Mirror(reflecting: defaults).children where child.label == "suite" {
-                if let name = child.value as? String { return name }
-                if let name = child.value as? String? { return name }
-            }
-            return nil
-        #endif
+        for child in Mirror(reflecting: defaults).children where child.label == "suite" {
+            if let name = child.value as? String { return name }
+            if let name = child.value as? String? { return name }
+        }
+        return nil
     }
 }

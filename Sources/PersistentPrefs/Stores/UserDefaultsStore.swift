@@ -25,7 +25,7 @@ public struct UserDefaultsStore: PrefsStore {
 
     /// The store backed by `UserDefaults.standard`.
     public static var standard: UserDefaultsStore {
-        UserDefaultsStore(handle: DefaultsHandle.forSuite(nil)!)
+        UserDefaultsStore(handle: DefaultsHandle.forSuite(nil, backend: .platformDefault)!)
     }
 
     /// Opens the named suite, or `.standard` when `suiteName` is `nil` or empty.
@@ -36,7 +36,7 @@ public struct UserDefaultsStore: PrefsStore {
     /// - Returns: `nil` when the name would escape the preferences folder or name a special
     ///   domain (see ``named(_:)`` for the reason), or `UserDefaults(suiteName:)` refuses it.
     public init?(suiteName: String?) {
-        guard let handle = DefaultsHandle.forSuite(suiteName) else { return nil }
+        guard let handle = DefaultsHandle.forSuite(suiteName, backend: .platformDefault) else { return nil }
         self.handle = handle
     }
 
@@ -64,7 +64,7 @@ public struct UserDefaultsStore: PrefsStore {
     ///
     /// - Parameter userDefaults: The defaults object to store sets in.
     public init(userDefaults: UserDefaults) {
-        handle = DefaultsHandle.forObject(userDefaults)
+        handle = DefaultsHandle.forObject(userDefaults, backend: .platformDefault)
     }
 
     private init(handle: DefaultsHandle) {
@@ -200,6 +200,45 @@ public struct UserDefaultsStore: PrefsStore {
     }
 }
 
+// MARK: - The two roads to a suite
+
+extension UserDefaultsStore {
+    /// How a store reaches its suite.
+    enum Backend: Sendable {
+        /// The library reads and replaces the suite's plist file itself, under a `flock`
+        /// (Linux, where `UserDefaults` rewrites the file in place without a lock).
+        case suiteFile
+        /// Through the `UserDefaults` object: `set`, `synchronize()`, `persistentDomain`
+        /// (Apple platforms, where `cfprefsd` owns the files).
+        case userDefaults
+
+        /// The road this platform takes. The only platform choice in the store: both roads
+        /// compile and run everywhere, so the Apple one is tested on Linux too.
+        static var platformDefault: Backend {
+            #if canImport(Darwin)
+                return .userDefaults
+            #else
+                return .suiteFile
+            #endif
+        }
+    }
+
+    /// The store for `suiteName` (`nil`: `.standard`) that goes through `UserDefaults` —
+    /// `set`, `synchronize()`, `persistentDomain(forName:)` — as it does on Apple platforms,
+    /// whatever the platform.
+    ///
+    /// For tests of the Apple code path on Linux; not part of the supported API. On Linux,
+    /// `UserDefaults` rewrites the suite file in place without a lock, so this road is not
+    /// crash-safe or multi-process-safe there.
+    ///
+    /// - Parameter suiteName: The suite; `nil` or `""` selects `.standard`.
+    /// - Returns: The store, or `nil` when the name is refused.
+    @_spi(Testing)
+    public static func throughUserDefaults(suiteName: String?) -> UserDefaultsStore? {
+        DefaultsHandle.forSuite(suiteName, backend: .userDefaults).map(UserDefaultsStore.init(handle:))
+    }
+}
+
 // MARK: - Shared handles
 
 /// One `UserDefaults` object and the lock that serialises every use of it in this process.
@@ -212,10 +251,10 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     let file: URL?
     private let lock = NSLock()
 
-    private init(defaults: UserDefaults, suiteName: String?, isStandard: Bool) {
+    private init(defaults: UserDefaults, suiteName: String?, isStandard: Bool, backend: UserDefaultsStore.Backend) {
         self.defaults = defaults
         self.suiteName = suiteName
-        file = SuitePaths.file(suite: isStandard ? nil : suiteName, isStandard: isStandard)
+        file = backend == .suiteFile ? SuitePaths.file(suite: isStandard ? nil : suiteName, isStandard: isStandard) : nil
         identifier = file.map { "userdefaults-file:\($0.path)" }
             ?? "userdefaults:\(suiteName ?? "<standard>")@\(String(UInt(bitPattern: ObjectIdentifier(defaults).hashValue), radix: 16))"
     }
@@ -226,8 +265,18 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     }
 
     private struct Registry {
-        var bySuite: [String: DefaultsHandle] = [:]
-        var byObject: [ObjectIdentifier: DefaultsHandle] = [:]
+        var bySuite: [SuiteKey: DefaultsHandle] = [:]
+        var byObject: [ObjectKey: DefaultsHandle] = [:]
+    }
+
+    private struct SuiteKey: Hashable {
+        let name: String
+        let backend: UserDefaultsStore.Backend
+    }
+
+    private struct ObjectKey: Hashable {
+        let object: ObjectIdentifier
+        let backend: UserDefaultsStore.Backend
     }
 
     private static let registry = Locked(Registry())
@@ -235,10 +284,11 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
 
     /// The shared handle for a suite name (`nil` or `""`: `.standard`), or `nil` when
     /// `UserDefaults(suiteName:)` refuses the name.
-    static func forSuite(_ name: String?) -> DefaultsHandle? {
+    static func forSuite(_ name: String?, backend: UserDefaultsStore.Backend) -> DefaultsHandle? {
         let suite = (name?.isEmpty ?? true) ? nil : name
+        let suiteKey = SuiteKey(name: suite ?? standardName, backend: backend)
         return registry.withLock { registry in
-            if let existing = registry.bySuite[suite ?? standardName] { return existing }
+            if let existing = registry.bySuite[suiteKey] { return existing }
             let defaults: UserDefaults
             if let suite {
                 guard SuitePaths.problem(with: suite) == nil, let opened = UserDefaults(suiteName: suite) else { return nil }
@@ -246,21 +296,24 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
             } else {
                 defaults = .standard
             }
-            let handle = registry.byObject[ObjectIdentifier(defaults)]
-                ?? DefaultsHandle(defaults: defaults, suiteName: suite, isStandard: suite == nil)
-            registry.bySuite[suite ?? standardName] = handle
-            registry.byObject[ObjectIdentifier(defaults)] = handle
+            let objectKey = ObjectKey(object: ObjectIdentifier(defaults), backend: backend)
+            let handle = registry.byObject[objectKey]
+                ?? DefaultsHandle(defaults: defaults, suiteName: suite, isStandard: suite == nil, backend: backend)
+            registry.bySuite[suiteKey] = handle
+            registry.byObject[objectKey] = handle
             return handle
         }
     }
 
     /// The shared handle for an existing `UserDefaults` object.
-    static func forObject(_ defaults: UserDefaults) -> DefaultsHandle {
-        registry.withLock { registry in
-            if let existing = registry.byObject[ObjectIdentifier(defaults)] { return existing }
+    static func forObject(_ defaults: UserDefaults, backend: UserDefaultsStore.Backend) -> DefaultsHandle {
+        let objectKey = ObjectKey(object: ObjectIdentifier(defaults), backend: backend)
+        return registry.withLock { registry in
+            if let existing = registry.byObject[objectKey] { return existing }
             let name = SuitePaths.suiteName(of: defaults)
-            let handle = DefaultsHandle(defaults: defaults, suiteName: name, isStandard: defaults === UserDefaults.standard)
-            registry.byObject[ObjectIdentifier(defaults)] = handle
+            let handle = DefaultsHandle(
+                defaults: defaults, suiteName: name, isStandard: defaults === UserDefaults.standard, backend: backend)
+            registry.byObject[objectKey] = handle
             return handle
         }
     }

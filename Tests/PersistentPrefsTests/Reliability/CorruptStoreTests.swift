@@ -102,7 +102,7 @@ struct DurableConcurrencyTests {
     @Test("16 threads × 500 mixed reads and writes (every 10th a write): nothing lost", arguments: DurableStore.allCases)
     func mixed(store kind: DurableStore) async throws {
         let directory = TemporaryDirectory()
-        let suite = TestSuite("mixed")
+        let suite = TestSuite("mixed", applePath: kind == .applePath)
         defer {
             directory.remove()
             suite.remove()

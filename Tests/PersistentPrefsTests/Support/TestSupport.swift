@@ -1,5 +1,5 @@
 import Foundation
-import PersistentPrefs
+@_spi(Testing) import PersistentPrefs
 
 /// A UserDefaults suite of its own for one test, removed (file and all) when the test ends.
 ///
@@ -10,10 +10,14 @@ struct TestSuite {
     let name: String
     let store: UserDefaultsStore
 
-    init(_ label: String = #function) {
+    /// - Parameters:
+    ///   - label: Part of the suite name (the test's name by default).
+    ///   - applePath: Whether the store goes through `UserDefaults` as on Apple platforms
+    ///     (`set`, `synchronize()`) instead of the Linux suite-file road.
+    init(_ label: String = #function, applePath: Bool = false) {
         let clean = label.filter { $0.isLetter || $0.isNumber }
         name = "PersistentPrefsTests-\(clean)-\(UUID().uuidString)"
-        store = UserDefaultsStore(suiteName: name)!
+        store = applePath ? UserDefaultsStore.throughUserDefaults(suiteName: name)! : UserDefaultsStore(suiteName: name)!
     }
 
     /// The suite's plist file.

@@ -111,9 +111,9 @@ struct PrefTests {
         #expect(explicit.hidden == 0)
     }
 
-    @Test("every kind of value round-trips through a store and a reload")
-    func kindsRoundTrip() throws {
-        let suite = TestSuite()
+    @Test("every kind of value round-trips through a store and a reload", arguments: [false, true])
+    func kindsRoundTrip(applePath: Bool) throws {
+        let suite = TestSuite(applePath: applePath)
         defer { suite.remove() }
         let prefs = KindsPrefs(key: "K", store: suite.store)
         prefs.int = 42
