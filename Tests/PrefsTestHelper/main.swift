@@ -17,6 +17,13 @@
 //   prefs-test-helper write-keys SUITE ROOT FIRST COUNT   write keys kFIRST… one at a time
 //   prefs-test-helper count-keys SUITE ROOT       print how many keys the set holds, and how many are right
 //   prefs-test-helper raw-read SUITE ROOT         read the set with plain UserDefaults, print "Integer Value"
+//   prefs-test-helper plain-write-keys SUITE sync|nosync FIRST COUNT   plain UserDefaults writes pFIRST…
+//   prefs-test-helper plain-count SUITE - FIRST COUNT                  how many pFIRST… plain UserDefaults reads back
+//   prefs-test-helper mixed-threads SUITE ROOT FIRST COUNT             library and plain threads in one process
+//   prefs-test-helper unsaved-then-library SUITE ROOT FIRST COUNT      plain set (no synchronize) + library write, COUNT times
+//   (SUITE "standard" is UserDefaults.standard, for the library and plain code alike)
+//   prefs-test-helper deep-write - main|thread|dispatch|task DEPTH    write a value nested DEPTH deep
+//   prefs-test-helper load-files - DIR                                load every .plist in DIR, never crashing
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -77,7 +84,7 @@ func waitToBeKilled() -> Never {
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 3 else { fail("usage: prefs-test-helper COMMAND SUITE ROOT [ARG]") }
 let (command, suite, root) = (arguments[0], arguments[1], arguments[2])
-PersistentPrefs.groupID = suite
+PersistentPrefs.groupID = suite == "standard" ? nil : suite
 
 /// The store SUITE names: a PlistFileStore directory (starting with "/"), a suite through the
 /// Apple code path ("apple:NAME"), or `nil` for a suite used through `groupID`, the default store.
@@ -91,6 +98,25 @@ let explicitStore: (any PrefsStore)? = {
     }
     return nil
 }()
+
+/// Plain `UserDefaults` on SUITE: `.standard` for "standard" (the library uses it too, as
+/// `groupID` is then cleared), otherwise the named suite.
+@Sendable func plainDefaults() -> UserDefaults {
+    if suite == "standard" {
+        PersistentPrefs.groupID = nil
+        return .standard
+    }
+    guard let defaults = UserDefaults(suiteName: suite) else { fail("cannot open suite \(suite)") }
+    return defaults
+}
+
+/// A thread-safe counter.
+final class LockedCounter: @unchecked Sendable {  // `count` is only touched while holding `lock`
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.lock(); count += 1; lock.unlock() }
+    var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
 
 func samplePrefs() -> SamplePrefs {
     explicitStore.map { SamplePrefs(key: root, store: $0) } ?? SamplePrefs(key: root)
@@ -236,11 +262,18 @@ case "write-keys":
         fail("write-keys needs FIRST COUNT")
     }
     let prefs = explicitStore.map { WidePrefs(key: root, store: $0) } ?? WidePrefs(key: root)
+    var refused: [String] = []
     for index in first..<(first + count) {
         prefs["k\(index)"] = index
-        guard prefs.lastError == nil else { fail("write of k\(index) failed: \(prefs.lastError!)") }
+        if let error = prefs.lastError {
+            refused.append("k\(index)")
+            FileHandle.standardError.write(Data("write of k\(index) failed: \(error)\n".utf8))
+        }
     }
+    // Keys whose write was refused were never acknowledged: they are not "lost".
+    for key in refused { say("refused \(key)") }
     say("done")
+    if !refused.isEmpty { exit(1) }
 
 case "count-keys":
     let prefs = explicitStore.map { WidePrefs(key: root, store: $0) } ?? WidePrefs(key: root)
@@ -248,6 +281,100 @@ case "count-keys":
     let values = prefs.values
     let correct = values.filter { key, value in key == "k\(value as? Int ?? -1)" }.count
     say("\(values.count) \(correct)")
+
+case "plain-write-keys":
+    // Plain UserDefaults beside the library: top-level keys pFIRST… ("standard" is .standard).
+    // ROOT is "sync" (set + synchronize() each) or "nosync" (set only, one synchronize() at the end).
+    guard arguments.count == 5, let first = Int(arguments[3]), let count = Int(arguments[4]) else {
+        fail("plain-write-keys needs FIRST COUNT")
+    }
+    let defaults = plainDefaults()
+    for index in first..<(first + count) {
+        defaults.set(index, forKey: "p\(index)")
+        if root == "sync" { _ = defaults.synchronize() }
+    }
+    _ = defaults.synchronize()
+    say("done")
+
+case "plain-count":
+    // How many of the top-level keys pFIRST… plain UserDefaults reads back with the right value.
+    guard arguments.count == 5, let first = Int(arguments[3]), let count = Int(arguments[4]) else {
+        fail("plain-count needs FIRST COUNT")
+    }
+    let defaults = plainDefaults()
+    let found = (first..<(first + count)).filter { (defaults.object(forKey: "p\($0)") as? Int) == $0 }.count
+    say("\(found)")
+
+case "mixed-threads":
+    // One process, two threads on one suite: the library writes kFIRST… to ROOT while plain
+    // UserDefaults code sets and synchronizes pFIRST…; ARG 4 is the count.
+    guard arguments.count == 5, let first = Int(arguments[3]), let count = Int(arguments[4]) else {
+        fail("mixed-threads needs FIRST COUNT")
+    }
+    let failures = LockedCounter()
+    let group = DispatchGroup()
+    DispatchQueue.global().async(group: group) {
+        let prefs = WidePrefs(key: root)
+        for index in first..<(first + count) {
+            prefs["k\(index)"] = index
+            if prefs.lastError != nil { failures.add() }
+        }
+    }
+    DispatchQueue.global().async(group: group) {
+        let defaults = plainDefaults()  // the same CF domain as the library's object for the suite
+        for index in first..<(first + count) {
+            defaults.set(index, forKey: "p\(index)")
+            _ = defaults.synchronize()
+        }
+    }
+    group.wait()
+    say("errors \(failures.value)")
+
+case "unsaved-then-library":
+    // Plain set without synchronize(), then a library write to ROOT, COUNT times: the library
+    // saves this process's unsaved plain keys under its lock.
+    guard arguments.count == 5, let first = Int(arguments[3]), let count = Int(arguments[4]) else {
+        fail("unsaved-then-library needs FIRST COUNT")
+    }
+    let defaults = plainDefaults()
+    let prefs = WidePrefs(key: root)
+    var errors = 0
+    for index in first..<(first + count) {
+        defaults.set(index, forKey: "p\(index)")
+        prefs["k\(index)"] = index
+        if prefs.lastError != nil { errors += 1 }
+    }
+    say("errors \(errors)")
+
+case "deep-write":
+    // Writes a value nested DEPTH arrays deep (ARG 3) from ROOT's kind of thread: main, thread,
+    // dispatch or task; prints the error. Exits without freeing the value (freeing a value that
+    // deep recursively would overflow the stack in the Swift runtime, whoever made it).
+    guard arguments.count == 4, let depth = Int(arguments[3]) else { fail("deep-write needs DEPTH") }
+    final class DeepPrefs: PersistentPrefs { override var keys: [String] { ["Deep"] } }
+    let attempt: @Sendable () -> Never = {
+        var value: Any = "leaf"
+        for _ in 0..<depth { value = [value] }
+        let prefs = DeepPrefs(key: "deep", store: InMemoryStore())
+        prefs["Deep"] = value
+        say(prefs.lastError.map { "refused \($0)" } ?? "stored")
+        exit(0)
+    }
+    switch root {
+    case "thread": Thread { attempt() }.start()
+    case "dispatch": DispatchQueue.global().async { attempt() }
+    case "task": Task.detached { attempt() }
+    default: attempt()
+    }
+    while true { sleep(60) }
+
+case "load-files":
+    // Loads every *.plist in the folder ROOT as a PlistFileStore set; prints a line per file.
+    let store = PlistFileStore(directory: URL(fileURLWithPath: root))
+    let roots = (try? store.roots()) ?? []
+    var loaded = 0
+    for name in roots where (try? store.load(root: name)) != nil { loaded += 1 }
+    say("loaded \(loaded) of \(roots.count)")
 
 case "raw-read":
     guard let defaults = UserDefaults(suiteName: suite) else { fail("cannot open suite \(suite)") }

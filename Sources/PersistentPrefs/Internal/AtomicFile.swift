@@ -22,17 +22,59 @@ enum AtomicFile {
     }
 
     /// Replaces `url` with `data` (file mode 0600), creating its directory (mode 0700) if needed.
-    static func write(_ data: Data, to url: URL) throws(Failure) {
-        let directory = url.deletingLastPathComponent()
+    ///
+    /// A symbolic link at `url` is written through: its target is replaced, the link stays.
+    /// Callers hold the file's exclusive lock, so a temporary file of this file's that is
+    /// already there was left by a writer that died; the first write of each file in a process
+    /// removes those.
+    ///
+    /// - Parameters:
+    ///   - data: The new contents.
+    ///   - url: The file.
+    ///   - stillCurrent: Called once the new contents are durable, just before they replace
+    ///     the old file; `false` abandons the write and leaves the old file.
+    /// - Returns: The signature of the new file, or `nil` when the write was abandoned.
+    @discardableResult
+    static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
+        let target = resolvingLink(url)
+        let directory = target.deletingLastPathComponent()
         try createDirectory(directory)
-        let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        removeStaleTemporaries(of: target)
+        let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
         do {
-            try writeDurably(data, to: temporary.path)
-            try check(rename(temporary.path, url.path), "rename", url.path)
+            let signature = try writeDurably(data, to: temporary.path)
+            guard stillCurrent() else {
+                unlink(temporary.path)
+                return nil
+            }
+            try check(rename(temporary.path, target.path), "rename", target.path)
             try syncDirectory(directory.path)
+            return signature
         } catch {
             unlink(temporary.path)
             throw error
+        }
+    }
+
+    /// The file a symbolic link at `url` points to (followed to the end), or `url` itself.
+    static func resolvingLink(_ url: URL) -> URL {
+        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else { return url }
+        let resolved = destination.hasPrefix("/") ? URL(fileURLWithPath: destination) : url.deletingLastPathComponent().appendingPathComponent(destination)
+        return URL(fileURLWithPath: (resolved.path as NSString).resolvingSymlinksInPath)
+    }
+
+    /// The files whose stale temporaries were already looked for in this process.
+    private static let swept = Locked<Set<String>>([])
+
+    /// Removes `.<name>.<id>.tmp` files beside `url` left by writers that were killed; once per
+    /// file and process (the caller holds the file's exclusive lock, so no live writer has one).
+    private static func removeStaleTemporaries(of url: URL) {
+        guard swept.withLock({ $0.insert(url.path).inserted }) else { return }
+        let directory = url.deletingLastPathComponent().path
+        let prefix = ".\(url.lastPathComponent)."
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
+            unlink(directory + "/" + name)
         }
     }
 
@@ -54,11 +96,21 @@ enum AtomicFile {
             guard isDirectory.boolValue else { throw Failure(path: directory.path, reason: "it exists and is not a directory") }
             return
         }
+        // The first folder that exists, so every folder created below it is synced into its parent.
+        var existing = directory.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
+            existing = existing.deletingLastPathComponent()
+        }
         do {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
             throw Failure(path: directory.path, reason: (error as NSError).localizedDescription)
+        }
+        var created = directory
+        while created.path.count > existing.path.count {
+            try syncDirectory(created.deletingLastPathComponent().path)
+            created = created.deletingLastPathComponent()
         }
     }
 
@@ -70,7 +122,7 @@ enum AtomicFile {
         try check(fsync(descriptor), "fsync", path)
     }
 
-    private static func writeDurably(_ data: Data, to path: String) throws(Failure) {
+    private static func writeDurably(_ data: Data, to path: String) throws(Failure) -> FileSignature? {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw posixFailure("open", path) }
         defer { close(descriptor) }
@@ -89,6 +141,7 @@ enum AtomicFile {
         }
         if let failure { throw failure }
         try check(fsync(descriptor), "fsync", path)
+        return FileSignature.of(descriptor: descriptor)
     }
 
     /// The C library's `write(2)` (a plain `write` here would name ``write(_:to:)``).

@@ -11,22 +11,85 @@ import Foundation
 /// An advisory lock (`flock`) on a sidecar file, `<file>.lock`, shared by every process that
 /// uses this library on the same file. Each holder opens the lock file itself, so threads of
 /// one process exclude each other as well.
+///
+/// The lock file also keeps a small record for writers (``Held/record``): the signature of the
+/// file as the library's last write left it, and when a write by someone else (a program using
+/// plain `UserDefaults`) was last seen.
+///
+/// Readers need no write access: where the lock file cannot be created or opened for writing
+/// (a read-only mount, an immutable lock file), a reader takes the lock through a read-only
+/// descriptor, or reads without it when there is no lock file to open, since then no writer can
+/// hold it either.
 enum FileLock {
+    /// What writers keep in the lock file.
+    struct Record {
+        /// The file as the library's last write left it.
+        var written: FileSignature?
+        /// When a change by a writer outside the library was last seen (seconds since 1970).
+        var foreignWriteSeen: TimeInterval = 0
+    }
+
+    /// A lock being held, with access to the lock file's ``Record``.
+    struct Held {
+        fileprivate let descriptor: Int32?
+
+        /// The record in the lock file (empty when there is none yet).
+        var record: Record {
+            guard let descriptor else { return Record() }
+            var fields = [Int64](repeating: 0, count: 6)
+            let size = fields.count * MemoryLayout<Int64>.size
+            let read = fields.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, size, 0) }
+            guard read == size else { return Record() }
+            return Record(
+                written: FileSignature(fields: Array(fields.prefix(5))),
+                foreignWriteSeen: TimeInterval(bitPattern: UInt64(bitPattern: fields[5])))
+        }
+
+        /// Replaces the record (writers only; a failure just loses the hint).
+        func store(_ record: Record) {
+            guard let descriptor else { return }
+            var fields = record.written?.fields ?? [0, 0, 0, 0, 0]
+            fields.append(Int64(bitPattern: record.foreignWriteSeen.bitPattern))
+            _ = fields.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        }
+    }
+
     /// Runs `body` holding the lock for `file`: exclusive for writers, shared for readers.
     static func withLock<Result>(for file: URL, exclusive: Bool, _ body: () throws -> Result) throws -> Result {
+        try withLock(for: file, exclusive: exclusive) { (_: Held) in try body() }
+    }
+
+    /// Runs `body` holding the lock for `file`, with access to the lock file's record.
+    static func withLock<Result>(for file: URL, exclusive: Bool, _ body: (Held) throws -> Result) throws -> Result {
         let lockPath = file.path + ".lock"
-        do {
-            try AtomicFile.createDirectory(file.deletingLastPathComponent())
-        } catch {
-            throw error.prefsError
+        let directory = file.deletingLastPathComponent()
+        let descriptor: Int32
+        if exclusive {
+            do {
+                try AtomicFile.createDirectory(directory)
+            } catch {
+                throw error.prefsError
+            }
+            descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            guard descriptor >= 0 else { throw AtomicFile.posixFailure("open", lockPath).prefsError }
+        } else {
+            // Nothing to lock against where there is no folder, or no lock file can exist.
+            guard FileManager.default.fileExists(atPath: directory.path) else { return try body(Held(descriptor: nil)) }
+            var opened = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            if opened < 0 { opened = open(lockPath, O_RDONLY | O_CLOEXEC) }
+            guard opened >= 0 else {
+                guard errno == ENOENT || errno == EACCES || errno == EROFS || errno == EPERM else {
+                    throw AtomicFile.posixFailure("open", lockPath).prefsError
+                }
+                return try body(Held(descriptor: nil))
+            }
+            descriptor = opened
         }
-        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw AtomicFile.posixFailure("open", lockPath).prefsError }
         defer { close(descriptor) }
         while flock(descriptor, exclusive ? LOCK_EX : LOCK_SH) != 0 {
             guard errno == EINTR else { throw AtomicFile.posixFailure("flock", lockPath).prefsError }
         }
         defer { flock(descriptor, LOCK_UN) }
-        return try body()
+        return try body(Held(descriptor: exclusive ? descriptor : nil))
     }
 }

@@ -1,70 +1,206 @@
 import Foundation
 
-/// A property-list file holding one dictionary: read it (moving an unreadable one aside, so
-/// it is reported once and never silently replaced) and replace it atomically.
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A property-list file holding one dictionary: read it (moving a damaged one aside, so it is
+/// reported once and never silently replaced) and replace it atomically.
+///
+/// Other programs may be rewriting the file in place while it is read (`UserDefaults` on Linux
+/// truncates and rewrites its suite files without a lock), so a file that is empty or does not
+/// parse is read again until it parses or stays exactly the same for ``quietPeriod``: only a
+/// file that stays unreadable while nobody changes it is damaged. A binary file is checked
+/// (``BinaryPlistCheck``) before Foundation parses it, so no file can crash the process.
 enum PlistFile {
+    /// How long an unreadable file must stay unchanged before it counts as damaged.
+    static let quietPeriod: TimeInterval = 0.3
+    /// How long a file may keep changing under a reader before the read gives up (the file is
+    /// then reported, not moved aside).
+    static let busyLimit: TimeInterval = 3
+    /// Files larger than this are not read (a 2-million-key suite takes minutes and gigabytes
+    /// to parse); the error names the size.
+    static let maximumReadSize = 64 << 20
+
     /// The dictionary in `url`, or `nil` when there is no file.
     ///
     /// - Parameters:
     ///   - url: The file.
-    ///   - movingAside: Whether an unreadable file is moved aside (a store's own file) or left
+    ///   - movingAside: Whether a damaged file is moved aside (a store's own file) or left
     ///     where it is (a file the caller was handed, such as an import or a bundled default).
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` for an
     ///   empty, unparseable or non-dictionary file, or
     ///   ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
     static func read(_ url: URL, movingAside: Bool = true) throws -> [String: Any]? {
-        let unreadable = { (reason: String) -> PersistentPrefs.PrefsError in
-            movingAside ? moveAside(url, reason: reason) : .corruptStore(path: url.path, reason: reason)
+        try readSigned(url, movingAside: movingAside).dictionary
+    }
+
+    /// ``read(_:movingAside:)``, with the signature of the version that was read (`nil` when
+    /// there is no file).
+    static func readSigned(_ url: URL, movingAside: Bool = true) throws -> (dictionary: [String: Any]?, signature: FileSignature?) {
+        let started = Date()
+        var unchangedSince: (signature: FileSignature, data: Data, at: Date)?
+        var pause: TimeInterval = 0.001
+        while true {
+            guard let (data, signature) = try contents(of: url) else { return (nil, nil) }
+            let problem: String
+            switch parse(data) {
+            case .success(let dictionary): return (dictionary, signature)
+            case .failure(let failure): problem = failure.reason
+            }
+            let now = Date()
+            if let previous = unchangedSince, previous.signature == signature, previous.data == data {
+                if now.timeIntervalSince(previous.at) >= quietPeriod {
+                    guard movingAside else { throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: problem) }
+                    if let dictionary = try moveAside(url, signature: signature, reason: problem) { return (dictionary, FileSignature.of(url.path)) }
+                    unchangedSince = nil  // it parsed after all, or changed: read it again
+                    continue
+                }
+            } else {
+                unchangedSince = (signature, data, now)
+            }
+            guard now.timeIntervalSince(started) < busyLimit else {
+                throw PersistentPrefs.PrefsError.ioError(
+                    path: url.path, reason: "it kept changing without becoming readable for \(Int(busyLimit)) s (\(problem))")
+            }
+            Thread.sleep(forTimeInterval: pause)
+            pause = min(pause * 2, 0.05)
         }
+    }
+
+    /// Replaces `url` with `dictionary` atomically and durably (removes it when `nil`).
+    ///
+    /// - Parameters:
+    ///   - dictionary: The new contents, or `nil` to remove the file.
+    ///   - url: The file (a symbolic link is written through, not replaced).
+    ///   - format: `.xml` or `.binary`.
+    static func write(_ dictionary: [String: Any]?, to url: URL, format: PropertyListSerialization.PropertyListFormat) throws {
+        guard let dictionary else {
+            do {
+                try AtomicFile.remove(AtomicFile.resolvingLink(url))
+            } catch {
+                throw error.prefsError
+            }
+            return
+        }
+        try write(try encoded(dictionary, format: format, for: url), to: url)
+    }
+
+    /// Replaces `url` with `data` atomically and durably, unless `stillCurrent` says no just
+    /// before the replacement.
+    ///
+    /// - Returns: The signature of the file written, `nil` when the write was abandoned.
+    @discardableResult
+    static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws -> FileSignature? {
+        do {
+            return try AtomicFile.write(data, to: url, if: stillCurrent)
+        } catch {
+            throw error.prefsError
+        }
+    }
+
+    /// `dictionary` as a property list in `format`, for `url`; refused when a property list
+    /// cannot hold it or when it exceeds ``maximumWriteSize``.
+    static func encoded(_ dictionary: [String: Any], format: PropertyListSerialization.PropertyListFormat, for url: URL) throws -> Data {
         let data: Data
         do {
-            data = try Data(contentsOf: url)
-        } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-            return nil
+            data = try PropertyListSerialization.data(fromPropertyList: dictionary, format: format, options: 0)
         } catch {
-            throw PersistentPrefs.PrefsError.ioError(path: url.path, reason: (error as NSError).localizedDescription)
+            throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: dictionary.keys.sorted())
         }
-        guard !data.isEmpty else { throw unreadable("the file is empty") }
+        guard data.count <= maximumWriteSize else {
+            throw PersistentPrefs.PrefsError.ioError(
+                path: url.path,
+                reason: "the file would grow to \(data.count >> 20) MB, over the limit of \(maximumWriteSize >> 20) MB; nothing was written")
+        }
+        return data
+    }
+
+    /// Files are not allowed to grow past this by a write: every change rewrites the whole
+    /// file under the lock, so a larger file makes every write to it slow (the write is refused
+    /// with a message naming the size).
+    static let maximumWriteSize = 8 << 20
+
+    // MARK: - Private
+
+    /// The bytes of `url` and the signature of the version read, or `nil` when there is no file.
+    private static func contents(of url: URL) throws -> (Data, FileSignature)? {
+        for _ in 0..<100 {
+            guard let before = FileSignature.of(url.path) else {
+                if errno == ENOENT || errno == ENOTDIR { return nil }
+                throw AtomicFile.posixFailure("stat", url.path).prefsError
+            }
+            guard before.size <= maximumReadSize else {
+                throw PersistentPrefs.PrefsError.ioError(
+                    path: url.path, reason: "the file is \(before.size >> 20) MB, over the limit of \(maximumReadSize >> 20) MB for a preferences file")
+            }
+            let data: Data
+            do {
+                data = try Data(contentsOf: url)
+            } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
+                continue  // replaced or removed between the two calls: look again
+            } catch {
+                throw PersistentPrefs.PrefsError.ioError(path: url.path, reason: (error as NSError).localizedDescription)
+            }
+            // A file that changed while it was read is read again.
+            if FileSignature.of(url.path) == before { return (data, before) }
+        }
+        throw PersistentPrefs.PrefsError.ioError(path: url.path, reason: "it changed on every one of 100 reads")
+    }
+
+    private struct ParseFailure: Error {
+        let reason: String
+    }
+
+    /// The dictionary in `data`; binary property lists are checked before Foundation sees them.
+    private static func parse(_ data: Data) -> Result<[String: Any], ParseFailure> {
+        guard !data.isEmpty else { return .failure(ParseFailure(reason: "the file is empty")) }
+        if data.starts(with: Array("bplist".utf8)) {
+            guard data.starts(with: Array("bplist00".utf8)) else {
+                return .failure(ParseFailure(reason: "a binary property list of an unsupported version"))
+            }
+            if let problem = BinaryPlistCheck.problem(in: data) {
+                return .failure(ParseFailure(reason: "a damaged binary property list (\(problem))"))
+            }
+        }
         let parsed: Any
         do {
             parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
         } catch {
-            throw unreadable("not a property list (\(data.count) bytes)")
+            return .failure(ParseFailure(reason: "not a property list (\(data.count) bytes)"))
         }
         guard let dictionary = PlistValue.stringKeyedDictionary(parsed) else {
-            throw unreadable("the top level is not a dictionary")
+            return .failure(ParseFailure(reason: "the top level is not a dictionary"))
         }
-        return dictionary
+        return .success(dictionary)
     }
 
-    /// Replaces `url` with `dictionary` atomically and durably (removes it when `nil`).
-    static func write(_ dictionary: [String: Any]?, to url: URL, format: PropertyListSerialization.PropertyListFormat) throws {
-        do {
-            guard let dictionary else {
-                try AtomicFile.remove(url)
-                return
-            }
-            let data: Data
-            do {
-                data = try PropertyListSerialization.data(fromPropertyList: dictionary, format: format, options: 0)
-            } catch {
-                throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: dictionary.keys.sorted())
-            }
-            try AtomicFile.write(data, to: url)
-        } catch let failure as AtomicFile.Failure {
-            throw failure.prefsError
-        }
-    }
-
-    /// Moves an unreadable file aside (`<name>.corrupt-<time>-<id>`) and returns the error
-    /// that reports it.
-    static func moveAside(_ url: URL, reason: String) -> PersistentPrefs.PrefsError {
+    /// Moves a damaged file aside (`<name>.corrupt-<time>-<id>`) and throws the error that
+    /// reports it. If the file turns out to have been a writer at work after all (it parses
+    /// once moved, or changed since `signature`), it is put back and its dictionary returned;
+    /// `nil` means "read it again".
+    private static func moveAside(_ url: URL, signature: FileSignature, reason: String) throws -> [String: Any]? {
         let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
         let aside = url.path + ".corrupt-\(stamp)-\(UUID().uuidString.prefix(8))"
+        guard FileSignature.of(url.path) == signature else { return nil }
         guard rename(url.path, aside) == 0 else {
-            return .corruptStore(path: url.path, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(errno))))")
+            if errno == ENOENT { return nil }
+            throw PersistentPrefs.PrefsError.corruptStore(
+                path: url.path, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(errno))))")
+        }
+        // A last look: a writer that finished just now leaves a file that parses.
+        if let (data, _) = try? contents(of: URL(fileURLWithPath: aside)), case .success(let dictionary) = parse(data) {
+            if link(aside, url.path) == 0 {  // never over a file someone wrote meanwhile
+                unlink(aside)
+                return dictionary
+            }
+            return nil
         }
         try? AtomicFile.syncDirectory(url.deletingLastPathComponent().path)
-        return .corruptStore(path: url.path, reason: "\(reason); moved aside to \(aside)")
+        throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(reason); moved aside to \(aside)")
     }
 }

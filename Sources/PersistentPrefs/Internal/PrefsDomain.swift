@@ -71,7 +71,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
             } catch {
                 throw PrefsDomain.mapped(error)
             }
-            guard case .success(let values) = PlistValue.normalizedSet(stored) else {
+            guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
                 throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
             }
             cache = Snapshot(values)
@@ -93,7 +93,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
             cache = empty
             return empty
         }
-        guard case .success(let values) = PlistValue.normalizedSet(raw) else {
+        guard case .success(let values) = PlistValue.normalizedSet(raw, for: .loading) else {
             throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
         }
         let snapshot = Snapshot(values)

@@ -37,9 +37,21 @@ enum SuitePaths {
     /// it: swift-corelibs-foundation keeps it in a stored property named `suite`; Apple's
     /// Foundation has no such child, so this is `nil` there.
     static func suiteName(of defaults: UserDefaults) -> String? {
+        suite(of: defaults) ?? nil
+    }
+
+    /// Whether `defaults` is an object for the program's own domain made with `UserDefaults()`
+    /// (swift-corelibs-foundation: its `suite` is `nil`), which shares `.standard`'s file.
+    static func isStandardDomain(_ defaults: UserDefaults) -> Bool {
+        defaults === UserDefaults.standard || suite(of: defaults) == .some(nil)
+    }
+
+    /// The `suite` property of a swift-corelibs-foundation `UserDefaults`: `.some(nil)` for the
+    /// program's own domain, `nil` when Foundation has no such property.
+    private static func suite(of defaults: UserDefaults) -> String?? {
         for child in Mirror(reflecting: defaults).children where child.label == "suite" {
-            if let name = child.value as? String { return name }
-            if let name = child.value as? String? { return name }
+            if let name = child.value as? String { return .some(name) }
+            if let name = child.value as? String? { return .some(name) }
         }
         return nil
     }

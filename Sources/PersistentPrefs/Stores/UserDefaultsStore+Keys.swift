@@ -4,9 +4,12 @@ import Foundation
 // the same vetting and normalisation, and the same durability as whole sets.
 extension UserDefaultsStore {
     /// The value stored under `key` in the suite, normalised like a set's values; `nil` when
-    /// absent or unreadable.
-    func object(forKey key: String) -> Any? {
-        ((try? object(key)) ?? nil).flatMap(PlistValue.normalized)
+    /// absent.
+    ///
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError`` when the suite cannot be read
+    ///   (for example a damaged file, moved aside), so the reader can report it.
+    func object(forKey key: String) throws -> Any? {
+        try object(key).flatMap { PlistValue.normalized($0, for: .loading) }
     }
 
     /// Stores `value` under `key` (removes the key for `nil`), durably.

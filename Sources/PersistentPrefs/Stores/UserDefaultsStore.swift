@@ -166,12 +166,9 @@ public struct UserDefaultsStore: PrefsStore {
     /// removes the key), durably.
     func update(_ key: String, _ change: (Any?) throws -> Any?) throws {
         if let file = handle.file {
-            try FileLock.withLock(for: file, exclusive: true) {
-                var suite = try PlistFile.read(file) ?? [:]
-                suite[key] = try change(suite[key])
-                try PlistFile.write(suite, to: file, format: .xml)
-            }
-            handle.refresh()
+            // The UserDefaults object re-reads the file, still under the lock: should plain code in
+            // this process have unsaved keys, the save that follows cannot race another writer.
+            try Self.update(suiteFile: file, key: key, change, whileLocked: handle.refresh)
             return
         }
         try handle.withDefaults { defaults in
@@ -259,7 +256,9 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
             ?? "userdefaults:\(suiteName ?? "<standard>")@\(String(UInt(bitPattern: ObjectIdentifier(defaults).hashValue), radix: 16))"
     }
 
-    /// Lets the `UserDefaults` object see a file the library replaced (it re-reads the file).
+    /// Lets the `UserDefaults` object see a file the library replaced: with nothing unsaved,
+    /// `synchronize()` only drops its cached copy; with keys plain code set and has not saved,
+    /// it saves them over the file just written (so call it under the suite's lock).
     func refresh() {
         withDefaults { _ = $0.synchronize() }
     }
@@ -311,8 +310,9 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         return registry.withLock { registry in
             if let existing = registry.byObject[objectKey] { return existing }
             let name = SuitePaths.suiteName(of: defaults)
+            // `UserDefaults()` shares `.standard`'s file, so it takes the same locked road.
             let handle = DefaultsHandle(
-                defaults: defaults, suiteName: name, isStandard: defaults === UserDefaults.standard, backend: backend)
+                defaults: defaults, suiteName: name, isStandard: SuitePaths.isStandardDomain(defaults), backend: backend)
             registry.byObject[objectKey] = handle
             return handle
         }

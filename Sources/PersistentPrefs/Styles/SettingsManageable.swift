@@ -321,7 +321,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
 
     func dictionary() -> [String: Any?]? {
         guard let dictionary = (try? PlistFile.read(url, movingAside: false)) ?? nil else { return nil }
-        return dictionary.mapValues { PlistValue.normalized($0) }
+        return dictionary.mapValues { PlistValue.normalized($0, for: .loading) }
     }
 
     // MARK: - Private

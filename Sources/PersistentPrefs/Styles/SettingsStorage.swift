@@ -61,7 +61,14 @@ public struct SettingsStorage<Value> {
         let status = Status()
         projectedValue = status
         get = {
-            guard let stored = store.object(forKey: key) else {
+            let stored: Any?
+            do {
+                stored = try store.object(forKey: key)
+            } catch {
+                status.record(PrefsDomain.mapped(error))
+                return defaultValue
+            }
+            guard let stored else {
                 status.record(nil)
                 return defaultValue
             }

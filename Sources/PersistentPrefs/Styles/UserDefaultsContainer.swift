@@ -69,7 +69,14 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
     }
 
     private func read<T>(_ key: K) -> T? {
-        guard let stored = store.object(forKey: key.stringValue) else {
+        let stored: Any?
+        do {
+            stored = try store.object(forKey: key.stringValue)
+        } catch {
+            failure.withLock { $0 = PrefsDomain.mapped(error) }
+            return nil
+        }
+        guard let stored else {
             failure.withLock { $0 = nil }
             return nil
         }

@@ -6,22 +6,49 @@ import Foundation
 /// fixed-width integer types, `Float`, `Double`, `Date`, `Data`, their Foundation class
 /// counterparts, and arrays / `String`-keyed dictionaries of those, nested. Everything else
 /// is refused at any depth (`NSNull`, `Optional.none` inside a collection, URLs, UUIDs,
-/// `Decimal`, structs, enums, other classes, dictionaries with non-`String` keys).
+/// `Decimal`, structs, enums, other classes, dictionaries with non-`String` keys), and so is
+/// what a store could not read back as written: arrays and dictionaries nested deeper than
+/// ``maximumDepth``, and dates that are not finite or fall outside the years 1–9999
+/// (``dateRange``).
 ///
 /// *Normalisation* turns an accepted value into the one shape the library keeps in memory
 /// and hands to stores, the shape Apple's `UserDefaults` hands back: numbers and booleans
 /// as `NSNumber` (so `as? Int`, `as? Double`, `as? Float`, `as? Bool` follow Foundation's
 /// bridging rules on every platform), `String`, `Date`, `Data`, `[Any]` and `[String: Any]`.
 /// `Optional.some` is unwrapped; `AnyHashable` keys become `String`.
+///
+/// Vetting walks a value at most ``maximumDepth`` containers deep and stops there, so no
+/// value, however deep, can exhaust the stack, on any thread.
 enum PlistValue {
+    /// The deepest nesting of arrays and dictionaries a value may have: a value that is an
+    /// array of arrays of strings has depth 2. Foundation's parsers refuse files nested about
+    /// 512 deep and its bridging overflows the stack some thousands deep; 100 leaves room for
+    /// the suite and set dictionaries around a value and is far beyond what preferences need.
+    static let maximumDepth = 100
+
+    /// The dates every store reads back as written (to the whole second in XML suites):
+    /// 0001-01-01T00:00:00Z through 9999-12-31T23:59:59Z, as seconds since 2001-01-01.
+    static let dateRange: ClosedRange<TimeInterval> = -63_113_904_000...252_423_993_599
+
+    /// Why a value is read: vetting a write refuses what a store cannot read back; loading keeps
+    /// whatever a parser produced (its depth is already bounded by the parser).
+    enum Purpose {
+        case vetting
+        case loading
+    }
+
     /// The normalised form of `value`, or `nil` when it cannot be stored.
-    static func normalized(_ value: Any) -> Any? {
+    static func normalized(_ value: Any, for purpose: Purpose = .vetting) -> Any? {
+        normalized(value, purpose: purpose, depth: 0)
+    }
+
+    private static func normalized(_ value: Any, purpose: Purpose, depth: Int) -> Any? {
         if type(of: value) is AnyObject.Type {
-            return normalizedObject(value as AnyObject)
+            return normalizedObject(value as AnyObject, purpose: purpose, depth: depth)
         }
         switch value {
         case let optional as any OptionalValue:
-            return optional.wrappedValue.flatMap(normalized)
+            return optional.wrappedValue.flatMap { normalized($0, purpose: purpose, depth: depth) }
         case let string as String: return string
         case let bool as Bool: return NSNumber(value: bool)
         case let int as Int: return NSNumber(value: int)
@@ -37,26 +64,33 @@ enum PlistValue {
         case let int as UInt16: return NSNumber(value: int)
         case let int as UInt32: return NSNumber(value: int)
         case let int as UInt64: return NSNumber(value: int)
-        case let date as Date: return date
+        case let date as Date: return storable(date, purpose) ? date : nil
         case let data as Data: return data
-        case let array as [Any]: return normalizedArray(array)
-        case let dictionary as [String: Any]: return normalizedDictionary(dictionary)
+        case let array as [Any]: return normalizedArray(array, purpose: purpose, depth: depth + 1)
+        case let dictionary as [String: Any]: return normalizedDictionary(dictionary, purpose: purpose, depth: depth + 1)
         case let dictionary as [AnyHashable: Any]:
-            return stringKeyed(dictionary).flatMap(normalizedDictionary)
+            return stringKeyed(dictionary).flatMap { normalizedDictionary($0, purpose: purpose, depth: depth + 1) }
         default:
             return nil
         }
     }
 
+    /// Whether a store reads `date` back as written (always, for dates already stored).
+    private static func storable(_ date: Date, _ purpose: Purpose) -> Bool {
+        purpose == .loading || dateRange.contains(date.timeIntervalSinceReferenceDate)
+    }
+
     /// Normalises every value of a top-level set.
     ///
     /// - Returns: The normalised set, or the sorted keys whose values cannot be stored.
-    static func normalizedSet(_ values: [String: Any]) -> Result<[String: Any], PersistentPrefs.PrefsError> {
+    static func normalizedSet(
+        _ values: [String: Any], for purpose: Purpose = .vetting
+    ) -> Result<[String: Any], PersistentPrefs.PrefsError> {
         var result: [String: Any] = [:]
         result.reserveCapacity(values.count)
         var refused: [String] = []
         for (key, value) in values {
-            if let normalized = normalized(value) {
+            if let normalized = normalized(value, for: purpose) {
                 result[key] = normalized
             } else {
                 refused.append(key)
@@ -74,23 +108,52 @@ enum PlistValue {
     }
 
     /// A short description of a stored value for error messages: `a String ("abc")`.
+    ///
+    /// Never traps and never walks more than a few levels of a value, whatever it holds
+    /// (a NaN date, a huge or deeply nested array).
     static func describe(_ value: Any) -> String {
-        let text = String(describing: value)
-        let shown = text.count > 40 ? String(text.prefix(40)) + "…" : text
+        let shown = brief(value, depth: 0)
+        let text = shown.count > 40 ? String(shown.prefix(40)) + "…" : shown
         switch value {
-        case is String: return "a String (\"\(shown)\")"
-        case let number as NSNumber: return "a number (\(number))"
-        case is Date: return "a Date (\(shown))"
-        case is Data: return "Data (\(shown))"
-        case is [Any]: return "an array (\(shown))"
-        case is [String: Any]: return "a dictionary (\(shown))"
-        default: return "\(type(of: value)) (\(shown))"
+        case is String: return "a String (\"\(text)\")"
+        case is NSNumber: return "a number (\(text))"
+        case is Date: return "a Date (\(text))"
+        case is Data: return "Data (\(text))"
+        case is [Any]: return "an array (\(text))"
+        case is [String: Any]: return "a dictionary (\(text))"
+        default: return "\(type(of: value)) (\(text))"
+        }
+    }
+
+    /// Up to about 60 characters of text for `value`, descending at most 3 levels.
+    private static func brief(_ value: Any, depth: Int) -> String {
+        switch value {
+        case let string as String:
+            return String(string.prefix(60))
+        case let number as NSNumber:
+            return number.stringValue
+        case let date as Date:
+            let seconds = date.timeIntervalSinceReferenceDate
+            guard dateRange.contains(seconds) else { return "\(seconds) s from 2001-01-01" }
+            return ISO8601DateFormatter().string(from: date)
+        case let data as Data:
+            return "\(data.count) bytes"
+        case let array as [Any]:
+            guard depth < 3 else { return "[…]" }
+            let items = array.prefix(4).map { brief($0, depth: depth + 1) }
+            return "[" + items.joined(separator: ", ") + (array.count > 4 ? ", …]" : "]")
+        case let dictionary as [String: Any]:
+            guard depth < 3 else { return "[…]" }
+            let items = dictionary.keys.sorted().prefix(4).map { "\($0): \(brief(dictionary[$0]!, depth: depth + 1))" }
+            return "[" + items.joined(separator: ", ") + (dictionary.count > 4 ? ", …]" : "]")
+        default:
+            return "\(type(of: value))"
         }
     }
 
     // MARK: - Private
 
-    private static func normalizedObject(_ object: AnyObject) -> Any? {
+    private static func normalizedObject(_ object: AnyObject, purpose: Purpose, depth: Int) -> Any? {
         switch object {
         case is NSNull, is NSDecimalNumber:
             return nil
@@ -99,38 +162,43 @@ enum PlistValue {
         case let string as NSString:
             return string as String
         case let date as NSDate:
-            return date as Date
+            return storable(date as Date, purpose) ? date as Date : nil
         case let data as NSData:
             return data as Data
         case let array as NSArray:
-            return normalizedArray(array.map { $0 })
+            guard depth < maximumDepth || purpose == .loading else { return nil }
+            return normalizedArray(array.map { $0 }, purpose: purpose, depth: depth + 1)
         case let dictionary as NSDictionary:
+            guard depth < maximumDepth || purpose == .loading else { return nil }
             var bridged: [AnyHashable: Any] = [:]
             for (key, value) in dictionary {
                 guard let key = key as? AnyHashable else { return nil }
                 bridged[key] = value
             }
-            return stringKeyed(bridged).flatMap(normalizedDictionary)
+            return stringKeyed(bridged).flatMap { normalizedDictionary($0, purpose: purpose, depth: depth + 1) }
         default:
             return nil
         }
     }
 
-    private static func normalizedArray(_ array: [Any]) -> [Any]? {
+    /// `depth` counts the containers from the top-level value down to this one, itself included.
+    private static func normalizedArray(_ array: [Any], purpose: Purpose, depth: Int) -> [Any]? {
+        guard depth <= maximumDepth || purpose == .loading else { return nil }
         var result: [Any] = []
         result.reserveCapacity(array.count)
         for element in array {
-            guard let normalized = normalized(element) else { return nil }
+            guard let normalized = normalized(element, purpose: purpose, depth: depth) else { return nil }
             result.append(normalized)
         }
         return result
     }
 
-    private static func normalizedDictionary(_ dictionary: [String: Any]) -> [String: Any]? {
+    private static func normalizedDictionary(_ dictionary: [String: Any], purpose: Purpose, depth: Int) -> [String: Any]? {
+        guard depth <= maximumDepth || purpose == .loading else { return nil }
         var result: [String: Any] = [:]
         result.reserveCapacity(dictionary.count)
         for (key, value) in dictionary {
-            guard let normalized = normalized(value) else { return nil }
+            guard let normalized = normalized(value, purpose: purpose, depth: depth) else { return nil }
             result[key] = normalized
         }
         return result

@@ -1,0 +1,191 @@
+import Foundation
+import PersistentPrefs
+import Testing
+
+/// Values and files that used to crash the host or lose data (issue #8). Crash cases run in a
+/// child process, so a crash fails the test, not the test runner.
+@Suite("Hostile values and files")
+struct HostileInputTests {
+    final class DeepPrefs: PersistentPrefs {
+        override var keys: [String] { ["Deep", "Date", "Other"] }
+    }
+
+    static func nested(_ depth: Int) -> Any {
+        var value: Any = 1
+        for _ in 0..<depth { value = [value] }
+        return value
+    }
+
+    @Test("nesting up to the limit is stored and read back; one level more is refused, naming the key")
+    func depthLimit() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        let prefs = DeepPrefs(key: "deep", store: store)
+        prefs["Deep"] = Self.nested(100)
+        #expect(prefs.lastError == nil)
+        var value = try #require(try prefs.reload()["Deep"])
+        var depth = 0
+        while let array = value as? [Any], let first = array.first {
+            value = first
+            depth += 1
+        }
+        #expect(depth == 100)
+        prefs.values = ["Deep": Self.nested(101), "Other": 1]
+        #expect(prefs.lastError == .valuesNotPlistCompatible(invalidElements: ["Deep"]))
+        #expect(prefs["Other"] == nil)
+    }
+
+    @Test("a value nested 100,000 deep is refused without a crash, on every kind of thread", arguments: ["main", "thread", "dispatch", "task"])
+    func deepValueOnEveryThread(thread: String) throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let output = try child.run("prefs-test-helper", ["deep-write", "-", thread, "100000"])
+        #expect(output.status == 0, "the helper crashed: \(output.stderr.prefix(300))")
+        #expect(output.stdout.contains("refused") && output.stdout.contains("\"Deep\""))
+    }
+
+    @Test("dates a store cannot read back as written are refused, naming the key", arguments: [
+        Double.nan, .infinity, -.infinity, 1e300, -1e300, -1e17, 252_423_993_600, -63_113_904_001,
+    ])
+    func unstorableDates(seconds: Double) {
+        let prefs = DeepPrefs(key: "dates", store: InMemoryStore())
+        prefs["Date"] = Date(timeIntervalSinceReferenceDate: seconds)
+        #expect(prefs.lastError == .valuesNotPlistCompatible(invalidElements: ["Date"]))
+        prefs["Date"] = ["nested": Date(timeIntervalSinceReferenceDate: seconds)]
+        #expect(prefs.lastError == .valuesNotPlistCompatible(invalidElements: ["Date"]))
+    }
+
+    @Test("the first and last storable dates, and non-finite numbers, read back equal in both durable stores", arguments: [false, true])
+    func edgeValuesRoundTrip(suiteStore: Bool) throws {
+        let suite = TestSuite()
+        let directory = TemporaryDirectory()
+        defer {
+            suite.remove()
+            directory.remove()
+        }
+        let store: any PrefsStore = suiteStore ? suite.store : PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        let first = Date(timeIntervalSinceReferenceDate: -63_113_904_000)
+        let last = Date(timeIntervalSinceReferenceDate: 252_423_993_599)
+        let prefs = DeepPrefs(key: "edges", store: store)
+        prefs.values = ["Date": [first, last], "Other": [Double.nan, Double.infinity, -Double.infinity]]
+        #expect(prefs.lastError == nil)
+        let reloaded = try prefs.reload()
+        #expect(reloaded["Date"] as? [Date] == [first, last])
+        let numbers = try #require(reloaded["Other"] as? [Double])
+        #expect(numbers.count == 3 && numbers[0].isNaN && numbers[1] == .infinity && numbers[2] == -.infinity)
+    }
+
+    @Test("a stored NaN date is described, not trapped on, when it is read as another type")
+    func describingNaNDate() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        let file = try store.fileURL(forRoot: "typed")
+        let data = try PropertyListSerialization.data(
+            fromPropertyList: ["Count": Date(timeIntervalSinceReferenceDate: .nan)], format: .binary, options: 0)
+        try data.write(to: file)
+        final class Typed: PersistentPrefs {
+            @Pref("Count") var launches = 3
+        }
+        let prefs = Typed(key: "typed", store: store)
+        #expect(prefs.launches == 3)
+        guard case .typeMismatch(let key, _, let found)? = prefs.lastError else {
+            Issue.record("expected a type mismatch, got \(String(describing: prefs.lastError))")
+            return
+        }
+        #expect(key == "Count")
+        #expect(found.contains("Date"))
+    }
+
+    /// A set file the library wrote, with every object marker byte replaced by every high
+    /// nibble in turn: none may crash the process that loads them.
+    @Test("binary files with mutated object markers (sets, UIDs, bad lengths) never crash a load")
+    func mutatedMarkers() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let source = PlistFileStore(directory: URL(fileURLWithPath: directory.path + "/source"))
+        try source.save(["Array": [1, "two", [3.5, Date(timeIntervalSinceReferenceDate: 0)]], "Map": ["k": Data([1, 2])], "Flag": true], root: "R")
+        let original = try Data(contentsOf: try source.fileURL(forRoot: "R"))
+        let bytes = [UInt8](original)
+        let trailer = bytes.count - 32
+        let offsetSize = Int(bytes[trailer + 6])
+        let objects = bytes[(trailer + 8)..<(trailer + 16)].reduce(0) { $0 << 8 | Int($1) }
+        let table = bytes[(trailer + 24)..<(trailer + 32)].reduce(0) { $0 << 8 | Int($1) }
+        let offsets = (0..<objects).map { index in
+            bytes[(table + index * offsetSize)..<(table + (index + 1) * offsetSize)].reduce(0) { $0 << 8 | Int($1) }
+        }
+        let mutated = URL(fileURLWithPath: directory.path + "/mutated")
+        try FileManager.default.createDirectory(at: mutated, withIntermediateDirectories: true)
+        var count = 0
+        for offset in offsets {
+            for nibble in UInt8(0)..<16 {
+                var copy = bytes
+                copy[offset] = nibble << 4 | (copy[offset] & 0x0F)
+                guard copy != bytes else { continue }
+                try Data(copy).write(to: mutated.appendingPathComponent("m\(count).plist"))
+                count += 1
+            }
+        }
+        let (child, config) = ChildProcess.inTemporaryConfigHome()
+        defer { config.remove() }
+        let output = try child.run("prefs-test-helper", ["load-files", "-", mutated.path])
+        print("[reliability] PlistFileStore: \(count) files with a mutated object marker: \(output.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), exit \(output.status)")
+        #expect(output.status == 0, "the loading process crashed: \(output.stderr.prefix(300))")
+        #expect(output.stdout.hasPrefix("loaded "))
+    }
+
+    @Test("a binary file holding a set (0xC_ marker) is reported and moved aside, not parsed")
+    func setMarker() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        try store.save(["A": [1, 2]], root: "R")
+        let url = try store.fileURL(forRoot: "R")
+        var bytes = [UInt8](try Data(contentsOf: url))
+        let index = try #require(bytes.firstIndex(of: 0xA2))
+        bytes[index] = 0xC2
+        try Data(bytes).write(to: url)
+        let error = #expect(throws: PersistentPrefs.PrefsError.self) { try store.load(root: "R") }
+        guard case .corruptStore(_, let reason)? = error else {
+            Issue.record("expected corruptStore, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("damaged binary property list") && reason.contains("moved aside"))
+    }
+
+    @Test("a file rewritten in place while it is read is waited for, not moved aside")
+    func fileInFlux() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        try store.save(["A": 1], root: "R")
+        let url = try store.fileURL(forRoot: "R")
+        let good = try Data(contentsOf: url)
+        // An empty file, as an in-place writer leaves it between truncating and writing.
+        try Data().write(to: url)
+        let writer = Thread {
+            Thread.sleep(forTimeInterval: 0.1)
+            try? good.write(to: url)
+        }
+        writer.start()
+        #expect(try store.load(root: "R")?["A"] as? Int == 1)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        #expect(!names.contains { $0.contains(".corrupt-") })
+    }
+
+    @Test("a suite readable but not writable (read-only folder) can still be read")
+    func readOnlyStore() throws {
+        guard getuid() != 0 else { return }  // root ignores permissions; CI and the VM run as root
+        let directory = TemporaryDirectory()
+        defer {
+            chmod(directory.path, 0o700)
+            directory.remove()
+        }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        try store.save(["A": 1], root: "R")
+        unlink(try store.fileURL(forRoot: "R").path + ".lock")
+        chmod(directory.path, 0o500)
+        #expect(try store.load(root: "R")?["A"] as? Int == 1)
+    }
+}
