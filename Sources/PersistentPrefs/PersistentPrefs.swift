@@ -125,7 +125,7 @@ open class PersistentPrefs: NSObject {
 
     private static let group = Locked<String?>(nil)
     /// Bumped by every change of ``groupID``; instances re-resolve their set when it moves.
-    private static let groupGeneration = Generation()
+    private static let groupGeneration = Counter()
 
     /// The `UserDefaults` suite used by every instance that was not given a store; `nil` or
     /// `""` selects `.standard`.
@@ -356,6 +356,26 @@ open class PersistentPrefs: NSObject {
         record { try reload() }
     }
 
+    /// Acknowledges that the store holding this set was damaged, so its readers stop reporting it.
+    ///
+    /// When a store file cannot be read, the library moves it aside (it is never overwritten)
+    /// and every set that was in it reads as empty. Until that file is written again by the
+    /// library or the damage is acknowledged, every reader of those sets — every instance,
+    /// root key, style and process — reports
+    /// ``PrefsError/corruptStore(path:reason:)`` in ``lastError``, naming the file and where the
+    /// damaged copy was moved. Call this once the app has dealt with it (for example restored
+    /// what it could from the moved copy, or told the user); the set is then read again.
+    ///
+    /// ```swift
+    /// if case .corruptStore(let path, _)? = prefs.lastError {
+    ///     log("preferences at \(path) were damaged and reset")
+    ///     prefs.acknowledgeDamage()
+    /// }
+    /// ```
+    public func acknowledgeDamage() {
+        record { try resolvedDomain().acknowledgeDamage() }
+    }
+
     /// Returns one key to its default by removing it from the set.
     ///
     /// A ``Pref`` property then reads as its declared (or file) default.
@@ -393,8 +413,13 @@ open class PersistentPrefs: NSObject {
             ($0.generation == generation ? $0.domain : nil, $0.failed)
         }
         do {
-            let result = try body(cached ?? resolvedDomain())
-            if hadError { state.withLock { $0.lastError = nil } }
+            let domain = try cached ?? resolvedDomain()
+            let result = try body(domain)
+            if let notice = domain.damageNotice() {
+                lastError = notice  // every reader of a damaged store learns it
+            } else if hadError {
+                state.withLock { $0.lastError = nil }
+            }
             return result
         } catch {
             lastError = PrefsDomain.mapped(error)
@@ -402,11 +427,13 @@ open class PersistentPrefs: NSObject {
         }
     }
 
-    /// Runs an operation and records its outcome in ``lastError``.
+    /// Runs an operation and records its outcome in ``lastError``: the error it threw, else the
+    /// damage its store reports (see ``acknowledgeDamage()``), else `nil`.
     func record(_ body: () throws -> Void) {
         do {
             try body()
-            state.withLock { $0.lastError = nil }
+            let notice = state.withLock { $0.generation == currentGeneration() ? $0.domain : nil }?.damageNotice()
+            state.withLock { $0.lastError = notice }
         } catch {
             lastError = PrefsDomain.mapped(error)
         }

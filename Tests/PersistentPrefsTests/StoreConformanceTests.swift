@@ -105,6 +105,30 @@ struct PlistFileStoreTests {
         #expect(try store.load(root: root)?["k"] as? String == "v")
     }
 
+    @Test("root keys that differ only in case get names that differ on case-insensitive file systems")
+    func caseProofNames() throws {
+        let store = PlistFileStore(directory: URL(fileURLWithPath: "/tmp/x"))
+        let names = try ["Main", "main", "MAIN", "mAin"].map { try store.fileURL(forRoot: $0).lastPathComponent.lowercased() }
+        #expect(Set(names).count == 4)
+    }
+
+    @Test("a file named by an earlier version (upper case kept) is found, renamed once, and listed once")
+    func legacyNames() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        let legacy = directory.path + "/Main.plist"
+        try PropertyListSerialization.data(fromPropertyList: ["k": "old"], format: .binary, options: 0).write(to: URL(fileURLWithPath: legacy))
+        #expect(try store.roots() == ["Main"])
+        #expect(try store.load(root: "Main")?["k"] as? String == "old")
+        #expect(!FileManager.default.fileExists(atPath: legacy))
+        #expect(FileManager.default.fileExists(atPath: try store.fileURL(forRoot: "Main").path))
+        #expect(try store.fileURL(forRoot: "Main").lastPathComponent.hasPrefix("Main~"))
+        try store.save(["k": "new"], root: "main")
+        #expect(try store.roots() == ["Main", "main"])
+        #expect(try store.load(root: "Main")?["k"] as? String == "old")
+    }
+
     @Test("the directory is created 0700 and files are written 0600")
     func modes() throws {
         let directory = TemporaryDirectory()

@@ -19,6 +19,7 @@
 //   prefs-test-helper raw-read SUITE ROOT         read the set with plain UserDefaults, print "Integer Value"
 //   prefs-test-helper plain-write-keys SUITE sync|nosync FIRST COUNT   plain UserDefaults writes pFIRST…
 //   prefs-test-helper plain-count SUITE - FIRST COUNT                  how many pFIRST… plain UserDefaults reads back
+//   prefs-test-helper plain-count-root SUITE ROOT FIRST COUNT          how many of ROOT's kFIRST… plain UserDefaults reads back
 //   prefs-test-helper mixed-threads SUITE ROOT FIRST COUNT             library and plain threads in one process
 //   prefs-test-helper unsaved-then-library SUITE ROOT FIRST COUNT      plain set (no synchronize) + library write, COUNT times
 //   (SUITE "standard" is UserDefaults.standard, for the library and plain code alike)
@@ -305,6 +306,19 @@ case "plain-count":
     let found = (first..<(first + count)).filter { (defaults.object(forKey: "p\($0)") as? Int) == $0 }.count
     say("\(found)")
 
+case "plain-count-root":
+    // How many of ROOT's kFIRST… plain UserDefaults reads back (the file as it is, before any
+    // library access could put back a reverted value).
+    guard arguments.count == 5, let first = Int(arguments[3]), let count = Int(arguments[4]) else {
+        fail("plain-count-root needs FIRST COUNT")
+    }
+    let set = plainDefaults().dictionary(forKey: root) ?? [:]
+    let found = (first..<(first + count)).filter { index in
+        let value = set["k\(index)"]
+        return (value as? Int ?? (value as Any?).flatMap { $0 as? Int }) == index
+    }.count
+    say("\(found)")
+
 case "mixed-threads":
     // One process, two threads on one suite: the library writes kFIRST… to ROOT while plain
     // UserDefaults code sets and synchronizes pFIRST…; ARG 4 is the count.
@@ -317,7 +331,10 @@ case "mixed-threads":
         let prefs = WidePrefs(key: root)
         for index in first..<(first + count) {
             prefs["k\(index)"] = index
-            if prefs.lastError != nil { failures.add() }
+            if let error = prefs.lastError {
+                failures.add()
+                FileHandle.standardError.write(Data("write of k\(index) failed: \(error)\n".utf8))
+            }
         }
     }
     DispatchQueue.global().async(group: group) {

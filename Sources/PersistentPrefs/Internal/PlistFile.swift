@@ -201,6 +201,7 @@ enum PlistFile {
             return nil
         }
         try? AtomicFile.syncDirectory(url.deletingLastPathComponent().path)
+        DamageNote.record(for: url, reason: "\(reason); it was moved aside to \(aside)")
         throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(reason); moved aside to \(aside)")
     }
 }

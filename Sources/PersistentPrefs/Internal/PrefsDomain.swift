@@ -11,15 +11,20 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
     let root: String
     /// `nil` until the set has been loaded successfully.
     private let cache = Locked<Snapshot?>(nil)
+    /// 1 while the cached set carries a damage notice: read on every read, so an atomic.
+    private let damaged = Counter()
 
     /// The set, and the `as?` answers for its numbers (see ``ExactNumber``).
     private struct Snapshot {
         var values: [String: Any]
         var numbers: [String: ExactNumber]
+        /// The store's report that the file holding this set was damaged and moved aside.
+        var notice: PersistentPrefs.PrefsError?
 
-        init(_ values: [String: Any]) {
+        init(_ values: [String: Any], notice: PersistentPrefs.PrefsError? = nil) {
             self.values = values
             numbers = ExactNumber.table(for: values)
+            self.notice = notice
         }
     }
 
@@ -49,6 +54,26 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
         }
     }
 
+    /// The damage every reader of this set reports (see ``DamageNote``), or `nil`.
+    ///
+    /// Free while there is none (one atomic load); while there is, the store is asked again
+    /// on each call, so a write to another set of the same file ends the report here too.
+    func damageNotice() -> PersistentPrefs.PrefsError? {
+        guard damaged.load() != 0 else { return nil }
+        let notice = (store as? any DamageNoticing)?.damageNotice(root: root)
+        if notice == nil {
+            cache.withLock { $0?.notice = nil }
+            damaged.store(0)
+        }
+        return notice
+    }
+
+    /// Forgets the store's damage notice for this set and reads the set again.
+    func acknowledgeDamage() throws {
+        try (store as? any DamageNoticing)?.acknowledgeDamage(root: root)
+        try reload()
+    }
+
     /// Drops the cache and reads the set from the store again.
     @discardableResult
     func reload() throws -> [String: Any] {
@@ -75,6 +100,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
                 throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
             }
             cache = Snapshot(values)
+            damaged.store(0)  // the store is written again, so it no longer reports damage
         }
     }
 
@@ -88,15 +114,15 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
         } catch {
             throw PrefsDomain.mapped(error)
         }
-        guard let raw else {
-            let empty = Snapshot([:])
-            cache = empty
-            return empty
+        var values: [String: Any] = [:]
+        if let raw {
+            guard case .success(let normalized) = PlistValue.normalizedSet(raw, for: .loading) else {
+                throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+            }
+            values = normalized
         }
-        guard case .success(let values) = PlistValue.normalizedSet(raw, for: .loading) else {
-            throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
-        }
-        let snapshot = Snapshot(values)
+        let snapshot = Snapshot(values, notice: (store as? any DamageNoticing)?.damageNotice(root: root))
+        damaged.store(snapshot.notice == nil ? 0 : 1)
         cache = snapshot
         return snapshot
     }

@@ -11,9 +11,12 @@ import Foundation
 /// A ``PrefsStore`` that keeps each set in its own binary property-list file in a directory.
 ///
 /// - Each root key has one file, `<encoded root key>.plist`; the name encoding is
-///   reversible and cannot leave the directory (`/`, `..`, NUL and other special
-///   characters are percent-encoded). A root key too long for a file name gets a shortened
-///   name with a hash, and its full key in a `.root` file beside it.
+///   reversible and cannot leave the directory (`/`, `..`, NUL and other special characters
+///   are percent-encoded). A root key with upper-case letters also gets `~<hash>` of the exact
+///   key, so `Main` and `main` have different files where the file system ignores case (APFS,
+///   NTFS); a file named by an earlier version (`Main.plist`) is renamed on first use. A root
+///   key too long for a file name gets a shortened name with a hash, and its full key in a
+///   `.root` file beside it.
 /// - Several processes can share the directory: every change takes an advisory lock
 ///   (`flock` on `<file>.lock`), re-reads the file and applies only the change, so two
 ///   processes changing different keys of one root key both keep theirs.
@@ -59,10 +62,32 @@ public final class PlistFileStore: PrefsStore, Sendable {
     public func fileURL(forRoot root: String) throws -> URL {
         let encoded = Self.encode(root)
         guard encoded.utf8.count > Self.maximumEncodedLength else {
-            return directory.appendingPathComponent(encoded + ".plist")
+            // Upper case: a hash of the exact key, so `Main` and `main` differ where case does not.
+            let caseProof = root.utf8.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+            return directory.appendingPathComponent(encoded + (caseProof ? "~\(Self.hash(root))" : "") + ".plist")
         }
         return directory.appendingPathComponent("\(encoded.prefix(120))~\(Self.hash(root)).plist")
     }
+
+    /// The file of `root`, after moving a file named by an earlier version (`Main.plist`, which
+    /// a case-insensitive file system shares with `main.plist`) to its current name, once per
+    /// root key and process.
+    private func currentFileURL(forRoot root: String) throws -> URL {
+        let url = try fileURL(forRoot: root)
+        let legacy = directory.appendingPathComponent(Self.encode(root) + ".plist")
+        guard legacy != url, url.lastPathComponent.utf8.count <= Self.maximumEncodedLength + 30,
+            Self.legacyChecked.withLock({ $0.insert(url.path).inserted })
+        else { return url }
+        try FileLock.withLock(for: url, exclusive: true) {
+            guard !FileManager.default.fileExists(atPath: url.path), FileManager.default.fileExists(atPath: legacy.path) else { return }
+            guard rename(legacy.path, url.path) == 0 else { throw AtomicFile.posixFailure("rename", legacy.path).prefsError }
+            try AtomicFile.syncDirectory(directory.path)
+        }
+        return url
+    }
+
+    /// The files already checked for an old name in this process.
+    private static let legacyChecked = Locked<Set<String>>([])
 
     /// Reads the set for `root`, or `nil` when it has no file.
     ///
@@ -71,7 +96,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (the
     ///   file is moved aside first) or ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
     public func load(root: String) throws -> [String: Any]? {
-        let url = try fileURL(forRoot: root)
+        let url = try currentFileURL(forRoot: root)
         return try FileLock.withLock(for: url, exclusive: false) { try PlistFile.read(url) }
     }
 
@@ -103,7 +128,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// - Returns: The set after the change.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError``; the file is then unchanged.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
-        let url = try fileURL(forRoot: root)
+        let url = try currentFileURL(forRoot: root)
         return try FileLock.withLock(for: url, exclusive: true) {
             let current = change.buildsOnCurrent ? (try PlistFile.read(url) ?? [:]) : [:]
             let updated = change.applied(to: current)
@@ -113,6 +138,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
                 if url.lastPathComponent.contains("~") { try writeRootName(root, for: url) }
                 try PlistFile.write(updated, to: url, format: .binary)
             }
+            DamageNote.clear(for: url)  // the set is whole again
             return updated
         }
     }
@@ -129,15 +155,19 @@ public final class PlistFileStore: PrefsStore, Sendable {
         } catch {
             throw PersistentPrefs.PrefsError.ioError(path: directory.path, reason: (error as NSError).localizedDescription)
         }
-        return names.compactMap { name -> String? in
+        let found = names.compactMap { name -> String? in
             guard name.hasSuffix(".plist"), !name.hasPrefix(".") else { return nil }
             let stem = String(name.dropLast(".plist".count))
-            if stem.contains("~") {
+            if let tilde = stem.lastIndex(of: "~") {
                 let sidecar = directory.appendingPathComponent(name + ".root")
-                return (try? Data(contentsOf: sidecar)).map { String(decoding: $0, as: UTF8.self) }
+                if let root = try? Data(contentsOf: sidecar) { return String(decoding: root, as: UTF8.self) }
+                // A key with upper case: its encoding, then the hash of the exact key.
+                guard let root = Self.decode(String(stem[..<tilde])), Self.hash(root) == stem[stem.index(after: tilde)...] else { return nil }
+                return root
             }
             return Self.decode(stem)
-        }.sorted()
+        }
+        return Set(found).sorted()  // a file under its old name and its new one name the same root
     }
 
     /// Records the full root key beside a file whose name had to be shortened.
@@ -153,18 +183,13 @@ public final class PlistFileStore: PrefsStore, Sendable {
 
     /// FNV-1a, 64 bits, of the root key's UTF-8: stable across runs and platforms.
     static func hash(_ root: String) -> String {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in root.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x100_0000_01b3
-        }
-        return String(hash, radix: 16)
+        String(FNV1a.hash(root.utf8), radix: 16)
     }
 
     // MARK: - File names
 
     /// Percent-encodes every UTF-8 byte outside `A–Z a–z 0–9 - _`: the result is a safe,
-    /// reversible file name (no `/`, no `.`, no NUL, never hidden).
+    /// reversible file name (no `/`, no `.`, no `~`, no NUL, never hidden).
     static func encode(_ root: String) -> String {
         var name = ""
         for byte in root.utf8 {
@@ -204,5 +229,17 @@ public final class PlistFileStore: PrefsStore, Sendable {
 extension String {
     fileprivate func leftPadded(to length: Int) -> String {
         count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
+}
+
+// MARK: - DamageNoticing
+
+extension PlistFileStore: DamageNoticing {
+    func damageNotice(root: String) -> PersistentPrefs.PrefsError? {
+        (try? fileURL(forRoot: root)).flatMap(DamageNote.notice(for:))
+    }
+
+    func acknowledgeDamage(root: String) throws {
+        DamageNote.clear(for: try fileURL(forRoot: root))
     }
 }

@@ -4,21 +4,24 @@ import Foundation
 // itself, beside programs that use plain `UserDefaults` on the same suite.
 //
 // Plain `UserDefaults` on Linux saves a suite by reading the file, applying its own changed
-// keys and rewriting the file in place, all without a lock. Two consequences shape a write:
-// - A write must not replace a file that changed after it was read (a plain save that landed
-//   in between would be lost): the replacement is abandoned and the change applied again.
-// - A plain save that read the file just before the library replaced it writes its stale copy
-//   over the library's. So once a write by someone else has been seen on a suite (the file
-//   differs from what the library last wrote, as kept in the lock file), writes to it for the
-//   next ``foreignWindow`` seconds wait a few milliseconds after the replacement and check the
-//   file: if it was rewritten without the library's change, the change is applied again.
+// keys and rewriting the file in place, all without a lock. Three things make the library's
+// writes stick beside it:
+// - A write is abandoned and applied again when the file changed after it was read, so a plain
+//   save that landed in between is kept.
+// - Once a write by someone else has been seen on a suite (the file differs from what the
+//   library last wrote, as kept in the lock file), writes to it for the next `foreignWindow`
+//   seconds wait a few milliseconds after replacing the file and check it: if a plain save that
+//   read the old file rewrote it without the library's change, the change is applied again.
+// - From then on the suite also has a ``SuiteLedger``: a save that reverts a key later than that
+//   is recognised at the next library access of the suite, and the library's value put back.
 extension UserDefaultsStore {
     /// After a write by someone else is seen, how long writes keep checking that theirs stuck.
     static let foreignWindow: TimeInterval = 10
     /// How long a write waits, in steps, for a plain save in flight to land before checking.
-    static let settleSteps: [TimeInterval] = [0.002, 0.004, 0.008, 0.016]
-    /// How often a write is tried before it reports that another program keeps undoing it.
-    static let maximumAttempts = 40
+    static let settleSteps: [TimeInterval] = [0.002, 0.004, 0.008]
+    /// How long a write keeps trying before it reports that another program keeps rewriting the
+    /// suite under it (between tries it waits a little longer each time, up to 20 ms).
+    static let attemptBudget: TimeInterval = 10
 
     /// Replaces the object under `key` in the suite file with what `change` makes of the
     /// current one (`nil` removes it), durably, under the suite's exclusive lock.
@@ -26,18 +29,33 @@ extension UserDefaultsStore {
     /// `change` may run more than once (on a newer file each time), so it must depend on its
     /// argument only. `whileLocked` runs after a successful write, still under the lock.
     static func update(
-        suiteFile file: URL, key: String, _ change: (Any?) throws -> Any?, whileLocked: () -> Void
+        suiteFile file: URL, key: String, _ change: (Any?) throws -> Any?, whileLocked: () -> Void = {}
     ) throws {
         try FileLock.withLock(for: file, exclusive: true) { lock in
             var record = lock.record
             defer { lock.store(record) }
-            for _ in 1...maximumAttempts {
+            let original = SuiteLedger.load(for: file)
+            var ledger = original
+            var ledgerWritten = false
+            var succeeded = false
+            // A write that fails leaves the ledger as it found it, so nothing it recorded is put back later.
+            defer { if ledgerWritten, !succeeded { (original ?? SuiteLedger()).save(for: file) } }
+            let started = Date()
+            var pause: TimeInterval = 0.0005
+            for attempt in 0... {
+                if attempt > 0 {
+                    guard Date().timeIntervalSince(started) < attemptBudget else { break }
+                    Thread.sleep(forTimeInterval: Double.random(in: 0...pause))
+                    pause = min(pause * 2, 0.02)
+                }
                 let (read, signature) = try PlistFile.readSigned(file)
                 // A file the library did not leave this way (or did not create) was written by someone else.
-                if signature != nil, record.written != signature { record.foreignWriteSeen = Date().timeIntervalSince1970 }
+                if signature != nil, record.written != signature {
+                    record.foreignWriteSeen = Date().timeIntervalSince1970
+                    if ledger == nil { ledger = SuiteLedger() }
+                }
                 var suite = read ?? [:]
-                let foreign = Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow
-                if foreign { restoreUndoneWrite(file, in: &suite) }
+                ledger?.reconcile(&suite)
                 let before = suite[key]
                 suite[key] = try change(before)
                 let data: Data
@@ -52,57 +70,53 @@ extension UserDefaultsStore {
                     continue
                 }
                 record.written = written
-                guard foreign else { return whileLocked() }
-                lastWrites.withLock { $0[file.path] = LastWrite(key: key, before: xml(before), after: xml(suite[key])) }
-                switch try settle(file, written: written, key: key, ours: data) {
+                if var kept = ledger {
+                    kept.record(key, before: before, after: suite[key])
+                    kept.save(for: file)
+                    ledger = kept
+                    ledgerWritten = true
+                }
+                var settled = Settled.intact
+                if Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow {
+                    settled = try settle(file, written: written, key: key, ours: suite[key])
+                }
+                switch settled {
                 case .intact:
-                    return whileLocked()
+                    break
                 case .kept(let signature):
                     record.foreignWriteSeen = Date().timeIntervalSince1970
                     record.written = signature
-                    return whileLocked()
                 case .undone:
                     record.foreignWriteSeen = Date().timeIntervalSince1970
+                    ledger = original  // the next try records afresh
                     continue
                 }
+                succeeded = true
+                DamageNote.clear(for: file)  // the suite is whole again
+                return whileLocked()
             }
             throw PersistentPrefs.PrefsError.ioError(
                 path: file.path,
-                reason: "another program rewrote the suite \(maximumAttempts) times while the key \"\(key)\" was written; nothing was changed")
+                reason: "another program kept rewriting the suite for \(Int(attemptBudget)) s while the key \"\(key)\" was written")
         }
     }
 
-    /// This process's last write to a suite file while others were writing it: the key, and
-    /// its value before and after, as XML.
-    private struct LastWrite {
-        let key: String
-        let before: Data?
-        let after: Data?
-    }
-
-    private static let lastWrites = Locked<[String: LastWrite]>([:])
-
-    /// Puts back this process's last write to `file` when a plain save that read the file
-    /// before it wrote its stale copy over it afterwards, past the settling time: the key then
-    /// holds exactly its value from before that write. (Plain code that deliberately writes a
-    /// set's old value back, byte for byte, is taken for such a save.)
-    private static func restoreUndoneWrite(_ file: URL, in suite: inout [String: Any]) {
-        guard let last = lastWrites.withLock({ $0[file.path] }), last.before != last.after,
-            xml(suite[last.key]) == last.before
-        else { return }
-        if let after = last.after,
-            let value = (try? PropertyListSerialization.propertyList(from: after, format: nil))
-                .flatMap(PlistValue.stringKeyedDictionary)?["v"]
-        {
-            suite[last.key] = value
-        } else {
-            suite[last.key] = nil
+    /// The object under `key` in the suite file, read under the suite's shared lock; when a
+    /// plain save put back a value the library had replaced (see ``SuiteLedger``), the library's
+    /// value is put back first.
+    static func object(suiteFile file: URL, key: String) throws -> Any? {
+        let (value, reverted) = try FileLock.withLock(for: file, exclusive: false) { () -> (Any?, Bool) in
+            let value = try PlistFile.read(file)?[key]
+            return (value, SuiteLedger.load(for: file)?.isReverted(key, value) ?? false)
         }
-    }
-
-    /// A stored value as XML (dictionary keys sorted), for comparisons; `nil` for no value.
-    private static func xml(_ value: Any?) -> Data? {
-        value.flatMap { try? PropertyListSerialization.data(fromPropertyList: ["v": $0], format: .xml, options: 0) }
+        guard reverted else { return value }
+        var repaired = value
+        // Nothing changes but what the ledger puts back; a store that cannot be written is read as it is.
+        try? update(suiteFile: file, key: key) { current in
+            repaired = current
+            return current
+        }
+        return repaired
     }
 
     private enum Settled {
@@ -115,22 +129,18 @@ extension UserDefaultsStore {
     }
 
     /// Waits for a plain save that may have read the file before the replacement, then tells
-    /// whether the value under `key` is still the one written (`ours` is the data written).
-    private static func settle(_ file: URL, written: FileSignature, key: String, ours: Data) throws -> Settled {
+    /// whether `key` still holds `ours`, the value written (compared as XML, which also holds
+    /// for dates kept to the second).
+    private static func settle(_ file: URL, written: FileSignature, key: String, ours: Any?) throws -> Settled {
         for step in settleSteps {
             Thread.sleep(forTimeInterval: step)
             guard FileSignature.of(file.path) == written else {
                 let (current, signature) = try PlistFile.readSigned(file)
-                let mine = (try? PropertyListSerialization.propertyList(from: ours, format: nil)).flatMap(PlistValue.stringKeyedDictionary)
-                return sameStoredValue(current?[key], mine?[key]) ? .kept(signature) : .undone
+                let stored = SuiteLedger.xml(ours).flatMap { try? PropertyListSerialization.propertyList(from: $0, format: nil) }
+                    .flatMap(PlistValue.stringKeyedDictionary)?["v"]
+                return SuiteLedger.xml(current?[key]) == SuiteLedger.xml(stored) ? .kept(signature) : .undone
             }
         }
         return .intact
-    }
-
-    /// Whether two values parsed from XML property lists are the same (compared as XML, which
-    /// sorts dictionary keys).
-    private static func sameStoredValue(_ a: Any?, _ b: Any?) -> Bool {
-        xml(a) == xml(b)
     }
 }

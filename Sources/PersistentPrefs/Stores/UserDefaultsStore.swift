@@ -154,7 +154,7 @@ public struct UserDefaultsStore: PrefsStore {
     /// The object stored under the suite key `key`.
     func object(_ key: String) throws -> Any? {
         if let file = handle.file {
-            return try FileLock.withLock(for: file, exclusive: false) { try PlistFile.read(file)?[key] }
+            return try Self.object(suiteFile: file, key: key)
         }
         return handle.withDefaults { defaults in
             _ = defaults.synchronize()
@@ -194,6 +194,18 @@ public struct UserDefaultsStore: PrefsStore {
             let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
             return defaults.dictionaryRepresentation().filter { !argumentKeys.contains($0.key) }
         }
+    }
+}
+
+// MARK: - DamageNoticing
+
+extension UserDefaultsStore: DamageNoticing {
+    func damageNotice(root: String) -> PersistentPrefs.PrefsError? {
+        handle.file.flatMap(DamageNote.notice(for:))
+    }
+
+    func acknowledgeDamage(root: String) throws {
+        if let file = handle.file { DamageNote.clear(for: file) }
     }
 }
 

@@ -68,15 +68,17 @@ public struct SettingsStorage<Value> {
                 status.record(PrefsDomain.mapped(error))
                 return defaultValue
             }
+            // A damaged suite moved aside is reported by every read until it is written again.
+            let notice = store.damageNotice(root: key)
             guard let stored else {
-                status.record(nil)
+                status.record(notice)
                 return defaultValue
             }
             guard let value = codec.decode(stored) else {
                 status.record(.typeMismatch(key: key, expected: "\(Value.self)", found: PlistValue.describe(stored)))
                 return defaultValue
             }
-            status.record(nil)
+            status.record(notice)
             return value
         }
         set = { newValue in

@@ -76,14 +76,16 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
             failure.withLock { $0 = PrefsDomain.mapped(error) }
             return nil
         }
+        // A damaged suite moved aside is reported by every read until it is written again.
+        let notice = store.damageNotice(root: key.stringValue)
         guard let stored else {
-            failure.withLock { $0 = nil }
+            failure.withLock { $0 = notice }
             return nil
         }
         let value = PrefCodec<T>.make().decode(stored)
         failure.withLock {
             $0 = value == nil
-                ? .typeMismatch(key: key.stringValue, expected: "\(T.self)", found: PlistValue.describe(stored)) : nil
+                ? .typeMismatch(key: key.stringValue, expected: "\(T.self)", found: PlistValue.describe(stored)) : notice
         }
         return value
     }

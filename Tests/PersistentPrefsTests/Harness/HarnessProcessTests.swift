@@ -67,7 +67,7 @@ struct HarnessProcessTests {
         let list = try child.run("prefs-harness", ["--store-dir", store, "list"])
         #expect(list.status == 1)
         #expect(list.stderr.contains("unreadable"))
-        let kept = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasPrefix("SamplePrefs.plist.corrupt-") }
+        let kept = try FileManager.default.contentsOfDirectory(atPath: store).filter { $0.hasPrefix("SamplePrefs~") && $0.contains(".plist.corrupt-") }
         #expect(kept.count == 1)
 
         let dump = try child.run("prefs-harness", ["--suite", "empty", "--key", "Nothing", "dump"])

@@ -45,13 +45,20 @@ struct CorruptStoreTests {
         if let kept {
             guard case .corruptStore = error else { Issue.record("expected corruptStore, got \(error)"); return }
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-            let aside = try #require(names.first { $0.hasPrefix("R.plist.corrupt-") })
+            let aside = try #require(names.first { $0.hasPrefix((file as NSString).lastPathComponent + ".corrupt-") })
             #expect(FileManager.default.contents(atPath: directory.path + "/" + aside) == kept)
-            // Reported once; then the set starts empty and works.
-            let fresh = SamplePrefs(key: "R", store: store)
-            #expect(fresh.lastError == nil)
-            fresh.int = 5
+            // Reported to every reader until the set is written again; then it works.
+            let fresh = PersistentPrefs(key: "R", store: store)
+            guard case .corruptStore(_, let reason)? = fresh.lastError else {
+                Issue.record("expected the damage reported again, got \(String(describing: fresh.lastError))")
+                return
+            }
+            #expect(reason.contains(aside))
+            let writer = SamplePrefs(key: "R", store: store)
+            writer.int = 5
+            #expect(writer.lastError == nil)
             #expect(try store.load(root: "R")?["Integer Value"] as? Int == 5)
+            #expect(PersistentPrefs(key: "R", store: store).lastError == nil)
         } else {
             guard case .ioError = error else { Issue.record("expected ioError, got \(error)"); return }
             var isDirectory: ObjCBool = false
@@ -77,9 +84,14 @@ struct CorruptStoreTests {
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
             let aside = try #require(names.first { $0.hasPrefix("damaged.plist.corrupt-") })
             #expect(FileManager.default.contents(atPath: directory.path + "/" + aside) == kept)
+            // Another process learns it too, until the suite is written again.
             let again = try child.run("prefs-test-helper", ["get-int", "damaged", "R"])
-            #expect(again.status == 0)
-            #expect(again.stdout == "nil\n")
+            #expect(again.status == 2)
+            #expect(again.stderr.contains(aside), "\(again.stderr)")
+            _ = try child.run("prefs-test-helper", ["clear", "damaged", "Other"])
+            let after = try child.run("prefs-test-helper", ["get-int", "damaged", "R"])
+            #expect(after.status == 0)
+            #expect(after.stdout == "nil\n")
         }
         print("[corrupt] UserDefaultsStore, \(damage.rawValue): reported in \(Int(elapsed * 1000)) ms")
     }
@@ -131,5 +143,63 @@ struct DurableConcurrencyTests {
         let lost = (0..<16).filter { reloaded["t\($0)"] as? Int != 50 }.count
         print("[reliability] \(kind.rawValue): 16 threads × 500 mixed operations: \(lost) of 16 final writes lost")
         #expect(lost == 0)
+    }
+}
+
+/// Every reader of a damaged store learns it, not only the one whose read moved it aside.
+@Suite("Damage is reported to every reader")
+struct DamageNoticeTests {
+    final class Sets: PersistentPrefs {
+        override var keys: [String] { ["Int"] }
+    }
+
+    /// A suite with two sets and a single key, then garbage over its file.
+    static func damagedSuite() throws -> TestSuite {
+        let suite = TestSuite("damage")
+        _ = Sets(key: "A", values: ["Int": 1], store: suite.store)
+        _ = Sets(key: "B", values: ["Int": 2], store: suite.store)
+        try Data("garbage, not a plist".utf8).write(to: URL(fileURLWithPath: suite.path))
+        return suite
+    }
+
+    static func isDamage(_ error: PersistentPrefs.PrefsError?, _ suite: TestSuite) -> Bool {
+        guard case .corruptStore(let path, _)? = error else { return false }
+        return path == suite.path
+    }
+
+    @Test("every root key, every style and another process report it until the damage is acknowledged")
+    func untilAcknowledged() throws {
+        let suite = try Self.damagedSuite()
+        defer { suite.remove() }
+        let first = Sets(key: "A", store: suite.store)
+        #expect(Self.isDamage(first.lastError, suite))
+        let other = Sets(key: "B", store: suite.store)
+        #expect(other.values.isEmpty)
+        #expect(Self.isDamage(other.lastError, suite))
+        _ = other["Int"]
+        #expect(Self.isDamage(other.lastError, suite), "a second read still reports it")
+        let container = UserDefaultsContainer(keyedBy: AnyKey.self, userDefaults: suite.store.userDefaults)
+        let value: Int? = container[.text]
+        #expect(value == nil)
+        #expect(Self.isDamage(container.lastError, suite))
+        other.acknowledgeDamage()
+        #expect(other.lastError == nil)
+        #expect(Sets(key: "A", store: suite.store).lastError == nil)
+        let again: Int? = container[.text]
+        #expect(again == nil && container.lastError == nil)
+    }
+
+    @Test("a write to the store ends the report for every reader")
+    func untilWritten() throws {
+        let suite = try Self.damagedSuite()
+        defer { suite.remove() }
+        let first = Sets(key: "A", store: suite.store)
+        #expect(Self.isDamage(first.lastError, suite))
+        let other = Sets(key: "B", store: suite.store)
+        #expect(Self.isDamage(other.lastError, suite))
+        first["Int"] = 5
+        #expect(first.lastError == nil)
+        #expect(Sets(key: "B", store: suite.store).lastError == nil)
+        #expect(Sets(key: "B", store: suite.store).values.isEmpty)
     }
 }

@@ -1,0 +1,38 @@
+import Foundation
+
+#if canImport(Darwin)
+    /// On Apple platforms the counter is a lock: `Synchronization.Atomic` needs macOS 15 / iOS 18.
+    typealias Counter = LockedCounter
+#else
+    import Synchronization
+
+    /// An integer read on the hot path of every typed read (the ``PersistentPrefs/groupID``
+    /// generation, a set's damage flag), so elsewhere an atomic.
+    final class Counter: Sendable {
+        private let value = Atomic<Int>(0)
+
+        /// The current value.
+        func load() -> Int { value.load(ordering: .acquiring) }
+
+        /// Adds one.
+        func increment() { value.add(1, ordering: .releasing) }
+
+        /// Sets the value.
+        func store(_ newValue: Int) { value.store(newValue, ordering: .releasing) }
+    }
+#endif
+
+/// The lock-based counter that Apple platforms use as ``Counter``; compiled everywhere, so
+/// every Linux build checks it.
+final class LockedCounter: Sendable {
+    private let value = Locked(0)
+
+    /// The current value.
+    func load() -> Int { value.withLock { $0 } }
+
+    /// Adds one.
+    func increment() { value.withLock { $0 += 1 } }
+
+    /// Sets the value.
+    func store(_ newValue: Int) { value.withLock { $0 = newValue } }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// A note beside a store file, `<file>.damaged`, saying that a damaged version of the file was
+/// moved aside and why.
+///
+/// Moving a damaged suite aside makes every set in it read as empty; the note makes every
+/// reader of the file (every root key, every style, every process) report the damage in its
+/// `lastError`, not just the one whose read found it, until the file is written again by the
+/// library or the app acknowledges the damage (``PersistentPrefs/acknowledgeDamage()``).
+enum DamageNote {
+    /// The note of a store file.
+    static func url(for file: URL) -> URL {
+        URL(fileURLWithPath: file.path + ".damaged")
+    }
+
+    /// Records that `file` was moved aside, with the sentence that says why and where to.
+    static func record(for file: URL, reason: String) {
+        _ = try? AtomicFile.write(Data(reason.utf8), to: url(for: file))
+    }
+
+    /// The error every reader of `file` reports while its note is there, or `nil`.
+    static func notice(for file: URL) -> PersistentPrefs.PrefsError? {
+        guard let data = FileManager.default.contents(atPath: url(for: file).path) else { return nil }
+        let reason = String(decoding: data.prefix(2000), as: UTF8.self)
+        return .corruptStore(
+            path: file.path,
+            reason: "\(reason); the sets it held read as empty until they are written again or the damage is acknowledged")
+    }
+
+    /// Removes the note (the file was written again, or the damage acknowledged).
+    static func clear(for file: URL) {
+        unlink(url(for: file).path)
+    }
+}
+
+/// A store whose files can carry a ``DamageNote``.
+protocol DamageNoticing {
+    /// The damage to report to every reader of `root`, or `nil`.
+    func damageNotice(root: String) -> PersistentPrefs.PrefsError?
+
+    /// Forgets the damage reported for `root` (the file it was in, for a suite: every root key in it).
+    func acknowledgeDamage(root: String) throws
+}

@@ -1,0 +1,13 @@
+/// FNV-1a, 64 bits: a stable hash (the same across runs and platforms) for file names and
+/// for recognising stored values.
+enum FNV1a {
+    /// The hash of `bytes`.
+    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        return hash
+    }
+}

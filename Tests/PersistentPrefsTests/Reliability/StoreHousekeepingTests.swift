@@ -1,0 +1,100 @@
+import Foundation
+import PersistentPrefs
+import Testing
+
+/// Limits, links, leftovers and read-only stores (issue #8).
+@Suite("Store housekeeping")
+struct StoreHousekeepingTests {
+    final class BigPrefs: PersistentPrefs {
+        override var keys: [String] { ["Big", "Small"] }
+    }
+
+    static func fileStore(_ directory: TemporaryDirectory) -> PlistFileStore {
+        PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+    }
+
+    @Test("a write that would make a file larger than 8 MB is refused, naming the size; nothing changes", arguments: [false, true])
+    func sizeLimit(suiteStore: Bool) throws {
+        let suite = TestSuite()
+        let directory = TemporaryDirectory()
+        defer {
+            suite.remove()
+            directory.remove()
+        }
+        let store: any PrefsStore = suiteStore ? suite.store : Self.fileStore(directory)
+        let prefs = BigPrefs(key: "big", store: store)
+        prefs["Small"] = 1
+        prefs["Big"] = String(repeating: "x", count: 9 << 20)
+        guard case .ioError(_, let reason)? = prefs.lastError else {
+            Issue.record("expected ioError, got \(String(describing: prefs.lastError))")
+            return
+        }
+        #expect(reason.contains("over the limit of 8 MB"))
+        #expect(try prefs.reload()["Big"] == nil)
+        #expect(prefs["Small"] as? Int == 1)
+    }
+
+    @Test("a symbolic link to a set file is written through and stays a link")
+    func symlinkedFile() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = Self.fileStore(directory)
+        try store.save(["Small": 1], root: "R")
+        let url = try store.fileURL(forRoot: "R")
+        let target = directory.path + "/elsewhere.plist"
+        try FileManager.default.moveItem(atPath: url.path, toPath: target)
+        try FileManager.default.createSymbolicLink(atPath: url.path, withDestinationPath: target)
+        let prefs = BigPrefs(key: "R", store: store)
+        prefs["Small"] = 2
+        #expect(prefs.lastError == nil)
+        #expect((try? FileManager.default.destinationOfSymbolicLink(atPath: url.path)) == target)
+        let written = try PropertyListSerialization.propertyList(from: Data(contentsOf: URL(fileURLWithPath: target)), format: nil)
+        #expect((written as? [String: Any])?["Small"] as? Int == 2)
+    }
+
+    @Test("a temporary file left by a killed writer is removed by the next write")
+    func staleTemporary() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = Self.fileStore(directory)
+        let url = try store.fileURL(forRoot: "stale")
+        let leftover = directory.path + "/.\(url.lastPathComponent).0000-killed.tmp"
+        #expect(FileManager.default.createFile(atPath: leftover, contents: Data(repeating: 1, count: 200_000)))
+        try store.save(["Small": 1], root: "stale")
+        #expect(!FileManager.default.fileExists(atPath: leftover))
+    }
+
+    @Test("a store whose lock file cannot be opened for writing can still be read")
+    func readOnlyLockFile() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = Self.fileStore(directory)
+        try store.save(["Small": 1], root: "R")
+        let lock = try store.fileURL(forRoot: "R").path + ".lock"
+        // As root (CI), an immutable lock file; otherwise one without write permission.
+        let immutable = getuid() == 0
+        if immutable {
+            let chattr = Process()
+            chattr.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+            chattr.arguments = ["+i", lock]
+            guard (try? chattr.run()) != nil else { return }
+            chattr.waitUntilExit()
+            guard chattr.terminationStatus == 0 else { return }  // a file system without attributes
+        } else {
+            chmod(lock, 0o400)
+        }
+        defer {
+            let chattr = Process()
+            chattr.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+            chattr.arguments = ["-i", lock]
+            if immutable, (try? chattr.run()) != nil { chattr.waitUntilExit() }
+        }
+        #expect(try store.load(root: "R")?["Small"] as? Int == 1)
+        #expect(BigPrefs(key: "R", store: store)["Small"] as? Int == 1)
+    }
+
+    @Test("UserDefaults() shares .standard's store: the same file, lock and shared set")
+    func unnamedDefaultsObject() {
+        #expect(UserDefaultsStore(userDefaults: UserDefaults()).identifier == UserDefaultsStore.standard.identifier)
+    }
+}
