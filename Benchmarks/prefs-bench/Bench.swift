@@ -95,7 +95,17 @@ enum Bench {
             },
         ])
 
-        // Writes: one key through the library vs the same dictionary straight to UserDefaults.
+        // Writes: one key through the library vs the same dictionary straight to UserDefaults, in a
+        // suite of its own (a plain writer on the library's suite puts it in its careful mode,
+        // measured on the row after).
+        let rawSuite = suite + "-raw"
+        guard let rawStore = UserDefaultsStore(suiteName: rawSuite) else { return 1 }
+        defer { removeSuite(rawStore, suite: rawSuite) }
+        let rawDefaults = rawStore.userDefaults
+        let sharedSuite = suite + "-shared"
+        guard let sharedStore = UserDefaultsStore(suiteName: sharedSuite) else { return 1 }
+        defer { removeSuite(sharedStore, suite: sharedSuite) }
+        let shared = SamplePrefs(key: "Bench", store: sharedStore)
         var snapshot = prefs.values
         let writes = compare(repetitions: config.repetitions, [
             {
@@ -104,8 +114,18 @@ enum Bench {
             {
                 time(iterations: config.writeIterations) { i in
                     snapshot[intKey] = i
-                    defaults.set(snapshot, forKey: "Raw")
-                    _ = defaults.synchronize()
+                    rawDefaults.set(snapshot, forKey: "Raw")
+                    _ = rawDefaults.synchronize()
+                }
+            },
+            {
+                // Beside plain UserDefaults code writing the same suite: one plain save first.
+                time(iterations: config.writeIterations) { i in
+                    if i == 0 {
+                        sharedStore.userDefaults.set(i, forKey: "Plain")
+                        _ = sharedStore.userDefaults.synchronize()
+                    }
+                    shared.int = i
                 }
             },
         ])
@@ -123,7 +143,7 @@ enum Bench {
             { time(iterations: config.writeIterations) { i in crowded.int = i } },
         ])
 
-        if let error = prefs.lastError ?? alone.lastError ?? crowded.lastError {
+        if let error = prefs.lastError ?? shared.lastError ?? alone.lastError ?? crowded.lastError {
             FileHandle.standardError.write(Data("prefs-bench: a write failed: \(error)\n".utf8))
             return 1
         }
@@ -134,6 +154,7 @@ enum Bench {
             ("reload      UserDefaults.dictionary per read", reads[2], String(format: "%.1f× bare", reads[2] / reads[1])),
             ("durable write  prefs.int = n", writes[0], String(format: "%.3f× raw", writes[0] / writes[1])),
             ("raw write      set + synchronize()", writes[1], "1.000× raw"),
+            ("shared write   prefs.int = n, plain writer too", writes[2], String(format: "%.1f× raw", writes[2] / writes[1])),
             ("file write     PlistFileStore, 1 set", files[0], String(format: "%.3f× raw", files[0] / writes[1])),
             (
                 "file write     PlistFileStore, \(config.otherRoots + 1) sets", files[1],
@@ -162,7 +183,8 @@ enum Bench {
         _ = store.userDefaults.synchronize()
         let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (NSHomeDirectory() + "/.config")
-        try? FileManager.default.removeItem(atPath: base + "/\(suite).plist")
-        try? FileManager.default.removeItem(atPath: base + "/\(suite).plist.lock")
+        for sidecar in ["", ".lock", ".ledger", ".damaged"] {
+            try? FileManager.default.removeItem(atPath: base + "/\(suite).plist" + sidecar)
+        }
     }
 }

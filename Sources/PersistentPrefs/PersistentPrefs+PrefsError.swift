@@ -20,7 +20,9 @@ extension PersistentPrefs {
         /// `invalidElements` lists the refused keys, sorted. Nothing was written.
         case incorrectKeys(invalidElements: [String])
 
-        /// A write contained values a property list cannot hold.
+        /// A write contained values a property list cannot hold, or that a store could not
+        /// read back as written: arrays and dictionaries nested more than 100 deep, and dates
+        /// that are not finite or fall outside the years 1–9999.
         ///
         /// `invalidElements` lists the *top-level* keys whose values (at any depth) cannot
         /// be stored, sorted. Nothing was written.
@@ -46,7 +48,11 @@ extension PersistentPrefs {
         /// write (``PersistentPrefs/values`` or ``PersistentPrefs/clear()``) replaces it.
         case invalidStoredValue(key: String)
 
-        /// The store's data at `path` could not be parsed; `reason` says why.
+        /// The store's data at `path` could not be parsed; `reason` says why and where the
+        /// damaged file was moved.
+        ///
+        /// Every reader of a set that was in that file reports it (the set reads as empty) until
+        /// the library writes the file again or ``PersistentPrefs/acknowledgeDamage()`` is called.
         case corruptStore(path: String, reason: String)
 
         /// Reading or writing `path` failed; `reason` says why. Nothing was changed.

@@ -24,6 +24,9 @@ struct StoreFixture: CustomTestStringConvertible, Sendable {
             return (PlistFileStore(directory: URL(fileURLWithPath: directory.path + "/prefs")), { directory.remove() })
         },
     ]
+
+    /// The stores that keep sets on disk, as each platform uses them.
+    static let durable = all.filter { $0.name == "UserDefaultsStore" || $0.name == "PlistFileStore" }
 }
 
 /// What every ``PrefsStore`` must do, run against each one.

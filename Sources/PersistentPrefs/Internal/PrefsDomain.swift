@@ -11,20 +11,18 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
     let root: String
     /// `nil` until the set has been loaded successfully.
     private let cache = Locked<Snapshot?>(nil)
-    /// 1 while the cached set carries a damage notice: read on every read, so an atomic.
+    /// 1 while the store reports damage for this set: read on every read, so an atomic, and
+    /// kept apart from the snapshot, which the read path copies.
     private let damaged = Counter()
 
     /// The set, and the `as?` answers for its numbers (see ``ExactNumber``).
     private struct Snapshot {
         var values: [String: Any]
         var numbers: [String: ExactNumber]
-        /// The store's report that the file holding this set was damaged and moved aside.
-        var notice: PersistentPrefs.PrefsError?
 
-        init(_ values: [String: Any], notice: PersistentPrefs.PrefsError? = nil) {
+        init(_ values: [String: Any]) {
             self.values = values
             numbers = ExactNumber.table(for: values)
-            self.notice = notice
         }
     }
 
@@ -61,10 +59,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
     func damageNotice() -> PersistentPrefs.PrefsError? {
         guard damaged.load() != 0 else { return nil }
         let notice = (store as? any DamageNoticing)?.damageNotice(root: root)
-        if notice == nil {
-            cache.withLock { $0?.notice = nil }
-            damaged.store(0)
-        }
+        if notice == nil { damaged.store(0) }
         return notice
     }
 
@@ -121,8 +116,8 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
             }
             values = normalized
         }
-        let snapshot = Snapshot(values, notice: (store as? any DamageNoticing)?.damageNotice(root: root))
-        damaged.store(snapshot.notice == nil ? 0 : 1)
+        let snapshot = Snapshot(values)
+        damaged.store((store as? any DamageNoticing)?.damageNotice(root: root) == nil ? 0 : 1)
         cache = snapshot
         return snapshot
     }

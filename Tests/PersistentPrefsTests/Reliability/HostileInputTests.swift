@@ -10,19 +10,13 @@ struct HostileInputTests {
         override var keys: [String] { ["Deep", "Date", "Other"] }
     }
 
-    static func nested(_ depth: Int) -> Any {
-        var value: Any = 1
-        for _ in 0..<depth { value = [value] }
-        return value
-    }
-
     @Test("nesting up to the limit is stored and read back; one level more is refused, naming the key")
     func depthLimit() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
         let prefs = DeepPrefs(key: "deep", store: store)
-        prefs["Deep"] = Self.nested(100)
+        prefs["Deep"] = TreeMaker.chain(depth: 100, dictionaries: false)
         #expect(prefs.lastError == nil)
         var value = try #require(try prefs.reload()["Deep"])
         var depth = 0
@@ -31,7 +25,7 @@ struct HostileInputTests {
             depth += 1
         }
         #expect(depth == 100)
-        prefs.values = ["Deep": Self.nested(101), "Other": 1]
+        prefs.values = ["Deep": TreeMaker.chain(depth: 101, dictionaries: false), "Other": 1]
         #expect(prefs.lastError == .valuesNotPlistCompatible(invalidElements: ["Deep"]))
         #expect(prefs["Other"] == nil)
     }
@@ -56,15 +50,10 @@ struct HostileInputTests {
         #expect(prefs.lastError == .valuesNotPlistCompatible(invalidElements: ["Date"]))
     }
 
-    @Test("the first and last storable dates, and non-finite numbers, read back equal in both durable stores", arguments: [false, true])
-    func edgeValuesRoundTrip(suiteStore: Bool) throws {
-        let suite = TestSuite()
-        let directory = TemporaryDirectory()
-        defer {
-            suite.remove()
-            directory.remove()
-        }
-        let store: any PrefsStore = suiteStore ? suite.store : PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+    @Test("the first and last storable dates, and non-finite numbers, read back equal in both durable stores", arguments: StoreFixture.durable)
+    func edgeValuesRoundTrip(fixture: StoreFixture) throws {
+        let (store, cleanUp) = fixture.make()
+        defer { cleanUp() }
         let first = Date(timeIntervalSinceReferenceDate: -63_113_904_000)
         let last = Date(timeIntervalSinceReferenceDate: 252_423_993_599)
         let prefs = DeepPrefs(key: "edges", store: store)

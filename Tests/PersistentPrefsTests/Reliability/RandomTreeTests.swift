@@ -14,14 +14,16 @@ struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
-/// Random value trees, storable and not, depth ≤ 5.
+/// Random value trees, storable and not, depth ≤ 5, with edge values mixed in: the first and
+/// last storable dates, dates no store reads back (NaN, infinite, beyond the year 9999),
+/// non-finite numbers, and chains nested exactly to the depth limit and one beyond.
 struct TreeMaker {
     var random: SeededGenerator
     private struct Opaque { let x = 1 }
 
     /// A value and whether a property list can hold it.
     mutating func value(depth: Int) -> (Any, Bool) {
-        let roll = Int.random(in: 0..<100, using: &random)
+        let roll = Int.random(in: 0..<110, using: &random)
         if depth < 5 && roll < 12 {
             var array: [Any] = []
             var storable = true
@@ -57,8 +59,26 @@ struct TreeMaker {
         case 90..<92: return (UUID(), false)
         case 92..<95: return ([1, nil, 3] as [Int?], false)
         case 95..<97: return ([1: "one"], false)
-        default: return (Decimal(Double.random(in: 0...10, using: &random)), false)
+        case 97..<100: return (Decimal(Double.random(in: 0...10, using: &random)), false)
+        case 100..<103:
+            let seconds = [-63_113_904_000, 252_423_993_599, 0.5, -0.25].randomElement(using: &random)!
+            return (Date(timeIntervalSinceReferenceDate: seconds), true)
+        case 103..<105:
+            let seconds = [Double.nan, .infinity, -.infinity, 1e300, -1e17, 252_423_993_600].randomElement(using: &random)!
+            return (Date(timeIntervalSinceReferenceDate: seconds), false)
+        case 105..<107: return ([Double.nan, .infinity, -.infinity].randomElement(using: &random)!, true)
+        // A value at `depth` is inside `depth - 1` containers: the chain ends at the limit (100), or one beyond.
+        case 107: return (Self.chain(depth: 101 - depth, dictionaries: false), true)
+        case 108: return (Self.chain(depth: 102 - depth, dictionaries: Bool.random(using: &random)), false)
+        default: return (Self.chain(depth: 101 - depth, dictionaries: true), true)
         }
+    }
+
+    /// Arrays (or dictionaries) nested `depth` deep around a string.
+    static func chain(depth: Int, dictionaries: Bool) -> Any {
+        var value: Any = "leaf"
+        for _ in 0..<depth { value = dictionaries ? ["k": value] as [String: Any] : [value] }
+        return value
     }
 
     mutating func text() -> String {

@@ -13,15 +13,10 @@ struct StoreHousekeepingTests {
         PlistFileStore(directory: URL(fileURLWithPath: directory.path))
     }
 
-    @Test("a write that would make a file larger than 8 MB is refused, naming the size; nothing changes", arguments: [false, true])
-    func sizeLimit(suiteStore: Bool) throws {
-        let suite = TestSuite()
-        let directory = TemporaryDirectory()
-        defer {
-            suite.remove()
-            directory.remove()
-        }
-        let store: any PrefsStore = suiteStore ? suite.store : Self.fileStore(directory)
+    @Test("a write that would make a file larger than 8 MB is refused, naming the size; nothing changes", arguments: StoreFixture.durable)
+    func sizeLimit(fixture: StoreFixture) throws {
+        let (store, cleanUp) = fixture.make()
+        defer { cleanUp() }
         let prefs = BigPrefs(key: "big", store: store)
         prefs["Small"] = 1
         prefs["Big"] = String(repeating: "x", count: 9 << 20)
@@ -74,23 +69,23 @@ struct StoreHousekeepingTests {
         // As root (CI), an immutable lock file; otherwise one without write permission.
         let immutable = getuid() == 0
         if immutable {
-            let chattr = Process()
-            chattr.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-            chattr.arguments = ["+i", lock]
-            guard (try? chattr.run()) != nil else { return }
-            chattr.waitUntilExit()
-            guard chattr.terminationStatus == 0 else { return }  // a file system without attributes
+            guard Self.chattr("+i", lock) else { return }  // no chattr, or a file system without attributes
         } else {
             chmod(lock, 0o400)
         }
-        defer {
-            let chattr = Process()
-            chattr.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
-            chattr.arguments = ["-i", lock]
-            if immutable, (try? chattr.run()) != nil { chattr.waitUntilExit() }
-        }
+        defer { if immutable { _ = Self.chattr("-i", lock) } }
         #expect(try store.load(root: "R")?["Small"] as? Int == 1)
         #expect(BigPrefs(key: "R", store: store)["Small"] as? Int == 1)
+    }
+
+    /// Runs `chattr FLAG PATH`; whether it succeeded.
+    static func chattr(_ flag: String, _ path: String) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        process.arguments = [flag, path]
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
     }
 
     @Test("UserDefaults() shares .standard's store: the same file, lock and shared set")
