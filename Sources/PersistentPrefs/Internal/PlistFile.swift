@@ -115,7 +115,7 @@ enum PlistFile {
         guard data.count <= maximumWriteSize else {
             throw PersistentPrefs.PrefsError.ioError(
                 path: url.path,
-                reason: "the file would grow to \(data.count >> 20) MB, over the limit of \(maximumWriteSize >> 20) MB; nothing was written")
+                reason: "the file would grow to \(data.count >> 20) MB, over the limit of \(maximumWriteSize >> 20) MB")
         }
         return data
     }
