@@ -183,7 +183,7 @@ enum Bench {
         _ = store.userDefaults.synchronize()
         let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (NSHomeDirectory() + "/.config")
-        for sidecar in ["", ".lock", ".ledger", ".damaged"] {
+        for sidecar in ["", ".lock", ".damaged"] {
             try? FileManager.default.removeItem(atPath: base + "/\(suite).plist" + sidecar)
         }
     }

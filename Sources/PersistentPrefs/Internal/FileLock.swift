@@ -12,9 +12,11 @@ import Foundation
 /// uses this library on the same file. Each holder opens the lock file itself, so threads of
 /// one process exclude each other as well.
 ///
-/// The lock file also keeps a small record for writers (``Held/record``): the signature of the
-/// file as the library's last write left it, and when a write by someone else (a program using
-/// plain `UserDefaults`) was last seen.
+/// The lock file also keeps what writers note for each other: a small record (``Held/record``:
+/// the signature of the file as the library's last write left it, and when a write by someone
+/// else — a program using plain `UserDefaults` — was last seen), and after it, from
+/// ``notesOffset``, a block of notes (``Held/notes``, the ``SuiteLedger``). Neither is synced:
+/// they are hints, and a lost or damaged one is ignored.
 ///
 /// Readers need no write access: where the lock file cannot be created or opened for writing
 /// (a read-only mount, an immutable lock file), a reader takes the lock through a read-only
@@ -29,9 +31,14 @@ enum FileLock {
         var foreignWriteSeen: TimeInterval = 0
     }
 
-    /// A lock being held, with access to the lock file's ``Record``.
+    /// Where the notes block starts in the lock file.
+    static let notesOffset: Int64 = 64
+
+    /// A lock being held, with access to the lock file's ``Record`` and notes.
     struct Held {
         fileprivate let descriptor: Int32?
+        /// Whether this is an exclusive lock, so the record and notes may be written.
+        fileprivate let exclusive: Bool
 
         /// The record in the lock file (empty when there is none yet).
         var record: Record {
@@ -47,10 +54,28 @@ enum FileLock {
 
         /// Replaces the record (writers only; a failure just loses the hint).
         func store(_ record: Record) {
-            guard let descriptor else { return }
+            guard let descriptor, exclusive else { return }
             var fields = record.written?.fields ?? [0, 0, 0, 0, 0]
             fields.append(Int64(bitPattern: record.foreignWriteSeen.bitPattern))
             _ = fields.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        }
+
+        /// The notes block, or `nil` when there is none.
+        var notes: Data? {
+            guard let descriptor else { return nil }
+            var length: UInt32 = 0
+            guard pread(descriptor, &length, 4, off_t(notesOffset)) == 4, length > 0, length < 1 << 26 else { return nil }
+            var data = Data(count: Int(length))
+            let read = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, Int(length), off_t(notesOffset + 4)) }
+            return read == Int(length) ? data : nil
+        }
+
+        /// Replaces the notes block (writers only; a failure just loses the hint).
+        func storeNotes(_ data: Data) {
+            guard let descriptor, exclusive, data.count < 1 << 26 else { return }
+            var block = withUnsafeBytes(of: UInt32(data.count)) { Data($0) }
+            block.append(data)
+            _ = block.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset)) }
         }
     }
 
@@ -74,14 +99,14 @@ enum FileLock {
             guard descriptor >= 0 else { throw AtomicFile.posixFailure("open", lockPath).prefsError }
         } else {
             // Nothing to lock against where there is no folder, or no lock file can exist.
-            guard FileManager.default.fileExists(atPath: directory.path) else { return try body(Held(descriptor: nil)) }
+            guard FileManager.default.fileExists(atPath: directory.path) else { return try body(Held(descriptor: nil, exclusive: false)) }
             var opened = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
             if opened < 0 { opened = open(lockPath, O_RDONLY | O_CLOEXEC) }
             guard opened >= 0 else {
                 guard errno == ENOENT || errno == EACCES || errno == EROFS || errno == EPERM else {
                     throw AtomicFile.posixFailure("open", lockPath).prefsError
                 }
-                return try body(Held(descriptor: nil))
+                return try body(Held(descriptor: nil, exclusive: false))
             }
             descriptor = opened
         }
@@ -90,6 +115,6 @@ enum FileLock {
             guard errno == EINTR else { throw AtomicFile.posixFailure("flock", lockPath).prefsError }
         }
         defer { flock(descriptor, LOCK_UN) }
-        return try body(Held(descriptor: exclusive ? descriptor : nil))
+        return try body(Held(descriptor: descriptor, exclusive: exclusive))
     }
 }

@@ -1,66 +1,81 @@
 import Foundation
 
-/// What the library last wrote under each key of a suite file that programs using plain
-/// `UserDefaults` also write, kept beside it as `<suite>.plist.ledger`.
+/// What the library recently wrote under each key of a suite file, kept in the suite's lock file
+/// (``FileLock/Held/notes``), so that a plain `UserDefaults` save that undid a library write is
+/// noticed and put right.
 ///
 /// A plain save on Linux reads the whole file, then rewrites it in place from that copy, with no
 /// lock; when a library write lands between its read and its write, the save puts back the
 /// value the key had before. The ledger recognises that: a key whose value in the file is one
-/// the library itself replaced earlier (its hash is in the key's history) was reverted by a
+/// the library itself replaced recently (its hash is in the key's history) was reverted by a
 /// stale save, and the library's latest value is put back at the next library access of the
-/// suite (a write, or the load of that key). A value the library never wrote there is a
-/// deliberate change by someone else and is adopted. (Plain code that deliberately writes back,
-/// byte for byte, a value the library replaced is taken for a stale save.)
+/// key (any write to the suite, or a load of that key). A value the library never wrote there
+/// is a deliberate change by someone else and is adopted.
 ///
-/// The ledger is started the first time the library sees another writer's change to the suite,
-/// and kept from then on; it is written atomically but not synced, as a lost ledger only means
-/// a revert goes unnoticed, never that a value is put back wrongly. It is read and written under
-/// the suite's lock.
+/// Only writes of the last ``horizon`` are kept (a stale save can only undo writes made while
+/// it was between its read and its write), at most ``capacity`` keys. A suite that was removed
+/// or emptied is taken as it is (a stale save keeps the saving program's own keys, so it never
+/// empties the file). Plain code that deliberately writes back, byte for byte, a value the
+/// library replaced within that time, or removes a key the library created within it while
+/// other keys remain, is taken for a stale save.
 struct SuiteLedger {
-    /// One key: the library's latest value (as XML; `nil` for removed) and the hashes of the
-    /// values it replaced, oldest first.
+    /// One key: the library's latest value (as XML; `nil` for removed), the hashes of the values
+    /// it replaced, oldest first, and when it last wrote the key.
     struct Entry: Equatable {
         var latest: Data?
         var history: [UInt64] = []
+        var written: TimeInterval = 0
     }
 
-    /// How many replaced values are remembered per key.
-    static let historyLength = 16
+    /// How long a write is remembered.
+    static let horizon: TimeInterval = 120
+    /// How many keys are remembered (the most recently written).
+    static let capacity = 32
+    /// How many replaced values are remembered per key: a stale save can put back a value from
+    /// hundreds of writes ago when its process is descheduled between its read and its write
+    /// on a busy machine (16 lost writes that way under load); 8 bytes each.
+    static let historyLength = 512
 
     private(set) var entries: [String: Entry] = [:]
 
-    /// The ledger file of a suite file.
-    static func url(for file: URL) -> URL {
-        URL(fileURLWithPath: file.path + ".ledger")
-    }
+    /// An empty ledger.
+    init() {}
 
-    /// The ledger kept beside `file`, or `nil` when there is none (or it cannot be read).
-    static func load(for file: URL) -> SuiteLedger? {
-        guard let stored = (try? PlistFile.read(url(for: file), movingAside: false)) ?? nil else { return nil }
-        var ledger = SuiteLedger()
+    /// The ledger in a held lock's notes (empty when there are none or they cannot be read).
+    init(_ lock: FileLock.Held) {
+        guard let notes = lock.notes,
+            let stored = (try? PropertyListSerialization.propertyList(from: notes, format: nil)).flatMap(PlistValue.stringKeyedDictionary)
+        else { return }
         for (key, value) in stored {
             guard let fields = value as? [String: Any] else { continue }
             let history = (fields["history"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.int64Value }
-            ledger.entries[key] = Entry(latest: fields["latest"] as? Data, history: history.map { UInt64(bitPattern: $0) })
+            entries[key] = Entry(
+                latest: fields["latest"] as? Data, history: history.map { UInt64(bitPattern: $0) },
+                written: (fields["written"] as? NSNumber)?.doubleValue ?? 0)
         }
-        return ledger
     }
 
-    /// Writes the ledger beside `file` (atomically; a failure only loses the hint).
-    func save(for file: URL) {
+    /// Writes the ledger to the lock's notes, forgetting what is past the horizon.
+    func save(to lock: FileLock.Held) {
+        let now = Date().timeIntervalSince1970
+        let recent = entries.filter { now - $0.value.written < Self.horizon }.sorted { $0.value.written > $1.value.written }
         var stored: [String: Any] = [:]
-        for (key, entry) in entries {
-            var fields: [String: Any] = ["history": entry.history.map { NSNumber(value: Int64(bitPattern: $0)) }]
+        for (key, entry) in recent.prefix(Self.capacity) {
+            var fields: [String: Any] = [
+                "history": entry.history.map { NSNumber(value: Int64(bitPattern: $0)) }, "written": NSNumber(value: entry.written),
+            ]
             if let latest = entry.latest { fields["latest"] = latest }
             stored[key] = fields
         }
         guard let data = try? PropertyListSerialization.data(fromPropertyList: stored, format: .binary, options: 0) else { return }
-        try? data.write(to: Self.url(for: file), options: .atomic)
+        lock.storeNotes(data)
     }
 
-    /// Whether `value`, found under `key`, is a value the library replaced (a stale save put it back).
-    func isReverted(_ key: String, _ value: Any?) -> Bool {
-        guard let entry = entries[key] else { return false }
+    /// Whether `value`, found under `key` in `suite`, is a value the library replaced (a stale
+    /// save put it back).
+    func isReverted(_ key: String, in suite: [String: Any]?) -> Bool {
+        guard let suite, !suite.isEmpty, let entry = entries[key] else { return false }
+        let value = suite[key]
         let found = Self.xml(value)
         return found != entry.latest && entry.history.contains(Self.hash(found))
     }
@@ -68,30 +83,32 @@ struct SuiteLedger {
     /// Puts the library's latest values back where a stale save reverted them, and adopts
     /// values someone else wrote on purpose.
     mutating func reconcile(_ suite: inout [String: Any]) {
+        guard !suite.isEmpty else {
+            entries = [:]  // removed or emptied on purpose: nothing to put back
+            return
+        }
         for (key, entry) in entries {
             let found = Self.xml(suite[key])
             guard found != entry.latest else { continue }
             if entry.history.contains(Self.hash(found)) {
                 suite[key] = entry.latest.flatMap(Self.value)
             } else {
-                record(key, before: entry.latest, after: found)
+                entries[key] = nil  // someone else's value: theirs to keep
             }
         }
     }
 
     /// Records a write of `key`: `before` was replaced by `after`.
     mutating func record(_ key: String, before: Any?, after: Any?) {
-        record(key, before: Self.xml(before), after: Self.xml(after))
-    }
-
-    private mutating func record(_ key: String, before: Data?, after: Data?) {
+        let (old, new) = (Self.xml(before), Self.xml(after))
         var entry = entries[key] ?? Entry()
-        if before != after {
-            entry.history.append(Self.hash(before))
-            entry.history.removeAll { $0 == Self.hash(after) }
+        if old != new {
+            entry.history.append(Self.hash(old))
+            entry.history.removeAll { $0 == Self.hash(new) }
             entry.history = Array(entry.history.suffix(Self.historyLength))
         }
-        entry.latest = after
+        entry.latest = new
+        entry.written = Date().timeIntervalSince1970
         entries[key] = entry
     }
 

@@ -12,8 +12,8 @@ import Foundation
 //   library last wrote, as kept in the lock file), writes to it for the next `foreignWindow`
 //   seconds wait a few milliseconds after replacing the file and check it: if a plain save that
 //   read the old file rewrote it without the library's change, the change is applied again.
-// - From then on the suite also has a ``SuiteLedger``: a save that reverts a key later than that
-//   is recognised at the next library access of the suite, and the library's value put back.
+// - The lock file keeps a ``SuiteLedger`` of the library's recent writes: a save that reverts a
+//   key later still is recognised at the next library access of the key, and put right.
 extension UserDefaultsStore {
     /// After a write by someone else is seen, how long writes keep checking that theirs stuck.
     static let foreignWindow: TimeInterval = 10
@@ -34,12 +34,12 @@ extension UserDefaultsStore {
         try FileLock.withLock(for: file, exclusive: true) { lock in
             var record = lock.record
             defer { lock.store(record) }
-            let original = SuiteLedger.load(for: file)
+            // A suite moved aside as damaged starts a new history: nothing from before is put back.
+            let original = DamageNote.notice(for: file) == nil ? SuiteLedger(lock) : SuiteLedger()
             var ledger = original
-            var ledgerWritten = false
             var succeeded = false
             // A write that fails leaves the ledger as it found it, so nothing it recorded is put back later.
-            defer { if ledgerWritten, !succeeded { (original ?? SuiteLedger()).save(for: file) } }
+            defer { if !succeeded { original.save(to: lock) } }
             let started = Date()
             var pause: TimeInterval = 0.0005
             for attempt in 0... {
@@ -50,12 +50,9 @@ extension UserDefaultsStore {
                 }
                 let (read, signature) = try PlistFile.readSigned(file)
                 // A file the library did not leave this way (or did not create) was written by someone else.
-                if signature != nil, record.written != signature {
-                    record.foreignWriteSeen = Date().timeIntervalSince1970
-                    if ledger == nil { ledger = SuiteLedger() }
-                }
+                if signature != nil, record.written != signature { record.foreignWriteSeen = Date().timeIntervalSince1970 }
                 var suite = read ?? [:]
-                ledger?.reconcile(&suite)
+                ledger.reconcile(&suite)
                 let before = suite[key]
                 suite[key] = try change(before)
                 let data: Data
@@ -70,12 +67,8 @@ extension UserDefaultsStore {
                     continue
                 }
                 record.written = written
-                if var kept = ledger {
-                    kept.record(key, before: before, after: suite[key])
-                    kept.save(for: file)
-                    ledger = kept
-                    ledgerWritten = true
-                }
+                ledger.record(key, before: before, after: suite[key])
+                ledger.save(to: lock)
                 var settled = Settled.intact
                 if Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow {
                     settled = try settle(file, written: written, key: key, ours: suite[key])
@@ -105,9 +98,10 @@ extension UserDefaultsStore {
     /// plain save put back a value the library had replaced (see ``SuiteLedger``), the library's
     /// value is put back first.
     static func object(suiteFile file: URL, key: String) throws -> Any? {
-        let (value, reverted) = try FileLock.withLock(for: file, exclusive: false) { () -> (Any?, Bool) in
-            let value = try PlistFile.read(file)?[key]
-            return (value, SuiteLedger.load(for: file)?.isReverted(key, value) ?? false)
+        let (value, reverted) = try FileLock.withLock(for: file, exclusive: false) { lock -> (Any?, Bool) in
+            let suite = try PlistFile.read(file)
+            guard DamageNote.notice(for: file) == nil else { return (suite?[key], false) }
+            return (suite?[key], SuiteLedger(lock).isReverted(key, in: suite))
         }
         guard reverted else { return value }
         var repaired = value

@@ -205,7 +205,12 @@ extension UserDefaultsStore: DamageNoticing {
     }
 
     func acknowledgeDamage(root: String) throws {
-        if let file = handle.file { DamageNote.clear(for: file) }
+        guard let file = handle.file else { return }
+        // The suite's history ends with the damage: nothing from before is put back later.
+        try FileLock.withLock(for: file, exclusive: true) { lock in
+            SuiteLedger().save(to: lock)
+            DamageNote.clear(for: file)
+        }
     }
 }
 

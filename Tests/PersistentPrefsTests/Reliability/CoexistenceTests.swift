@@ -1,4 +1,5 @@
 import Foundation
+import PersistentPrefs
 import Testing
 
 /// The library beside plain `UserDefaults` code on the same suite, with real processes: the
@@ -132,5 +133,57 @@ struct CoexistenceTests {
         print("[coexistence] … of them, process B's root Q lost \(otherLost)")
         #expect(tally.libraryLost + otherLost == 0)
         #expect(tally.movedAside == 0)
+    }
+}
+
+/// The ledger in a suite's lock file, with a stale plain save made by hand (deterministic).
+@Suite("Putting back what a stale plain save undid")
+struct StaleSaveTests {
+    /// Rewrites the suite file in place from `snapshot`, plus a plain key, as a plain save that
+    /// read the file earlier does.
+    static func staleSave(_ snapshot: Data, to suite: TestSuite) throws {
+        var old = try #require(try PropertyListSerialization.propertyList(from: snapshot, format: nil) as? [String: Any])
+        old["plain"] = 1
+        let data = try PropertyListSerialization.data(fromPropertyList: old, format: .xml, options: 0)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: suite.path))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: data)
+        try handle.close()
+    }
+
+    @Test("a library write that a stale save undid is put back by the next load, keeping the plain key")
+    func revertedWrite() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 1)), root: "R")
+        let snapshot = try Data(contentsOf: URL(fileURLWithPath: suite.path))
+        _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 2)), root: "R")
+        try Self.staleSave(snapshot, to: suite)
+        #expect(try suite.store.load(root: "R")?["Int"] as? Int == 2)
+        let file = try PropertyListSerialization.propertyList(from: Data(contentsOf: URL(fileURLWithPath: suite.path)), format: nil)
+        #expect((file as? [String: Any])?["plain"] as? Int == 1)
+    }
+
+    @Test("a set created after the stale save read the file is put back too")
+    func revertedCreation() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 1)), root: "Other")
+        let snapshot = try Data(contentsOf: URL(fileURLWithPath: suite.path))
+        _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 7)), root: "R")
+        try Self.staleSave(snapshot, to: suite)
+        #expect(try suite.store.load(root: "R")?["Int"] as? Int == 7)
+    }
+
+    @Test("a suite removed on purpose stays removed")
+    func removedSuite() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 1)), root: "R")
+        suite.store.userDefaults.removePersistentDomain(forName: suite.name)
+        _ = suite.store.userDefaults.synchronize()
+        #expect(try suite.store.load(root: "R") == nil)
+        _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 3)), root: "Q")
+        #expect(try suite.store.load(root: "R") == nil)
     }
 }
