@@ -27,13 +27,17 @@ struct SuiteLedger {
         var written: TimeInterval = 0
     }
 
+    // Stored in a compact form of its own (parsing a property list on every write cost more
+    // than the rest of the ledger): a count, then per key its UTF-8 name, the time written, the
+    // latest value's XML (length -1 for none) and the history, all integers little-endian.
+
     /// How long a write is remembered.
     static let horizon: TimeInterval = 120
     /// How many keys are remembered (the most recently written).
     static let capacity = 32
     /// How many replaced values are remembered per key: a stale save can put back a value from
     /// hundreds of writes ago when its process is descheduled between its read and its write
-    /// on a busy machine (16 lost writes that way under load); 8 bytes each.
+    /// on a busy machine (16 remembered values lost writes that way under load); 8 bytes each.
     static let historyLength = 512
 
     private(set) var entries: [String: Entry] = [:]
@@ -43,32 +47,79 @@ struct SuiteLedger {
 
     /// The ledger in a held lock's notes (empty when there are none or they cannot be read).
     init(_ lock: FileLock.Held) {
-        guard let notes = lock.notes,
-            let stored = (try? PropertyListSerialization.propertyList(from: notes, format: nil)).flatMap(PlistValue.stringKeyedDictionary)
-        else { return }
-        for (key, value) in stored {
-            guard let fields = value as? [String: Any] else { continue }
-            let history = (fields["history"] as? [Any] ?? []).compactMap { ($0 as? NSNumber)?.int64Value }
-            entries[key] = Entry(
-                latest: fields["latest"] as? Data, history: history.map { UInt64(bitPattern: $0) },
-                written: (fields["written"] as? NSNumber)?.doubleValue ?? 0)
+        guard let notes = lock.notes else { return }
+        var reader = Reader(bytes: [UInt8](notes))
+        guard let count = reader.integer(), count >= 0, count <= Self.capacity else { return }
+        var decoded: [String: Entry] = [:]
+        for _ in 0..<count {
+            guard let name = reader.run().map({ String(decoding: $0, as: UTF8.self) }),
+                let written = reader.integer().map({ TimeInterval(bitPattern: UInt64(bitPattern: $0)) }),
+                let latestLength = reader.integer(),
+                let latest = latestLength < 0 ? .some(nil) : reader.run(count: latestLength).map({ Optional(Data($0)) }),
+                let historyCount = reader.integer(), historyCount >= 0, historyCount <= Self.historyLength
+            else { return }
+            var history: [UInt64] = []
+            history.reserveCapacity(Int(historyCount))
+            for _ in 0..<historyCount {
+                guard let hash = reader.integer() else { return }
+                history.append(UInt64(bitPattern: hash))
+            }
+            // Past the horizon an entry says nothing about a save in flight now.
+            if Date().timeIntervalSince1970 - written < Self.horizon {
+                decoded[name] = Entry(latest: latest, history: history, written: written)
+            }
         }
+        entries = decoded
     }
 
     /// Writes the ledger to the lock's notes, forgetting what is past the horizon.
     func save(to lock: FileLock.Held) {
         let now = Date().timeIntervalSince1970
         let recent = entries.filter { now - $0.value.written < Self.horizon }.sorted { $0.value.written > $1.value.written }
-        var stored: [String: Any] = [:]
-        for (key, entry) in recent.prefix(Self.capacity) {
-            var fields: [String: Any] = [
-                "history": entry.history.map { NSNumber(value: Int64(bitPattern: $0)) }, "written": NSNumber(value: entry.written),
-            ]
-            if let latest = entry.latest { fields["latest"] = latest }
-            stored[key] = fields
+            .prefix(Self.capacity)
+        var bytes: [UInt8] = []
+        func append(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+        append(Int64(recent.count))
+        for (key, entry) in recent {
+            append(Int64(key.utf8.count))
+            bytes.append(contentsOf: key.utf8)
+            append(Int64(bitPattern: entry.written.bitPattern))
+            if let latest = entry.latest {
+                append(Int64(latest.count))
+                bytes.append(contentsOf: latest)
+            } else {
+                append(-1)
+            }
+            append(Int64(entry.history.count))
+            for hash in entry.history { append(Int64(bitPattern: hash)) }
         }
-        guard let data = try? PropertyListSerialization.data(fromPropertyList: stored, format: .binary, options: 0) else { return }
-        lock.storeNotes(data)
+        lock.storeNotes(Data(bytes))
+    }
+
+    /// Reads the compact form, refusing anything out of bounds.
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset = 0
+
+        mutating func integer() -> Int64? {
+            guard offset <= bytes.count - 8 else { return nil }
+            var value: UInt64 = 0
+            for index in (offset..<offset + 8).reversed() { value = value << 8 | UInt64(bytes[index]) }
+            offset += 8
+            return Int64(bitPattern: value)
+        }
+
+        /// A length-prefixed run of bytes.
+        mutating func run() -> ArraySlice<UInt8>? {
+            integer().flatMap { run(count: $0) }
+        }
+
+        /// The next `count` bytes.
+        mutating func run(count: Int64) -> ArraySlice<UInt8>? {
+            guard count >= 0, count <= Int64(bytes.count - offset) else { return nil }
+            defer { offset += Int(count) }
+            return bytes[offset..<offset + Int(count)]
+        }
     }
 
     /// Whether `value`, found under `key` in `suite`, is a value the library replaced (a stale
@@ -99,16 +150,21 @@ struct SuiteLedger {
     }
 
     /// Records a write of `key`: `before` was replaced by `after`.
-    mutating func record(_ key: String, before: Any?, after: Any?) {
-        let (old, new) = (Self.xml(before), Self.xml(after))
-        var entry = entries[key] ?? Entry()
+    ///
+    /// - Parameter beforeIsLatest: Whether the file held what the library last wrote, so
+    ///   `before` is the entry's latest value and need not be encoded again.
+    mutating func record(_ key: String, before: Any?, after: Any?, beforeIsLatest: Bool) {
+        var entry = entries[key]
+        let old = beforeIsLatest && entry != nil ? entry!.latest : Self.xml(before)
+        let new = Self.xml(after)
+        if entry == nil { entry = Entry() }
         if old != new {
-            entry.history.append(Self.hash(old))
-            entry.history.removeAll { $0 == Self.hash(new) }
-            entry.history = Array(entry.history.suffix(Self.historyLength))
+            entry!.history.append(Self.hash(old))
+            entry!.history.removeAll { $0 == Self.hash(new) }
+            if entry!.history.count > Self.historyLength { entry!.history.removeFirst(entry!.history.count - Self.historyLength) }
         }
-        entry.latest = new
-        entry.written = Date().timeIntervalSince1970
+        entry!.latest = new
+        entry!.written = Date().timeIntervalSince1970
         entries[key] = entry
     }
 

@@ -50,9 +50,11 @@ extension UserDefaultsStore {
                 }
                 let (read, signature) = try PlistFile.readSigned(file)
                 // A file the library did not leave this way (or did not create) was written by someone else.
-                if signature != nil, record.written != signature { record.foreignWriteSeen = Date().timeIntervalSince1970 }
+                let foreign = signature != nil && record.written != signature
+                if foreign { record.foreignWriteSeen = Date().timeIntervalSince1970 }
                 var suite = read ?? [:]
-                ledger.reconcile(&suite)
+                // A file just as the library left it cannot hold a stale save's reverts.
+                if foreign || signature == nil { ledger.reconcile(&suite) }
                 let before = suite[key]
                 suite[key] = try change(before)
                 let data: Data
@@ -67,7 +69,9 @@ extension UserDefaultsStore {
                     continue
                 }
                 record.written = written
-                ledger.record(key, before: before, after: suite[key])
+                // Kept on every suite: the first plain save beside the library can already undo a
+                // write, before any other writer has been seen.
+                ledger.record(key, before: before, after: suite[key], beforeIsLatest: !foreign && signature != nil)
                 ledger.save(to: lock)
                 var settled = Settled.intact
                 if Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow {
