@@ -75,7 +75,7 @@ extension UserDefaultsStore {
                 ledger.save(to: lock)
                 var settled = Settled.intact
                 if Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow {
-                    settled = try settle(file, written: written, key: key, ours: suite[key])
+                    settled = try settle(file, written: written, key: key, ours: ledger.entries[key]?.latest)
                 }
                 switch settled {
                 case .intact:
@@ -127,16 +127,14 @@ extension UserDefaultsStore {
     }
 
     /// Waits for a plain save that may have read the file before the replacement, then tells
-    /// whether `key` still holds `ours`, the value written (compared as XML, which also holds
-    /// for dates kept to the second).
-    private static func settle(_ file: URL, written: FileSignature, key: String, ours: Any?) throws -> Settled {
+    /// whether `key` still holds `ours`, the value written as the ledger keeps it (XML, compared
+    /// the same way ``SuiteLedger`` compares values).
+    private static func settle(_ file: URL, written: FileSignature, key: String, ours: Data?) throws -> Settled {
         for step in settleSteps {
             Thread.sleep(forTimeInterval: step)
             guard FileSignature.of(file.path) == written else {
                 let (current, signature) = try PlistFile.readSigned(file)
-                let stored = SuiteLedger.xml(ours).flatMap { try? PropertyListSerialization.propertyList(from: $0, format: nil) }
-                    .flatMap(PlistValue.stringKeyedDictionary)?["v"]
-                return SuiteLedger.xml(current?[key]) == SuiteLedger.xml(stored) ? .kept(signature) : .undone
+                return SuiteLedger.xml(current?[key]) == ours ? .kept(signature) : .undone
             }
         }
         return .intact
