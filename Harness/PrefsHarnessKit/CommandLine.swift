@@ -56,7 +56,8 @@ public enum Invocation: Equatable, Sendable {
 public struct CommandSpec: Equatable, Sendable {
     /// The command word.
     public let name: String
-    /// Placeholders of its positional arguments; a trailing `?` marks an optional one.
+    /// Placeholders of its positional arguments; a trailing `?` marks an optional one, a
+    /// trailing `...` a last one that takes any number of words (none included).
     public let arguments: [String]
     /// One line for the overview.
     public let summary: String
@@ -100,6 +101,14 @@ public struct CommandSpec: Equatable, Sendable {
                 PlayerSettings (team, isMale, gunType, powerLevels). The files live in DIR/settings
                 with --store-dir DIR, else in the per-user settings folder.
                 """),
+        CommandSpec(
+            name: "watch", arguments: ["NAME..."], summary: "print each change of the set as it happens, until Ctrl-C",
+            details: """
+                One line per changed key: time, root key, key = new value ((removed) when removed),
+                whoever changed it: another process using the library, plain UserDefaults code
+                that synchronises, another harness. NAME… limits it to those keys (full names or
+                aliases); --json prints one JSON object per line. Exit status 0 on Ctrl-C.
+                """, acceptsJSON: true),
         CommandSpec(name: "help", arguments: ["COMMAND?"], summary: "show help, or one command's help", details: ""),
         CommandSpec(
             name: "key", arguments: ["ROOT"], summary: "switch to the set under another root key",
@@ -126,11 +135,17 @@ public struct CommandSpec: Equatable, Sendable {
 
     /// `name ARG ARG?` as shown in help.
     public var synopsis: String {
-        ([name] + arguments.map { $0.hasSuffix("?") ? "[\($0.dropLast())]" : $0 } + (acceptsJSON ? ["[--json]"] : []))
+        ([name] + arguments.map { $0.hasSuffix("?") || isRepeated($0) ? "[\($0.replacingOccurrences(of: "?", with: ""))]" : $0 }
+            + (acceptsJSON ? ["[--json]"] : []))
             .joined(separator: " ")
     }
 
-    var requiredCount: Int { arguments.filter { !$0.hasSuffix("?") }.count }
+    var requiredCount: Int { arguments.filter { !$0.hasSuffix("?") && !isRepeated($0) }.count }
+
+    /// The most positional arguments it takes (`nil`: any number).
+    var maximumCount: Int? { arguments.last.map(isRepeated) == true ? nil : arguments.count }
+
+    private func isRepeated(_ placeholder: String) -> Bool { placeholder.hasSuffix("...") }
 }
 
 /// Parses `prefs-harness [--key ROOT] [--suite NAME | --store-dir DIR] COMMAND [ARGS] [--json]`.
@@ -211,7 +226,7 @@ public enum CommandLineParser {
             let missing = spec.arguments[positional.count...].filter { !$0.hasSuffix("?") }
             throw HarnessError.usage("\(spec.name) needs \(missing.joined(separator: " ")) (usage: \(spec.synopsis))")
         }
-        guard positional.count <= spec.arguments.count else {
+        guard positional.count <= spec.maximumCount ?? .max else {
             throw HarnessError.usage(
                 "too many arguments for \(spec.name): \(positional[spec.arguments.count...].map { "'\($0)'" }.joined(separator: " ")) (usage: \(spec.synopsis))"
             )

@@ -145,11 +145,11 @@ public final class HarnessSession {
         return prefs
     }
 
-    /// The set under the current root key, reloaded from the store, without writing the
-    /// sample defaults into an empty set (what the interactive screen shows).
+    /// The set under the current root key as stored (sets are live: another program's write is
+    /// seen without a reload), without writing the sample defaults into an empty set (what the
+    /// interactive screen shows).
     func storedValues() throws -> [String: Any] {
         let view = PersistentPrefs(key: rootKey, store: store)
-        view.flush()
         try Self.check(view)
         return view.values
     }
@@ -201,6 +201,10 @@ public final class HarnessSession {
             console.write(String(decoding: data, as: UTF8.self))
         case "settings":
             try SettingsCommand.run(command.arguments, settingsDirectory: settingsDirectory, console: console)
+        case "watch":
+            try WatchCommand.run(
+                names: command.arguments, json: command.json, session: self, console: console,
+                until: { WatchCommand.waitForInterrupt() })
         default:
             throw HarnessError.usage("\(command.spec.name) works only at the interactive prompt")
         }

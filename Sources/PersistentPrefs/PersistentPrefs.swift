@@ -58,6 +58,10 @@ open class PersistentPrefs: NSObject {
         var domain: PrefsDomain?
         /// The ``groupID`` generation `domain` was resolved under.
         var generation: Int = -1
+        #if canImport(ObjectiveC)
+            /// Tells KVO observers of ``values`` about changes of `domain` (Apple platforms).
+            var keyValueNotifications: PrefsObservation?
+        #endif
     }
 
     private let state = Locked(InstanceState())
@@ -212,18 +216,42 @@ open class PersistentPrefs: NSObject {
 
     // MARK: - Reading and writing
 
-    /// The whole set.
-    ///
-    /// Reading returns the current set from memory (no disk access after the first load).
-    /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
-    /// every value must be a property-list value. On success the set is durable when the
-    /// setter returns and ``lastError`` is `nil`; otherwise nothing changes and
-    /// ``lastError`` names the refused keys. Assigning `[:]` removes the root key from the
-    /// store.
-    public var values: [String: Any] {
-        get { read { try $0.values() } ?? [:] }
-        set { record { try setValues(newValue) } }
-    }
+    // One declaration per platform (`@objc` needs the Objective-C runtime), the same documentation.
+    #if canImport(ObjectiveC)
+        /// The whole set.
+        ///
+        /// Reading returns the current set from memory (no disk access after the first load).
+        /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
+        /// every value must be a property-list value. On success the set is durable when the
+        /// setter returns and ``lastError`` is `nil`; otherwise nothing changes and
+        /// ``lastError`` names the refused keys. Assigning `[:]` removes the root key from the
+        /// store.
+        ///
+        /// Live: another process's write is seen without ``flush()`` (see ``observeChanges(to:_:)``).
+        /// On Apple platforms `values` is `@objc` and key-value observable: KVO observers of
+        /// `values` are told of every change of the set, whoever made it.
+        @objc public var values: [String: Any] {
+            get { read { try $0.values() } ?? [:] }
+            set { record { try setValues(newValue) } }
+        }
+    #else
+        /// The whole set.
+        ///
+        /// Reading returns the current set from memory (no disk access after the first load).
+        /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
+        /// every value must be a property-list value. On success the set is durable when the
+        /// setter returns and ``lastError`` is `nil`; otherwise nothing changes and
+        /// ``lastError`` names the refused keys. Assigning `[:]` removes the root key from the
+        /// store.
+        ///
+        /// Live: another process's write is seen without ``flush()`` (see ``observeChanges(to:_:)``).
+        /// On Apple platforms `values` is `@objc` and key-value observable: KVO observers of
+        /// `values` are told of every change of the set, whoever made it.
+        public var values: [String: Any] {
+            get { read { try $0.values() } ?? [:] }
+            set { record { try setValues(newValue) } }
+        }
+    #endif
 
     /// One value of the set; assigning `nil` removes it.
     ///
@@ -259,12 +287,18 @@ open class PersistentPrefs: NSObject {
     /// - Returns: The value as `T`, or `nil`.
     @inlinable
     public func value<T>(forKey key: String, as type: T.Type = T.self) -> T? {
+        value(forKey: key, as: type, tracking: \.wholeSet)
+    }
+
+    /// ``value(forKey:as:)``, telling the Observation framework that `tracking` was read.
+    @inlinable
+    func value<T>(forKey key: String, as type: T.Type, tracking: KeyPath<PrefsKeySpace, Int>) -> T? {
         // Inlined and specialised in the caller: only one branch survives.
-        if T.self == Int.self { return exactNumber(forKey: key)?.int.map { $0 as! T } }
-        if T.self == Double.self { return exactNumber(forKey: key)?.double.map { $0 as! T } }
-        if T.self == Float.self { return exactNumber(forKey: key)?.float.map { $0 as! T } }
-        if T.self == Bool.self { return exactNumber(forKey: key)?.bool.map { $0 as! T } }
-        return rawValue(forKey: key) as? T
+        if T.self == Int.self { return exactNumber(forKey: key, tracking: tracking)?.int.map { $0 as! T } }
+        if T.self == Double.self { return exactNumber(forKey: key, tracking: tracking)?.double.map { $0 as! T } }
+        if T.self == Float.self { return exactNumber(forKey: key, tracking: tracking)?.float.map { $0 as! T } }
+        if T.self == Bool.self { return exactNumber(forKey: key, tracking: tracking)?.bool.map { $0 as! T } }
+        return rawValue(forKey: key, tracking: tracking) as? T
     }
 
     /// The current set, or why it cannot be read.
@@ -274,14 +308,14 @@ open class PersistentPrefs: NSObject {
 
     /// The precomputed `as?` answers for a stored number, callable from inlinable code.
     @usableFromInline
-    func exactNumber(forKey key: String) -> ExactNumber? {
-        read { try $0.number(forKey: key) } ?? nil
+    func exactNumber(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> ExactNumber? {
+        read(tracking: tracking) { try $0.number(forKey: key) } ?? nil
     }
 
     /// The subscript getter, callable from inlinable code.
     @usableFromInline
-    func rawValue(forKey key: String) -> Any? {
-        read { try $0.value(forKey: key) } ?? nil
+    func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet) -> Any? {
+        read(tracking: tracking) { try $0.value(forKey: key) } ?? nil
     }
 
     // MARK: - Throwing API
@@ -406,7 +440,8 @@ open class PersistentPrefs: NSObject {
     // MARK: - Private
 
     /// Runs a read; on success clears ``lastError``, on failure records it and returns `nil`.
-    func read<Result>(_ body: (PrefsDomain) throws -> Result) -> Result? {
+    /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
+    func read<Result>(tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (PrefsDomain) throws -> Result) -> Result? {
         // The hot path: one lock for this instance's state, one for the shared set.
         let generation = currentGeneration()
         let (cached, hadError) = state.withLock {
@@ -414,6 +449,7 @@ open class PersistentPrefs: NSObject {
         }
         do {
             let domain = try cached ?? resolvedDomain()
+            domain.feed.access(tracking)
             let result = try body(domain)
             if let notice = domain.damageNotice() {
                 lastError = notice  // every reader of a damaged store learns it
@@ -451,7 +487,7 @@ open class PersistentPrefs: NSObject {
     }
 
     /// The shared set for this instance's root key and store.
-    private func resolvedDomain() throws -> PrefsDomain {
+    func resolvedDomain() throws -> PrefsDomain {
         let generation = currentGeneration()
         let cached = state.withLock { $0.generation == generation ? $0.domain : nil }
         if let cached { return cached }
@@ -475,6 +511,14 @@ open class PersistentPrefs: NSObject {
             return previous
         }
         previous.map(PrefsDomain.release)
+        #if canImport(ObjectiveC)
+            let notifications = keyValueNotifications(for: domain)
+            let replaced = state.withLock { state in
+                defer { state.keyValueNotifications = notifications }
+                return state.keyValueNotifications
+            }
+            replaced?.cancel()
+        #endif
         return domain
     }
 

@@ -14,6 +14,10 @@
 //   prefs-test-helper get-int SUITE ROOT          print it, or fail with the error
 //   prefs-test-helper loop-int SUITE ROOT         int = 1, 2, 3, … printing each once it returned
 //   prefs-test-helper clear SUITE ROOT            remove the set
+//   prefs-test-helper put-int SUITE ROOT N        SamplePrefs.int = N, print "done", exit
+//   prefs-test-helper burst-int SUITE ROOT COUNT  int = 1 … COUNT as fast as it goes, print "done", exit
+//   prefs-test-helper plain-put-int SUITE ROOT N  plain UserDefaults: ROOT's "Integer Value" = N, synchronize()
+//   prefs-test-helper watch-int SUITE ROOT        print "ready", then the int after each change of it
 //   prefs-test-helper write-keys SUITE ROOT FIRST COUNT   write keys kFIRST… one at a time
 //   prefs-test-helper count-keys SUITE ROOT       print how many keys the set holds, and how many are right
 //   prefs-test-helper raw-read SUITE ROOT         read the set with plain UserDefaults, print "Integer Value"
@@ -124,7 +128,7 @@ func samplePrefs() -> SamplePrefs {
 }
 
 /// A base-class instance on the same store as ``samplePrefs()`` (no defaults written).
-func plainPrefs() -> PersistentPrefs {
+@Sendable func plainPrefs() -> PersistentPrefs {
     explicitStore.map { PersistentPrefs(key: root, store: $0) } ?? PersistentPrefs(key: root)
 }
 
@@ -242,6 +246,41 @@ case "clear":
     let prefs = plainPrefs()
     prefs.values = [:]
     guard prefs.lastError == nil else { fail("clear failed: \(prefs.lastError!)") }
+
+case "put-int":
+    guard arguments.count == 4, let n = Int(arguments[3]) else { fail("put-int needs an integer") }
+    let prefs = samplePrefs()
+    prefs[SamplePrefs.Key.int.rawValue] = n
+    guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+    say("done")
+
+case "burst-int":
+    guard arguments.count == 4, let count = Int(arguments[3]) else { fail("burst-int needs a count") }
+    let prefs = samplePrefs()
+    for n in 1...count {
+        prefs[SamplePrefs.Key.int.rawValue] = n
+        guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+    }
+    say("done")
+
+case "plain-put-int":
+    guard arguments.count == 4, let n = Int(arguments[3]) else { fail("plain-put-int needs an integer") }
+    let defaults = plainDefaults()
+    var set = defaults.dictionary(forKey: root) ?? [:]
+    set[SamplePrefs.Key.int.rawValue] = n
+    defaults.set(set, forKey: root)
+    guard defaults.synchronize() else { fail("synchronize() failed") }
+    say("done")
+
+case "watch-int":
+    let prefs = plainPrefs()
+    let key = SamplePrefs.Key.int.rawValue
+    let observation = prefs.observeChanges(to: [key]) { _ in
+        say(plainPrefs().value(forKey: key, as: Int.self).map(String.init) ?? "nil")
+    }
+    guard !observation.isCancelled else { fail("cannot observe: \(String(describing: prefs.lastError))") }
+    say("ready")
+    while true { sleep(60) }
 
 case "get-int":
     let prefs = plainPrefs()

@@ -3,12 +3,28 @@ import Foundation
 /// The one in-memory copy of a set, shared by every instance that uses the same store and
 /// root key in this process.
 ///
-/// Reads are served from the cache (loaded on first use, reloaded by ``reload()``). Writes
+/// Reads are served from the cache (loaded on first use, reloaded by ``reload()``, and by
+/// ``storeChanged()`` when the store's watcher reports that someone changed the set). Writes
 /// run under the lock: the store applies the change and returns only when it is durable, then
 /// the cache is replaced by the set the store returned. A failed write changes nothing.
-final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` and `root` are immutable
+///
+/// Every change of the cache — a write, a reload, another process's write — goes the same way:
+/// the keys whose value changed are posted to ``feed`` under the cache lock, and delivered to
+/// observers once the lock is released.
+final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locked; the rest is immutable
     let store: any PrefsStore
     let root: String
+    /// Observers of this set, and the Observation framework's registrar.
+    let feed: ChangeFeed
+    /// How the store tells this set of outside changes: `nil` before ``startWatching()``, then
+    /// the registration to end (`nil` inside when the store cannot watch), `.stopped` after.
+    private let watch = Locked<WatchState>(.idle)
+
+    private enum WatchState {
+        case idle
+        case watching((@Sendable () -> Void)?)
+        case stopped
+    }
     /// `nil` until the set has been loaded successfully.
     private let cache = Locked<Snapshot?>(nil)
     /// 1 while the store reports damage for this set: read on every read, so an atomic, and
@@ -29,6 +45,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
     init(store: any PrefsStore, root: String) {
         self.store = store
         self.root = root
+        feed = ChangeFeed(root: root, storeIdentifier: store.identifier)
     }
 
     /// The whole set.
@@ -69,13 +86,66 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
         try reload()
     }
 
-    /// Drops the cache and reads the set from the store again.
+    /// Drops the cache and reads the set from the store again; observers hear of the keys that
+    /// changed.
+    ///
+    /// - Parameter retrying: Whether to read once more after a failure: a damaged file is moved
+    ///   aside by the first read, so the second reads the set as it now is (empty, the damage
+    ///   reported by every reader).
     @discardableResult
-    func reload() throws -> [String: Any] {
-        try cache.withLock { cache in
+    func reload(retrying: Bool = false) throws -> [String: Any] {
+        defer { feed.deliver() }
+        return try cache.withLock { cache in
+            let before = cache?.values
             cache = nil
-            return try loaded(&cache).values
+            let after: [String: Any]
+            do {
+                after = try loaded(&cache).values
+            } catch where retrying {
+                after = try loaded(&cache).values
+            }
+            if let before { feed.post(PlistValue.changedKeys(before, after)) }
+            return after
         }
+    }
+
+    /// Reads the set again after the store's watcher reported a change by someone (another
+    /// process, plain `UserDefaults`, or this process). A set never loaded is left for its first
+    /// reader; a set that cannot be read is left unloaded, so its readers report why.
+    func storeChanged() {
+        let isLoaded = cache.withLock { $0 != nil }
+        guard isLoaded else { return }
+        _ = try? reload(retrying: true)
+    }
+
+    /// Starts listening for outside changes of the set (see ``WatchableStore``); once only.
+    func startWatching() {
+        guard let watchable = store as? any WatchableStore else { return }
+        let begins = watch.withLock { state in
+            guard case .idle = state else { return false }
+            state = .watching(nil)
+            return true
+        }
+        guard begins else { return }
+        // A strong reference, dropped by ``stopWatching()``: a weak one would move the domain's
+        // reference count to a side table and slow every retain on the read path.
+        let cancel = watchable.watch(root: root) { [self] in storeChanged() }
+        let late = watch.withLock { state -> Bool in
+            guard case .watching = state else { return true }
+            state = .watching(cancel)
+            return false
+        }
+        if late { cancel?() }  // stopped while the registration was being made
+    }
+
+    /// Stops listening for outside changes (the last user is gone).
+    func stopWatching() {
+        let cancel = watch.withLock { state -> (@Sendable () -> Void)? in
+            defer { state = .stopped }
+            if case .watching(let cancel) = state { return cancel }
+            return nil
+        }
+        cancel?()
     }
 
     /// Applies `change` through the store and caches the set the store returns.
@@ -83,8 +153,11 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
     /// A change that builds on the current set (a merge or a one-key change) writes nothing
     /// when the set cannot be loaded, so an unreadable set is reported, not overwritten.
     func write(_ change: PrefsChange) throws {
+        defer { feed.deliver() }
         try cache.withLock { cache in
-            if change.buildsOnCurrent { _ = try loaded(&cache) }
+            // The set before, to tell observers what changed; a whole-set replacement does not
+            // need it, so it can still repair a set that cannot be read.
+            let before = change.buildsOnCurrent ? try loaded(&cache).values : (try? loaded(&cache))?.values ?? [:]
             let stored: [String: Any]
             do {
                 stored = try store.apply(change, root: root)
@@ -96,6 +169,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` is a Locked; `store` 
             }
             cache = Snapshot(values)
             damaged.store(0)  // the store is written again, so it no longer reports damage
+            feed.post(PlistValue.changedKeys(before, values))
         }
     }
 
@@ -146,25 +220,46 @@ extension PrefsDomain {
     private static let registry = Locked<[Key: (domain: PrefsDomain, users: Int)]>([:])
 
     /// The shared domain for `root` in `store`, counted as used until ``release(_:)``.
+    /// A new domain starts watching its store for outside changes; the last release stops it.
     static func acquire(store: any PrefsStore, root: String) -> PrefsDomain {
         let key = Key(store: store.identifier, root: root)
-        return registry.withLock { registry in
+        let (domain, isNew) = registry.withLock { registry in
             if let entry = registry[key] {
                 registry[key] = (entry.domain, entry.users + 1)
-                return entry.domain
+                return (entry.domain, false)
             }
             let domain = PrefsDomain(store: store, root: root)
             registry[key] = (domain, 1)
-            return domain
+            return (domain, true)
+        }
+        if isNew { domain.startWatching() }
+        return domain
+    }
+
+    /// One more use of a domain already in use (an observation keeps its set live), or `false`
+    /// when `domain` is no longer the shared one.
+    static func retain(_ domain: PrefsDomain) -> Bool {
+        let key = Key(store: domain.store.identifier, root: domain.root)
+        return registry.withLock { registry in
+            guard let entry = registry[key], entry.domain === domain else { return false }
+            registry[key] = (entry.domain, entry.users + 1)
+            return true
         }
     }
 
-    /// Ends one use of `domain` begun by ``acquire(store:root:)``.
+    /// Ends one use of `domain` begun by ``acquire(store:root:)`` or ``retain(_:)``.
     static func release(_ domain: PrefsDomain) {
         let key = Key(store: domain.store.identifier, root: domain.root)
-        registry.withLock { registry in
-            guard let entry = registry[key], entry.domain === domain else { return }
+        let last = registry.withLock { registry in
+            guard let entry = registry[key], entry.domain === domain else { return false }
             registry[key] = entry.users > 1 ? (entry.domain, entry.users - 1) : nil
+            return entry.users == 1
         }
+        if last { domain.stopWatching() }
+    }
+
+    /// The domain in use for `root` in the store named `identifier`, if any.
+    static func existing(storeIdentifier identifier: String, root: String) -> PrefsDomain? {
+        registry.withLock { $0[Key(store: identifier, root: root)]?.domain }
     }
 }

@@ -243,3 +243,12 @@ extension PlistFileStore: DamageNoticing {
         DamageNote.clear(for: try fileURL(forRoot: root))
     }
 }
+
+// MARK: - WatchableStore
+
+extension PlistFileStore: WatchableStore {
+    func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        guard let file = try? fileURL(forRoot: root) else { return nil }
+        return ChangeWatcher.shared.watching(file, onChange)
+    }
+}

@@ -127,3 +127,37 @@ extension PrefsStore {
         return updated
     }
 }
+
+// MARK: - Outside changes
+
+extension PrefsStore {
+    /// Tells the instances in this process that use this store that the set under `root` was
+    /// changed outside the library, so they read it again and their observers hear of it.
+    ///
+    /// The stores in this package need no such call: they watch their files (see
+    /// <doc:ObservingChanges>). A store of your own that learns of changes some other way (a
+    /// server push, a database trigger) calls this when it does.
+    ///
+    /// - Parameter root: The root key of the set that changed.
+    public func setDidChange(root: String) {
+        PrefsDomain.existing(storeIdentifier: identifier, root: root)?.storeChanged()
+    }
+}
+
+/// A store that learns by itself when someone changes one of its sets (another process, plain
+/// `UserDefaults` code, the harness), so the sets in use stay current without `flush()`.
+protocol WatchableStore {
+    /// Starts calling `onChange` (on a background thread, with no lock of the library held)
+    /// whenever the set under `root` may have changed.
+    ///
+    /// - Returns: How to stop, or `nil` when this store cannot watch that set.
+    func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+}
+
+extension ChangeWatcher {
+    /// ``watch(_:_:)``, as a way to stop for ``WatchableStore``.
+    func watching(_ file: URL, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        guard let token = watch(file, onChange) else { return nil }
+        return { self.unwatch(token) }
+    }
+}

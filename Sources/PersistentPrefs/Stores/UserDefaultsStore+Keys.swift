@@ -28,3 +28,26 @@ extension UserDefaultsStore {
         try update(key) { _ in normalized }
     }
 }
+
+// MARK: - Observing one key
+
+extension UserDefaultsStore {
+    /// Calls `handler` after each change of the suite key `key`'s stored value, whoever made it
+    /// (this process, another process, plain `UserDefaults` code that synchronises): the watcher
+    /// reports that the suite may have changed, the key is read again and compared with the
+    /// value last seen. The event's ``PrefsChangeEvent/root`` and only key are `key`.
+    func observeKey(_ key: String, _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void) -> PrefsObservation {
+        let store = self
+        let read: @Sendable () -> Data? = { SuiteLedger.xml((try? store.object(forKey: key)) ?? nil) }
+        let seen = Locked(read())
+        let stop = watch(suiteKey: key) {
+            let current = read()
+            let changed = seen.withLock { seen in
+                defer { seen = current }
+                return seen != current
+            }
+            if changed { handler(PrefsChangeEvent(root: key, keys: [key], storeIdentifier: store.identifier)) }
+        }
+        return PrefsObservation(stop)
+    }
+}

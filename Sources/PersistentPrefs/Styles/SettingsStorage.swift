@@ -42,12 +42,42 @@ public struct SettingsStorage<Value> {
         nonmutating set { set(newValue) }
     }
 
-    /// The outcome of the latest access of a ``SettingsStorage`` property: `$name.lastError`.
-    public final class Status: @unchecked Sendable {  // `failure` is a Locked
+    /// The outcome of the latest access of a ``SettingsStorage`` property (`$name.lastError`),
+    /// and its changes (`$name.observeChanges { … }`, `$name.changes()`).
+    public final class Status: @unchecked Sendable {  // `failure` is a Locked; the rest is immutable
         fileprivate let failure = Locked<PersistentPrefs.PrefsError?>(nil)
+        private let key: String
+        private let store: UserDefaultsStore
+
+        fileprivate init(key: String, store: UserDefaultsStore) {
+            self.key = key
+            self.store = store
+        }
 
         /// Why the most recent read or write failed; `nil` after a success.
         public var lastError: PersistentPrefs.PrefsError? { failure.withLock { $0 } }
+
+        /// Calls `handler` after each change of the property's stored value, whoever made it
+        /// (this program, plain `UserDefaults` code that synchronises, another process); see
+        /// ``UserDefaultsContainer/observeChanges(to:_:)`` for how and when.
+        ///
+        /// ```swift
+        /// let observation = settings.$age.observeChanges { _ in print(settings.age as Any) }
+        /// ```
+        ///
+        /// - Parameter handler: Called after each change; the event's only key is the property's key.
+        /// - Returns: The observation; observing stops when it is cancelled or deallocated.
+        public func observeChanges(_ handler: @escaping @Sendable (PrefsChangeEvent) -> Void) -> PrefsObservation {
+            store.observeKey(key, handler)
+        }
+
+        /// The property's changes as an async sequence, which ends when the iterating task is
+        /// cancelled.
+        ///
+        /// - Returns: The events.
+        public func changes() -> AsyncStream<PrefsChangeEvent> {
+            PrefsObservation.stream { store.observeKey(key, $0) }
+        }
 
         fileprivate func record(_ error: PersistentPrefs.PrefsError?) {
             failure.withLock { $0 = error }
@@ -58,7 +88,7 @@ public struct SettingsStorage<Value> {
     private init(key: String, store userDefaults: UserDefaults, defaultValue: Value) {
         let store = UserDefaultsStore(userDefaults: userDefaults)
         let codec = PrefCodec<Value>.make()
-        let status = Status()
+        let status = Status(key: key, store: store)
         projectedValue = status
         get = {
             let stored: Any?

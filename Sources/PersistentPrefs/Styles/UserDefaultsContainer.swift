@@ -68,6 +68,36 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
         set { write(newValue, key) }
     }
 
+    /// Calls `handler` after each change of `key`'s stored value, whoever made it: this
+    /// container, plain `UserDefaults` code that synchronises, another process. Changes are
+    /// learned from the operating system (the suite's file on Linux, `UserDefaults` itself on
+    /// Apple platforms), so a write by this process is reported moments after it returns, on the
+    /// library's watcher thread. The event's ``PrefsChangeEvent/root`` and only key are the
+    /// key's `stringValue`.
+    ///
+    /// ```swift
+    /// let observation = storage.observeChanges(to: .age) { _ in print("age changed") }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - key: The key to observe.
+    ///   - handler: Called after each change.
+    /// - Returns: The observation; observing stops when it is cancelled or deallocated.
+    public func observeChanges(
+        to key: K, _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void
+    ) -> PrefsObservation {
+        store.observeKey(key.stringValue, handler)
+    }
+
+    /// The changes of `key` as an async sequence, which ends when the iterating task is
+    /// cancelled; see ``observeChanges(to:_:)``.
+    ///
+    /// - Parameter key: The key to observe.
+    /// - Returns: The events.
+    public func changes(to key: K) -> AsyncStream<PrefsChangeEvent> {
+        PrefsObservation.stream { store.observeKey(key.stringValue, $0) }
+    }
+
     private func read<T>(_ key: K) -> T? {
         let stored: Any?
         do {

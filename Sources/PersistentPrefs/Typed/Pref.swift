@@ -41,6 +41,8 @@ public struct Pref<Value> {
     /// The value read when the key is not stored.
     public let defaultValue: Value
     @usableFromInline let codec: PrefCodec<Value>
+    /// What the Observation framework tracks this key by (made once, not on every read).
+    @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
 
     /// A value with a default.
     ///
@@ -51,6 +53,7 @@ public struct Pref<Value> {
         self.key = key
         defaultValue = wrappedValue
         codec = PrefCodec.make()
+        observationKey = PrefsKeySpace.keyPath(key)
     }
 
     /// An optional value whose default is `nil`; assigning `nil` removes the key.
@@ -80,7 +83,7 @@ public struct Pref<Value> {
     ) -> Value {
         get {
             let pref = owner[keyPath: storageKeyPath]
-            if let value = owner.value(forKey: pref.key, as: Value.self) { return value }
+            if let value = owner.value(forKey: pref.key, as: Value.self, tracking: pref.observationKey) { return value }
             return owner.read(pref)
         }
         set { owner.write(newValue, owner[keyPath: storageKeyPath]) }
@@ -105,7 +108,7 @@ extension PersistentPrefs {
     /// (absent, `RawRepresentable`, `URL`, `Codable`, or of the wrong type).
     @usableFromInline
     func read<Value>(_ pref: Pref<Value>) -> Value {
-        guard let stored = rawValue(forKey: pref.key) else {
+        guard let stored = rawValue(forKey: pref.key, tracking: pref.observationKey) else {
             // Not stored: the defaults file's value, then the declared one.
             if let fileDefault = fileDefaults[pref.key], let value = pref.codec.decode(fileDefault) {
                 return value

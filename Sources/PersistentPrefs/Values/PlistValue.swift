@@ -231,3 +231,38 @@ extension Optional: OptionalValue {
         }
     }
 }
+
+// MARK: - Comparing stored values
+
+extension PlistValue {
+    /// Whether two normalised values are the same stored value: equal and of the same kind
+    /// (`1`, `1.0` and `true` differ, as they do in a property list).
+    static func same(_ lhs: Any?, _ rhs: Any?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil):
+            return true
+        case let (left as String, right as String):
+            return left == right
+        case let (left as NSNumber, right as NSNumber):
+            return left == right && left.objCType.pointee == right.objCType.pointee
+        case let (left as Date, right as Date):
+            return left == right
+        case let (left as Data, right as Data):
+            return left == right
+        case let (left as [String: Any], right as [String: Any]):
+            return left.count == right.count && left.allSatisfy { same($0.value, right[$0.key]) }
+        case let (left as [Any], right as [Any]):
+            return left.count == right.count && zip(left, right).allSatisfy { same($0, $1) }
+        default:
+            return false
+        }
+    }
+
+    /// The keys whose value differs between two sets (added, removed or changed).
+    static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
+        var changed = Set<String>()
+        for (key, value) in new where !same(old[key], value) { changed.insert(key) }
+        for key in old.keys where new[key] == nil { changed.insert(key) }
+        return changed
+    }
+}

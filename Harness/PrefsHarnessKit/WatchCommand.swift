@@ -1,0 +1,110 @@
+import Foundation
+import PersistentPrefs
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// `watch [NAME…] [--json]`: one line per change of the set, as it happens, until Ctrl-C.
+///
+/// Any writer counts: this library in another process, plain `UserDefaults` code that
+/// synchronises, another harness. Lines go to stdout (`time  root  key = value`, or one JSON
+/// object per line with `--json`); the opening note goes to stderr, so stdout holds only changes.
+enum WatchCommand {
+    /// Watches the set of `session` until `wait` returns.
+    ///
+    /// - Parameters:
+    ///   - names: Keys or aliases to watch; empty for every key.
+    ///   - wait: Blocks for as long as the watch runs (the command line: until SIGINT or SIGTERM).
+    /// - Throws: ``HarnessError`` when a name is unknown or the set cannot be read.
+    static func run(
+        names: [String], json: Bool, session: HarnessSession, console: Console, until wait: () -> Void
+    ) throws {
+        let keys = try Set(names.map { try SampleKey.named($0).name })
+        let view = PersistentPrefs(key: session.rootKey, store: session.store)
+        if let error = view.lastError { throw HarnessError.refused(error.description) }
+        let printer = SerialConsole(console)
+        let (root, store) = (session.rootKey, session.store)
+        let observation = view.observeChanges(to: keys.sorted()) { event in
+            let current = PersistentPrefs(key: root, store: store).values
+            for key in event.keys.sorted() where keys.isEmpty || keys.contains(key) {
+                printer.print(line(time: Date(), root: root, key: key, value: current[key], json: json))
+            }
+        }
+        guard !observation.isCancelled else {
+            throw HarnessError.refused(view.lastError?.description ?? "cannot observe the set \"\(root)\"")
+        }
+        let watched = keys.isEmpty ? "every key" : keys.sorted().joined(separator: ", ")
+        console.error("Watching \(watched) of \"\(root)\" in \(session.storeDescription); Ctrl-C to stop.")
+        wait()
+        observation.cancel()
+    }
+
+    /// One change as printed: `2026-11-23T12:00:00.123Z  Root  Integer Value = 42`, `(removed)`
+    /// for a key that was removed; or a JSON object with `time`, `root`, `key` and `value`
+    /// (`null` when removed).
+    static func line(time: Date, root: String, key: String, value: Any?, json: Bool) -> String {
+        let stamp = timestamp(time)
+        guard json else {
+            return "\(stamp)  \(root)  \(key) = \(value.map(ValueFormatter.text) ?? "(removed)")"
+        }
+        let fields = [
+            ("time", ValueFormatter.jsonText(stamp, pretty: false)),
+            ("root", ValueFormatter.jsonText(root, pretty: false)),
+            ("key", ValueFormatter.jsonText(key, pretty: false)),
+            ("value", value.map { ValueFormatter.jsonText($0, pretty: false) } ?? "null"),
+        ]
+        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    private static func timestamp(_ time: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter.string(from: time)
+    }
+
+    /// Blocks until SIGINT (Ctrl-C) or SIGTERM, then exits with status 0: stopping is how a
+    /// watch ends. The signals are unblocked first (a parent may have started this process with
+    /// them blocked).
+    static func waitForInterrupt() -> Never {
+        for number in [SIGINT, SIGTERM] { _ = signal(number, exitQuietly) }
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+        while true { pause() }
+    }
+}
+
+/// Ends a watch on a signal: stdout is written unbuffered, so nothing printed is lost.
+private func exitQuietly(_ signal: Int32) {
+    _exit(0)
+}
+
+/// A console that several threads print to, one line at a time.
+final class SerialConsole: @unchecked Sendable {  // `console` is only used while holding `lock`
+    private let lock = NSLock()
+    private let console: Console
+
+    init(_ console: Console) {
+        self.console = console
+    }
+
+    func print(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        console.print(line)
+    }
+
+    /// Runs `body` with the console to itself.
+    func exclusive(_ body: (Console) -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
+        body(console)
+    }
+}

@@ -1,0 +1,166 @@
+import Foundation
+
+#if canImport(Observation)
+    import Observation
+#endif
+
+/// Where one set's changes go: closure observers (``PersistentPrefs/observeChanges(to:_:)``,
+/// async sequences) and the Observation framework (`withObservationTracking`, SwiftUI).
+///
+/// Changes flow one way. Whoever changed the set's cached copy — a write, a reload, the watcher
+/// after another process's write — posts the keys that changed with ``post(_:)`` while still
+/// holding the cache lock, so events queue in the order the copy changed; then, with every lock
+/// released, calls ``deliver()``. One thread at a time delivers a feed's events, in order: a
+/// handler that writes to the set queues its own event, which the same loop delivers next,
+/// instead of running handlers inside handlers or waiting for itself.
+final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest is immutable
+    private struct Subscriber {
+        let keys: Set<String>
+        let handler: @Sendable (PrefsChangeEvent) -> Void
+    }
+
+    private struct State {
+        var subscribers: [Int: Subscriber] = [:]
+        var nextID = 0
+        var pending: [PrefsChangeEvent] = []
+        var delivering = false
+    }
+
+    private let state = Locked(State())
+    private let root: String
+    private let storeIdentifier: String
+    /// The Observation framework's registrar for this set, or `nil`
+    /// where the framework is not available.
+    private let tracker: AnyObject?
+
+    init(root: String, storeIdentifier: String) {
+        self.root = root
+        self.storeIdentifier = storeIdentifier
+        tracker = ObservationSupport.makeRegistrar()
+    }
+
+    /// Calls `handler` with each later change that touches one of `keys` (any key when empty).
+    ///
+    /// - Returns: The subscription, for ``unsubscribe(_:)``.
+    func subscribe(keys: Set<String>, _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void) -> Int {
+        state.withLock { state in
+            state.nextID += 1
+            state.subscribers[state.nextID] = Subscriber(keys: keys, handler: handler)
+            return state.nextID
+        }
+    }
+
+    /// Ends a subscription: no call of its handler starts after this returns, except one another
+    /// thread was already starting.
+    func unsubscribe(_ id: Int) {
+        _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
+    }
+
+    /// Queues an event for the keys whose stored value changed (nothing for none). Runs no user
+    /// code, so it may be called under the set's cache lock.
+    func post(_ keys: Set<String>) {
+        guard !keys.isEmpty else { return }
+        let event = PrefsChangeEvent(root: root, keys: keys, storeIdentifier: storeIdentifier)
+        state.withLock { $0.pending.append(event) }
+    }
+
+    /// Delivers the queued events in order. Call it with no lock held.
+    func deliver() {
+        let starts = state.withLock { state in
+            guard !state.delivering, !state.pending.isEmpty else { return false }
+            state.delivering = true
+            return true
+        }
+        guard starts else { return }
+        while let event = state.withLock({ state -> PrefsChangeEvent? in
+            guard !state.pending.isEmpty else {
+                state.delivering = false
+                return nil
+            }
+            return state.pending.removeFirst()
+        }) {
+            ObservationSupport.changed(tracker, keys: event.keys)
+            let ids = state.withLock { state in
+                state.subscribers.filter { $0.value.keys.isEmpty || !$0.value.keys.isDisjoint(with: event.keys) }.keys.sorted()
+            }
+            for id in ids {
+                guard let subscriber = state.withLock({ $0.subscribers[id] }) else { continue }
+                subscriber.handler(event)
+            }
+        }
+    }
+
+    /// Tells the Observation framework that the caller read `key` of the set (`nil`: the whole
+    /// set). Free when no `withObservationTracking` is running on this thread but a
+    /// thread-local read.
+    @inline(__always)
+    func access(_ keyPath: KeyPath<PrefsKeySpace, Int>) {
+        if let tracker { ObservationSupport.access(tracker, keyPath) }
+    }
+}
+
+/// The key paths the Observation framework tracks a set's keys by: `\.[key]` for one key,
+/// `\.wholeSet` for the whole set. Each set has its own registrar, so the same key path in two
+/// sets is two different things to observe.
+@usableFromInline
+final class PrefsKeySpace: Sendable {
+    static let shared = PrefsKeySpace()
+
+    /// A key of a set.
+    @usableFromInline
+    subscript(key: String) -> Int { 0 }
+
+    /// The whole set: read by `values`, `count`, the subscript and `value(forKey:as:)`; changed
+    /// by every change of the set.
+    @usableFromInline
+    var wholeSet: Int { 0 }
+
+    /// The key path of one key.
+    @usableFromInline
+    static func keyPath(_ key: String) -> KeyPath<PrefsKeySpace, Int> { \PrefsKeySpace.[key] }
+}
+
+/// The Observation framework's side of a set, where the framework is available (macOS 14,
+/// iOS 17, tvOS 17, watchOS 10, and every Linux toolchain with Swift 5.9 or later); elsewhere a
+/// set holds no registrar and these do nothing.
+enum ObservationSupport {
+    /// A registrar for one set, boxed so that a set can hold one and still run on older systems.
+    static func makeRegistrar() -> AnyObject? {
+        #if canImport(Observation)
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) { return RegistrarBox() }
+        #endif
+        return nil
+    }
+
+    /// Records a read of `keyPath` for the `withObservationTracking` running on this thread.
+    @inline(__always)
+    static func access(_ box: AnyObject, _ keyPath: KeyPath<PrefsKeySpace, Int>) {
+        #if canImport(Observation)
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
+                unsafeDowncast(box, to: RegistrarBox.self).registrar.access(PrefsKeySpace.shared, keyPath: keyPath)
+            }
+        #endif
+    }
+
+    /// Fires `onChange` of every tracking that read one of `keys` or the whole set.
+    static func changed(_ box: AnyObject?, keys: Set<String>) {
+        #if canImport(Observation)
+            guard let box, #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
+            let registrar = unsafeDowncast(box, to: RegistrarBox.self).registrar
+            for key in keys.sorted() {
+                registrar.withMutation(of: PrefsKeySpace.shared, keyPath: PrefsKeySpace.keyPath(key)) {}
+            }
+            registrar.withMutation(of: PrefsKeySpace.shared, keyPath: \.wholeSet) {}
+        #endif
+    }
+}
+
+#if canImport(Observation)
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    extension PrefsKeySpace: Observable {}
+
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    private final class RegistrarBox: Sendable {
+        let registrar = ObservationRegistrar()
+    }
+#endif

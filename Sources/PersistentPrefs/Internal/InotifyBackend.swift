@@ -1,0 +1,183 @@
+#if canImport(Glibc) || canImport(Musl)
+    import Foundation
+    #if canImport(Glibc)
+        import Glibc
+    #else
+        import Musl
+    #endif
+
+    /// ``ChangeWatcher``'s backend on Linux: one `inotify` descriptor for every watched folder,
+    /// read by one thread that sleeps in `poll` until the kernel has something to say (or
+    /// ``stop()`` wakes it through a pipe).
+    ///
+    /// What a folder reports: an atomic replace is `IN_MOVED_TO`, an in-place rewrite (plain
+    /// `UserDefaults`) `IN_CLOSE_WRITE`, a removal `IN_DELETE` or `IN_MOVED_FROM`. A folder that
+    /// does not exist yet is watched through its nearest existing ancestor until it appears; a
+    /// watched folder that goes away is reported and waited for in the same way.
+    final class InotifyBackend: WatchBackend, @unchecked Sendable {  // `table` is a Locked; the descriptors are immutable
+        private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
+        private static let folderEvents = UInt32(IN_DELETE_SELF | IN_MOVE_SELF)
+        private static let mask = fileEvents | folderEvents | UInt32(IN_ONLYDIR)
+
+        private struct Table {
+            /// The folders asked for, by path: their watch, or `nil` while they do not exist.
+            var folders: [String: Int32?] = [:]
+            /// Ancestors watched until a missing folder appears.
+            var ancestors: [String: Int32] = [:]
+            var stopped = false
+        }
+
+        private let table = Locked(Table())
+        private let descriptor: Int32
+        private let wake: (read: Int32, write: Int32)
+        private let report: @Sendable ([String: Set<String>?]) -> Void
+
+        init?(report: @escaping @Sendable ([String: Set<String>?]) -> Void) {
+            let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
+            guard descriptor >= 0 else { return nil }
+            var ends: [Int32] = [-1, -1]
+            guard pipe(&ends) == 0 else {
+                close(descriptor)
+                return nil
+            }
+            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            self.descriptor = descriptor
+            wake = (ends[0], ends[1])
+            self.report = report
+            let thread = Thread { [self] in run() }
+            thread.name = "PersistentPrefs.ChangeWatcher"
+            thread.stackSize = 1 << 18
+            thread.start()
+        }
+
+        func add(_ directory: String) {
+            table.withLock { table in
+                guard !table.stopped, table.folders[directory] == nil else { return }
+                table.folders[directory] = .some(nil)
+                attachMissing(&table)
+            }
+        }
+
+        func remove(_ directory: String) {
+            table.withLock { table in
+                guard !table.stopped, let watch = table.folders.removeValue(forKey: directory) else { return }
+                if let watch, !isInUse(watch, table) { inotify_rm_watch(descriptor, watch) }
+                attachMissing(&table)
+            }
+        }
+
+        func stop() {
+            let first = table.withLock { table in
+                defer { table.stopped = true }
+                return !table.stopped
+            }
+            guard first else { return }
+            var byte: UInt8 = 1
+            _ = write(wake.write, &byte, 1)
+        }
+
+        // MARK: - The thread
+
+        private func run() {
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            while true {
+                let ready = poll(&fds, 2, -1)
+                if ready < 0 && errno == EINTR { continue }
+                if ready < 0 || fds[1].revents != 0 { break }
+                var changes: [String: Set<String>?] = [:]
+                // Everything queued now is reported together: a burst of writes costs one reload.
+                while case let count = read(descriptor, &buffer, buffer.count), count > 0 {
+                    collect(buffer.prefix(count), into: &changes)
+                }
+                if !changes.isEmpty { report(changes) }
+            }
+            // Under the lock, after `stopped` is set: no `add` or `remove` can use a closed descriptor.
+            table.withLock { _ in
+                close(descriptor)
+                close(wake.read)
+                close(wake.write)
+            }
+        }
+
+        /// Reads the events in `bytes` (whole `inotify_event` records) into `changes`.
+        private func collect(_ bytes: ArraySlice<UInt8>, into changes: inout [String: Set<String>?]) {
+            table.withLock { table in
+                var offset = bytes.startIndex
+                var appeared = false
+                let header = MemoryLayout<inotify_event>.size
+                while offset + header <= bytes.endIndex {
+                    let event = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset - bytes.startIndex, as: inotify_event.self) }
+                    let nameStart = offset + header
+                    let nameEnd = min(nameStart + Int(event.len), bytes.endIndex)
+                    let name = String(decoding: bytes[nameStart..<nameEnd].prefix { $0 != 0 }, as: UTF8.self)
+                    offset = nameEnd
+                    if event.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                        // Events were lost: anything may have changed.
+                        for folder in table.folders.keys { changes[folder] = .some(nil) }
+                        continue
+                    }
+                    if event.mask & UInt32(IN_ISDIR) != 0 && event.mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 {
+                        appeared = true
+                    }
+                    for (folder, watch) in table.folders where watch == event.wd {
+                        if event.mask & (Self.folderEvents | UInt32(IN_IGNORED)) != 0 {
+                            // The folder went away: its files are gone; wait for it to come back.
+                            changes[folder] = .some(nil)
+                            table.folders[folder] = .some(nil)
+                            appeared = true
+                        } else if !name.isEmpty, changes[folder] != .some(nil) {
+                            changes[folder, default: []]?.insert(name)
+                        }
+                    }
+                }
+                if appeared {
+                    let missing = Set(table.folders.filter { $0.value == nil }.keys)
+                    attachMissing(&table)
+                    // A folder that appeared may already hold files written before the watch began.
+                    for folder in missing where table.folders[folder] != .some(nil) { changes[folder] = .some(nil) }
+                }
+            }
+        }
+
+        // MARK: - Watches
+
+        /// Watches each missing folder that now exists, and the nearest existing ancestor of each
+        /// one that does not; drops ancestor watches no longer needed.
+        private func attachMissing(_ table: inout Table) {
+            var needed: [String: Int32] = [:]
+            for (folder, watch) in table.folders where watch == nil {
+                let added = inotify_add_watch(descriptor, folder, Self.mask)
+                if added >= 0 {
+                    table.folders[folder] = added
+                    continue
+                }
+                var ancestor = (folder as NSString).deletingLastPathComponent
+                while !ancestor.isEmpty {
+                    if let known = table.ancestors[ancestor] ?? needed[ancestor] {
+                        needed[ancestor] = known
+                        break
+                    }
+                    let watch = inotify_add_watch(descriptor, ancestor, Self.mask)
+                    if watch >= 0 {
+                        needed[ancestor] = watch
+                        break
+                    }
+                    if ancestor == "/" { break }
+                    ancestor = (ancestor as NSString).deletingLastPathComponent
+                }
+            }
+            for (ancestor, watch) in table.ancestors where needed[ancestor] == nil {
+                table.ancestors[ancestor] = nil
+                if !isInUse(watch, table) { inotify_rm_watch(descriptor, watch) }
+            }
+            table.ancestors.merge(needed) { _, new in new }
+        }
+
+        /// Whether some folder or ancestor still relies on the watch `watch` (one folder has
+        /// one watch, whatever path names it).
+        private func isInUse(_ watch: Int32, _ table: Table) -> Bool {
+            table.folders.values.contains(watch) || table.ancestors.values.contains(watch)
+        }
+    }
+#endif

@@ -1,0 +1,29 @@
+#if canImport(ObjectiveC)
+    import Foundation
+
+    // Apple platforms only (not built on Linux, which has no key-value observing): RVS's habit of
+    // observing `values` with KVO keeps working, and now hears of every change of the set —
+    // another instance's, another process's — not only this instance's setter.
+    extension PersistentPrefs {
+        /// A subscription to `domain`'s changes that tells KVO observers of `values`; made when the
+        /// instance settles on a set, ended when it moves to another or goes away.
+        func keyValueNotifications(for domain: PrefsDomain) -> PrefsObservation {
+            let target = WeakInstance(self)
+            let id = domain.feed.subscribe(keys: []) { _ in
+                guard let instance = target.instance else { return }
+                instance.willChangeValue(forKey: "values")
+                instance.didChangeValue(forKey: "values")
+            }
+            return PrefsObservation { domain.feed.unsubscribe(id) }
+        }
+    }
+
+    /// A weak reference a `@Sendable` handler can hold.
+    private final class WeakInstance: @unchecked Sendable {  // only read; KVO notifications are thread-safe
+        weak var instance: PersistentPrefs?
+
+        init(_ instance: PersistentPrefs) {
+            self.instance = instance
+        }
+    }
+#endif

@@ -1,0 +1,151 @@
+import Foundation
+
+/// A change of a preference set: which keys' stored values changed.
+///
+/// Delivered to ``PersistentPrefs/observeChanges(to:_:)`` handlers and by
+/// ``PersistentPrefs/changes(to:)``, whoever made the change: this instance, another instance,
+/// another process, plain `UserDefaults` code, or `prefs-harness`.
+public struct PrefsChangeEvent: Sendable, Hashable, CustomStringConvertible {
+    /// The root key of the set that changed (for ``UserDefaultsContainer`` and
+    /// ``SettingsStorage``, the `UserDefaults` key).
+    public let root: String
+    /// Exactly the keys whose stored value changed: set, changed or removed. Never empty; a write
+    /// that stores an equal value is no change and sends no event.
+    public let keys: Set<String>
+    /// The ``PrefsStore/identifier`` of the store holding the set.
+    public let storeIdentifier: String
+
+    /// An event (for tests of code that handles events).
+    ///
+    /// - Parameters:
+    ///   - root: The root key of the set.
+    ///   - keys: The keys that changed.
+    ///   - storeIdentifier: The store's identifier.
+    public init(root: String, keys: Set<String>, storeIdentifier: String = "") {
+        self.root = root
+        self.keys = keys
+        self.storeIdentifier = storeIdentifier
+    }
+
+    /// `root: key, key` with the keys sorted.
+    public var description: String { "\(root): \(keys.sorted().joined(separator: ", "))" }
+}
+
+/// A running observation of a preference set; observing stops at ``cancel()`` or when this
+/// object is deallocated. Keep it as long as you want to be told of changes.
+///
+/// ```swift
+/// let observation = prefs.observeChanges(to: ["Volume"]) { event in
+///     print("changed:", event.keys)
+/// }
+/// // later
+/// observation.cancel()
+/// ```
+public final class PrefsObservation: Sendable {
+    private let stop: Locked<(@Sendable () -> Void)?>
+
+    /// An observation that ends with `stop` (run once).
+    init(_ stop: (@Sendable () -> Void)?) {
+        self.stop = Locked(stop)
+    }
+
+    /// Stops observing. No call of the handler starts after this returns, except one another
+    /// thread was already starting. Safe to call more than once, and from the handler itself.
+    public func cancel() {
+        stop.withLock { $0.take() }?()
+    }
+
+    /// Whether observing has stopped (cancelled, or it could not start: see the instance's
+    /// ``PersistentPrefs/lastError``).
+    public var isCancelled: Bool { stop.withLock { $0 == nil } }
+
+    deinit {
+        cancel()
+    }
+
+    /// The events an observation started by `observe` delivers, as an async sequence that
+    /// cancels the observation when the iterating task is cancelled.
+    static func stream(
+        _ observe: (@escaping @Sendable (PrefsChangeEvent) -> Void) -> PrefsObservation
+    ) -> AsyncStream<PrefsChangeEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: PrefsChangeEvent.self)
+        let observation = observe { continuation.yield($0) }
+        continuation.onTermination = { _ in observation.cancel() }
+        if observation.isCancelled { continuation.finish() }
+        return stream
+    }
+}
+
+extension PersistentPrefs {
+    /// Calls `handler` after each change of this set, whoever made it.
+    ///
+    /// Changes made through the library in this process are reported as they are written; changes
+    /// by other processes (this library, plain `UserDefaults` code that calls `synchronize()`,
+    /// `prefs-harness`), and the removal or replacement of the store's file, as soon as the
+    /// operating system reports them — typically within a few milliseconds. By then every
+    /// instance of the set reads the new values.
+    ///
+    /// - The handler runs after every lock of the library is released: it may read and write the
+    ///   set, and cancel its own observation. Events of one set are delivered one at a time, in
+    ///   the order the set changed; a burst of outside writes may arrive as one event, and the
+    ///   set then holds the last of them.
+    /// - It runs on the thread that made the change (for outside changes, the library's watcher
+    ///   thread): keep it short, or hand the work to your own queue or actor.
+    /// - The observation keeps the set live (read, watched) while it runs, even if this instance
+    ///   goes away; it observes the set this instance uses now (its root key and store).
+    ///
+    /// ```swift
+    /// let observation = prefs.observeChanges(to: ["Volume"]) { event in
+    ///     print("\(event.root): \(event.keys.sorted()) changed")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keys: The keys to watch; empty (the default) for every key.
+    ///   - handler: Called with each change that touches one of `keys`; the event lists every key
+    ///     that changed.
+    /// - Returns: The observation; observing stops when it is cancelled or deallocated. When the
+    ///   set cannot be reached (an invalid suite, for example), it is returned cancelled and
+    ///   ``lastError`` says why.
+    public func observeChanges(
+        to keys: [String] = [], _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void
+    ) -> PrefsObservation {
+        var observation = PrefsObservation(nil)
+        record {
+            let domain = try observedDomain()
+            let id = domain.feed.subscribe(keys: Set(keys), handler)
+            observation = PrefsObservation {
+                domain.feed.unsubscribe(id)
+                PrefsDomain.release(domain)
+            }
+        }
+        return observation
+    }
+
+    /// The changes of this set as an async sequence: the events ``observeChanges(to:_:)``
+    /// delivers, buffered until the loop takes them. The sequence ends when the task iterating
+    /// it is cancelled.
+    ///
+    /// ```swift
+    /// for await event in prefs.changes(to: ["Volume"]) {
+    ///     updateSlider(prefs.volume)
+    /// }
+    /// ```
+    ///
+    /// - Parameter keys: The keys to watch; empty (the default) for every key.
+    /// - Returns: The events, in the order the set changed. When the set cannot be reached, the
+    ///   sequence is empty and ``lastError`` says why.
+    public func changes(to keys: [String] = []) -> AsyncStream<PrefsChangeEvent> {
+        PrefsObservation.stream { observeChanges(to: keys, $0) }
+    }
+
+    /// This instance's set, loaded, and counted as used until the observation ends.
+    private func observedDomain() throws -> PrefsDomain {
+        while true {
+            let domain = try resolvedDomain()
+            _ = try domain.values()  // loaded, so that changes can be told from the first read
+            if PrefsDomain.retain(domain) { return domain }
+            // The instance moved to another set meanwhile: observe that one.
+        }
+    }
+}

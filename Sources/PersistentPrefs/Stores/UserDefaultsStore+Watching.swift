@@ -1,0 +1,74 @@
+import Foundation
+
+// How a `UserDefaultsStore` learns that someone changed a suite: on Linux the suite's file is
+// watched (``ChangeWatcher``); on Apple platforms `UserDefaults` itself reports changes of a key,
+// including other processes' through `cfprefsd`, by key-value observing.
+extension UserDefaultsStore: WatchableStore {
+    func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        watch(suiteKey: root, onChange)
+    }
+
+    /// Calls `onChange` whenever the suite key `key` may have changed, until the returned
+    /// closure is called; `nil` when this platform cannot tell.
+    func watch(suiteKey key: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        if let file = handle.watchedFile {
+            return ChangeWatcher.shared.watching(file, onChange)
+        }
+        #if canImport(ObjectiveC)
+            return DefaultsKeyObserver.start(handle.defaults, key: key, onChange)
+        #else
+            return nil
+        #endif
+    }
+}
+
+extension DefaultsHandle {
+    /// The file to watch for changes of the suite: the file the library writes (Linux), or on
+    /// Linux the file `UserDefaults` writes for the suite on the other road too; `nil` on Apple
+    /// platforms, where `cfprefsd` owns the files.
+    var watchedFile: URL? {
+        #if canImport(Darwin)
+            return file
+        #else
+            return file ?? SuitePaths.file(suite: suiteName, isStandard: suiteName == nil)
+        #endif
+    }
+}
+
+#if canImport(ObjectiveC)
+    /// Apple platforms only (not built on Linux): key-value observing of one `UserDefaults`
+    /// key, which reports changes made by this process and, through `cfprefsd`, by others.
+    /// The observer is told on a queue of its own, never on the writer's stack (which may hold
+    /// the library's locks).
+    final class DefaultsKeyObserver: NSObject, @unchecked Sendable {  // set up in `start`, then immutable
+        private let defaults: UserDefaults
+        private let key: String
+        private let onChange: @Sendable () -> Void
+        private let queue = DispatchQueue(label: "PersistentPrefs.DefaultsKeyObserver")
+
+        private init(defaults: UserDefaults, key: String, onChange: @escaping @Sendable () -> Void) {
+            self.defaults = defaults
+            self.key = key
+            self.onChange = onChange
+        }
+
+        /// Starts observing `key`; returns how to stop. Keys with a `.` are key paths to KVO, so
+        /// they are not observed (`nil`).
+        static func start(_ defaults: UserDefaults, key: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+            guard !key.contains(".") else { return nil }
+            let observer = DefaultsKeyObserver(defaults: defaults, key: key, onChange: onChange)
+            defaults.addObserver(observer, forKeyPath: key, options: [.new], context: nil)
+            let stopped = Locked(false)
+            return {
+                guard stopped.withLock({ done in defer { done = true }; return !done }) else { return }
+                defaults.removeObserver(observer, forKeyPath: key)
+            }
+        }
+
+        override func observeValue(
+            forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
+        ) {
+            queue.async(execute: onChange)
+        }
+    }
+#endif
