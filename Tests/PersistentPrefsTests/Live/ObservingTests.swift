@@ -184,6 +184,23 @@ struct ObservingTests {
         for log in logs { #expect(log.keys.count == 400 && log.keys.allSatisfy { $0 == ["A"] }) }
     }
 
+    @Test("a store of one's own announces an outside change with setDidChange(root:)")
+    func customStoreAnnounces() throws {
+        let store = InMemoryStore()
+        let prefs = LivePrefs(key: "Root", store: store)
+        prefs.a = 1
+        let log = EventLog()
+        let observation = prefs.observeChanges { log.append($0) }
+        defer { observation.cancel() }
+        try store.save(["A": NSNumber(value: 2), "B": "outside"], root: "Root")  // behind the library's back
+        #expect(prefs.a == 1)  // the store did not say so yet
+        store.setDidChange(root: "Root")
+        #expect(log.keys == [["A", "B"]])
+        #expect(prefs.a == 2 && prefs.b == "outside")
+        store.setDidChange(root: "Other")  // a set nobody uses: nothing
+        #expect(log.keys.count == 1)
+    }
+
     @Test("the watcher runs while something is watched, and stops shortly after the last registration")
     func watcherLifecycle() throws {
         let directory = TemporaryDirectory()
