@@ -100,11 +100,4 @@ final class SerialConsole: @unchecked Sendable {  // `console` is only used whil
         defer { lock.unlock() }
         console.print(line)
     }
-
-    /// Runs `body` with the console to itself.
-    func exclusive(_ body: (Console) -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        body(console)
-    }
 }

@@ -141,9 +141,7 @@ struct LiveSetTests {
         }
         let run = try suite.sharedChild.run("prefs-test-helper", ["put-int", suite.name, "Root", "2"])
         #expect(run.status == 0, "\(run.stderr)")
-        let deadline = Date().addingTimeInterval(5)
-        while !fired.isSet && Date() < deadline { usleep(2_000) }
-        #expect(fired.isSet)
+        #expect(fired.wait())
         #expect(prefs.int == 2)
     }
 

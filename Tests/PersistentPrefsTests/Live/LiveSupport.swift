@@ -64,6 +64,14 @@ final class Flag: @unchecked Sendable {  // `value` is only touched while holdin
         defer { lock.unlock() }
         return value
     }
+
+    /// Waits up to `timeout` seconds for the flag; returns whether it is set.
+    @discardableResult
+    func wait(timeout: TimeInterval = 5) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while !isSet && Date() < deadline { usleep(2_000) }
+        return isSet
+    }
 }
 
 extension TestSuite {
