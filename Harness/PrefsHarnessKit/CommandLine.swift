@@ -84,6 +84,21 @@ public struct CommandSpec: Equatable, Sendable {
                 strings. dict: k=v,k=v or a JSON object of strings. date: ISO 8601
                 (2024-05-01T12:00:00Z, 2024-05-01) or now. Put -- before a VALUE that starts with --.
                 """),
+        CommandSpec(
+            name: "batch", arguments: [], summary: "apply NAME VALUE lines from stdin as one batch",
+            details: """
+                One change per line: a key (full name or alias), a space, the value as for set.
+                Blank lines and lines starting with # are skipped. The changes are written
+                together, in one durable write: a program reading the set sees all of them or
+                none. If any line does not parse or is refused, nothing is written (exit 1).
+                """),
+        CommandSpec(
+            name: "incr", arguments: ["NAME", "BY?"], summary: "add BY (default 1) to an integer, atomically",
+            details: """
+                Reads the value under the store's lock and writes the sum in the same step, so
+                increments by any number of processes at once are never lost. A key that is not
+                set counts from its sample default.
+                """),
         CommandSpec(name: "reset", arguments: [], summary: "put the sample defaults back", details: ""),
         CommandSpec(name: "delete", arguments: [], summary: "remove the set (its root key) from the store", details: ""),
         CommandSpec(name: "roots", arguments: [], summary: "list the root keys in the store", details: "", acceptsJSON: true),

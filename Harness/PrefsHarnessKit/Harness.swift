@@ -173,6 +173,39 @@ public final class HarnessSession {
             let prefs = try prefs()
             try write { try prefs.set(value, forKey: key.name) }
             console.print("\(key.name) = \(ValueFormatter.text(prefs[key.name] ?? value))")
+        case "batch":
+            let changes = try BatchInput.read(from: console)
+            let prefs = try prefs()
+            try write {
+                try prefs.transaction { prefs in
+                    for change in changes { try prefs.set(change.value, forKey: change.key.name) }
+                }
+            }
+            let noun = changes.count == 1 ? "change" : "changes"
+            console.print("Wrote \(changes.count) \(noun) to \"\(rootKey)\" in one batch.")
+        case "incr":
+            let key = try SampleKey.named(command.arguments[0])
+            guard key == .int else { throw HarnessError.usage("incr works on integer keys; \(key.name) holds \(key.typeName)") }
+            let by = command.arguments.count > 1 ? command.arguments[1] : "1"
+            guard let step = Int(by) else { throw HarnessError.usage("'\(by)' is not an integer to add") }
+            let prefs = try prefs()
+            let start = prefs.declaredDefaults[key.name] as? Int ?? 0
+            var result = 0
+            try write {
+                try prefs.update { set in
+                    let stored = set[key.name] ?? start
+                    guard let current = stored as? Int else {
+                        throw HarnessError.refused("\(key.name) holds \(ValueFormatter.text(stored)), not an integer; nothing was written")
+                    }
+                    let (sum, overflow) = current.addingReportingOverflow(step)
+                    guard !overflow else {
+                        throw HarnessError.refused("\(current) + \(step) does not fit in an integer; nothing was written")
+                    }
+                    set[key.name] = sum
+                    result = sum
+                }
+            }
+            console.print("\(key.name) = \(result)")
         case "reset":
             let prefs = try prefs()
             try write {

@@ -55,6 +55,8 @@ public struct Interactive {
             return ["Now on the root key \"\(session.rootKey)\"."] + opening()
         case "watch":
             throw HarnessError.usage("this screen already shows changes as they happen; run 'prefs-harness watch' for a log of them")
+        case "batch":
+            throw HarnessError.usage("batch reads its changes from stdin; run it from the shell: prefs-harness batch < changes.txt")
         default:
             var output: [String] = []
             let recorder = Console(

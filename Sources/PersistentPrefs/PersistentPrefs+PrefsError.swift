@@ -65,6 +65,13 @@ extension PersistentPrefs {
         /// The value stored under `key` cannot be read as the declared type `expected`;
         /// `found` describes it. The read returned the default; the stored value is untouched.
         case typeMismatch(key: String, expected: String, found: String)
+
+        /// A write to the set under the root key `root` was attempted where it cannot run: an
+        /// ``PersistentPrefs/update(_:)`` inside a ``PersistentPrefs/batch(_:)`` of the same
+        /// instance, or a write (or reload) from inside an `update` body of the same set, which
+        /// would wait for itself. Nothing was written; change the set through the `update`
+        /// body's dictionary, or the batch, instead.
+        case transactionInProgress(root: String)
     }
 }
 
@@ -86,6 +93,7 @@ extension PersistentPrefs.PrefsError: Equatable {
         case let (.ioError(p1, r1), .ioError(p2, r2)): return p1 == p2 && r1 == r2
         case let (.typeMismatch(k1, e1, f1), .typeMismatch(k2, e2, f2)): return k1 == k2 && e1 == e2 && f1 == f2
         case let (.invalidSuiteName(n1, r1), .invalidSuiteName(n2, r2)): return n1 == n2 && r1 == r2
+        case let (.transactionInProgress(a), .transactionInProgress(b)): return a == b
         default: return false
         }
     }
@@ -117,6 +125,8 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
             return "\"\(name)\" cannot be a UserDefaults suite: \(reason). Nothing was read or written."
         case .typeMismatch(let key, let expected, let found):
             return "The value stored under \"\(key)\" is \(found), not \(expected); the default was used and the stored value left as it is."
+        case .transactionInProgress(let root):
+            return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself); make the change through the batch or the update's dictionary. Nothing was written."
         }
     }
 

@@ -58,6 +58,9 @@ open class PersistentPrefs: NSObject {
         var domain: PrefsDomain?
         /// The ``groupID`` generation `domain` was resolved under.
         var generation: Int = -1
+        /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
+        /// this instance's reads see and its writes add to; `nil` outside one.
+        var pending: PendingChanges?
         #if canImport(ObjectiveC)
             /// Tells KVO observers of ``values`` about changes of `domain` (Apple platforms).
             var keyValueNotifications: PrefsObservation?
@@ -65,6 +68,11 @@ open class PersistentPrefs: NSObject {
     }
 
     private let state = Locked(InstanceState())
+
+    /// Runs `body` on this instance's pending batch, or returns `nil` outside a batch.
+    func withPending<Result>(_ body: (inout PendingChanges?) throws -> Result) rethrows -> Result {
+        try state.withLock { try body(&$0.pending) }
+    }
     private let explicitStore: (any PrefsStore)?
     /// `explicitStore == nil`, kept apart so the hot read path need not copy the existential.
     private let followsGroupID: Bool
@@ -329,8 +337,7 @@ open class PersistentPrefs: NSObject {
     ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a store error.
     ///   Nothing changes when it throws.
     public func setValues(_ values: [String: Any]) throws {
-        let accepted = try vetted(values)
-        try resolvedDomain().write(.replace(accepted))
+        try submit { .replace(try vetted(values)) }
     }
 
     /// Sets one value (or removes it, for `nil`), or throws why it cannot.
@@ -344,14 +351,37 @@ open class PersistentPrefs: NSObject {
     ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a store error.
     ///   Nothing changes when it throws.
     public func set(_ value: Any?, forKey key: String) throws {
-        let accepted: Any?
-        if let value {
-            accepted = try vetted([key: value])[key]
-        } else {
+        try submit { try change(setting: value, forKey: key) }
+    }
+
+    /// The vetted change that sets `value` under `key` (removes it, for `nil`).
+    func change(setting value: Any?, forKey key: String) throws -> PrefsChange {
+        guard let value else {
             try checkKeys([key])
-            accepted = nil
+            return .set(key: key, value: nil)
         }
-        try resolvedDomain().write(.set(key: key, value: accepted))
+        return .set(key: key, value: try vetted([key: value])[key])
+    }
+
+    /// Writes the change `make` returns, or inside a ``batch(_:)`` adds it to the batch.
+    ///
+    /// `make` vets the change; what it throws is rethrown, and inside a batch also spoils the
+    /// batch (all or nothing), naming the refused keys.
+    func submit(_ make: () throws -> PrefsChange) throws {
+        let change: PrefsChange
+        do {
+            change = try make()
+        } catch {
+            let refusal = PrefsDomain.mapped(error)
+            state.withLock { $0.pending?.refuse(refusal) }
+            throw refusal
+        }
+        let collected = state.withLock { state -> Bool in
+            guard state.pending != nil else { return false }
+            state.pending!.collect(change)
+            return true
+        }
+        if !collected { try resolvedDomain().write(change) }
     }
 
     /// Stores each of `values` whose key holds nothing yet, in one step under the store's lock,
@@ -366,8 +396,7 @@ open class PersistentPrefs: NSObject {
     ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a store error.
     ///   Nothing changes when it throws.
     public func addMissingValues(_ values: [String: Any]) throws {
-        let accepted = try vetted(values)
-        try resolvedDomain().write(.fillMissing(accepted))
+        try submit { .fillMissing(try vetted(values)) }
     }
 
     /// Reads the set again from the store, or throws why it cannot.
@@ -441,16 +470,18 @@ open class PersistentPrefs: NSObject {
 
     /// Runs a read; on success clears ``lastError``, on failure records it and returns `nil`.
     /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
-    func read<Result>(tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (PrefsDomain) throws -> Result) -> Result? {
+    func read<Result>(tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (SetView) throws -> Result) -> Result? {
         // The hot path: one lock for this instance's state, one for the shared set.
         let generation = currentGeneration()
-        let (cached, hadError) = state.withLock {
-            ($0.generation == generation ? $0.domain : nil, $0.failed)
+        let (cached, hadError, batching) = state.withLock {
+            ($0.generation == generation ? $0.domain : nil, $0.failed, $0.pending != nil)
         }
         do {
             let domain = try cached ?? resolvedDomain()
             domain.feed.access(tracking)
-            let result = try body(domain)
+            // Inside a batch, reads see its pending changes over the shared set.
+            let pending = batching ? state.withLock { $0.pending } : nil
+            let result = try body(SetView(domain: domain, pending: pending))
             if let notice = domain.damageNotice() {
                 lastError = notice  // every reader of a damaged store learns it
             } else if hadError {
@@ -522,14 +553,14 @@ open class PersistentPrefs: NSObject {
         return domain
     }
 
-    private func checkKeys(_ candidates: some Sequence<String>) throws {
+    func checkKeys(_ candidates: some Sequence<String>) throws {
         let allowed = Set(keys)
         let refused = candidates.filter { !allowed.contains($0) }
         guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
     }
 
     /// Checks keys, then values; returns the normalised set.
-    private func vetted(_ values: [String: Any]) throws -> [String: Any] {
+    func vetted(_ values: [String: Any]) throws -> [String: Any] {
         try checkKeys(values.keys)
         return try PlistValue.normalizedSet(values).get()
     }

@@ -29,6 +29,12 @@
 //   (SUITE "standard" is UserDefaults.standard, for the library and plain code alike)
 //   prefs-test-helper deep-write - main|thread|dispatch|task DEPTH    write a value nested DEPTH deep
 //   prefs-test-helper load-files - DIR                                load every .plist in DIR, never crashing
+//   prefs-test-helper incr SUITE ROOT COUNT         COUNT × update(\.counter) { $0 += 1 }, print "done"
+//   prefs-test-helper append SUITE ROOT TAG COUNT   COUNT × update(\.items) { append "TAG-i" }, print "done"
+//   prefs-test-helper get-counter SUITE ROOT        print "count N items M distinct D"
+//   prefs-test-helper batch-loop SUITE ROOT batch|update   k0…k9 = n for n = 1, 2, … as one batch (or one
+//                                                  update) each, printing "started" after the first
+//   prefs-test-helper poll-consistent SUITE ROOT COUNT     COUNT fresh reads of k0…k9: "reads R mixed M distinct D"
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -130,6 +136,16 @@ func samplePrefs() -> SamplePrefs {
 /// A base-class instance on the same store as ``samplePrefs()`` (no defaults written).
 @Sendable func plainPrefs() -> PersistentPrefs {
     explicitStore.map { PersistentPrefs(key: root, store: $0) } ?? PersistentPrefs(key: root)
+}
+
+/// A counter and a list, changed with `update` by several processes at once.
+final class CounterPrefs: PersistentPrefs {
+    @Pref("Count") var counter = 0
+    @Pref("Items") var items: [String] = []
+}
+
+func counterPrefs() -> CounterPrefs {
+    explicitStore.map { CounterPrefs(key: root, store: $0) } ?? CounterPrefs(key: root)
 }
 
 /// A set that accepts the keys "k0" … "k999".
@@ -431,6 +447,60 @@ case "load-files":
     var loaded = 0
     for name in roots where (try? store.load(root: name)) != nil { loaded += 1 }
     say("loaded \(loaded) of \(roots.count)")
+
+case "incr", "append":
+    let prefs = counterPrefs()
+    let tag = command == "append" ? arguments[3] : ""
+    guard let count = Int(arguments[command == "append" ? 4 : 3]) else { fail("\(command) needs a count") }
+    for n in 0..<count {
+        do {
+            if command == "incr" {
+                try prefs.update(\.counter) { $0 += 1 }
+            } else {
+                try prefs.update(\.items) { $0.append("\(tag)-\(n)") }
+            }
+        } catch {
+            fail("update failed: \(error)")
+        }
+    }
+    say("done")
+
+case "get-counter":
+    let prefs = counterPrefs()
+    let items = prefs.items
+    if let error = prefs.lastError { fail("error: \(error)") }
+    say("count \(prefs.counter) items \(items.count) distinct \(Set(items).count)")
+
+case "batch-loop":
+    let prefs = explicitStore.map { WidePrefs(key: root, store: $0) } ?? WidePrefs(key: root)
+    let keys = (0..<10).map { "k\($0)" }
+    for n in 1... {
+        if arguments[3] == "update" {
+            do {
+                try prefs.update { set in for key in keys { set[key] = n } }
+            } catch {
+                fail("update failed: \(error)")
+            }
+        } else {
+            prefs.batch { prefs in for key in keys { prefs[key] = n } }
+            if let error = prefs.lastError { fail("batch failed: \(error)") }
+        }
+        if n == 1 { say("started") }
+    }
+
+case "poll-consistent":
+    guard let count = Int(arguments[3]) else { fail("poll-consistent needs a count") }
+    let prefs = plainPrefs()
+    var mixed = 0
+    var seen = Set<Int>()
+    for _ in 0..<count {
+        prefs.flush()
+        let values = prefs.values
+        let numbers = (0..<10).map { values["k\($0)"] as? Int }
+        if Set(numbers.map { $0 ?? -1 }).count != 1 { mixed += 1 }
+        if let first = numbers[0] { seen.insert(first) }
+    }
+    say("reads \(count) mixed \(mixed) distinct \(seen.count)")
 
 case "raw-read":
     guard let defaults = UserDefaults(suiteName: suite) else { fail("cannot open suite \(suite)") }

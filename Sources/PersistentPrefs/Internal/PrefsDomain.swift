@@ -5,8 +5,11 @@ import Foundation
 ///
 /// Reads are served from the cache (loaded on first use, reloaded by ``reload()``, and by
 /// ``storeChanged()`` when the store's watcher reports that someone changed the set). Writes
-/// run under the lock: the store applies the change and returns only when it is durable, then
-/// the cache is replaced by the set the store returned. A failed write changes nothing.
+/// and reloads take turns under ``turn``: the store applies the change and returns only when
+/// it is durable, then the cache is replaced by the set the store returned. A failed write
+/// changes nothing. The cache lock is held only to read or replace the copy, never across the
+/// store's disk work, so readers never wait for a write, and code run inside a write (an
+/// ``PersistentPrefs/update(_:)`` body) can still read the set.
 ///
 /// Every change of the cache — a write, a reload, another process's write — goes the same way:
 /// the keys whose value changed are posted to ``feed`` under the cache lock, and delivered to
@@ -27,6 +30,8 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     }
     /// `nil` until the set has been loaded successfully.
     private let cache = Locked<Snapshot?>(nil)
+    /// Writes and reloads of this set, one at a time (see ``Turn``).
+    private let turn = Turn()
     /// 1 while the store reports damage for this set: read on every read, so an atomic, and
     /// kept apart from the snapshot, which the read path copies.
     private let damaged = Counter()
@@ -95,17 +100,24 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     @discardableResult
     func reload(retrying: Bool = false) throws -> [String: Any] {
         defer { feed.deliver() }
-        return try cache.withLock { cache in
-            let before = cache?.values
-            cache = nil
-            let after: [String: Any]
+        return try turn.take(root: root) {
+            // Read outside the cache lock: readers keep the old copy meanwhile.
+            let snapshot: Snapshot
             do {
-                after = try loaded(&cache).values
-            } catch where retrying {
-                after = try loaded(&cache).values
+                do {
+                    snapshot = try fetched()
+                } catch where retrying {
+                    snapshot = try fetched()
+                }
+            } catch {
+                cache.withLock { $0 = nil }  // its readers report why
+                throw error
             }
-            if let before { feed.post(PlistValue.changedKeys(before, after)) }
-            return after
+            cache.withLock { cache in
+                if let before = cache?.values { feed.post(PlistValue.changedKeys(before, snapshot.values)) }
+                cache = snapshot
+            }
+            return snapshot.values
         }
     }
 
@@ -150,33 +162,61 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
     /// Applies `change` through the store and caches the set the store returns.
     ///
-    /// A change that builds on the current set (a merge or a one-key change) writes nothing
-    /// when the set cannot be loaded, so an unreadable set is reported, not overwritten.
+    /// A change that builds on the current set (a merge, a one-key change, a transform) writes
+    /// nothing when the set cannot be loaded, so an unreadable set is reported, not
+    /// overwritten. Errors a ``PrefsChange/transform(_:)`` closure throws come out unchanged.
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when called from
+    ///   inside this set's own write (an ``PersistentPrefs/update(_:)`` body writing through
+    ///   another instance), instead of waiting for itself.
     func write(_ change: PrefsChange) throws {
         defer { feed.deliver() }
-        try cache.withLock { cache in
-            // The set before, to tell observers what changed; a whole-set replacement does not
-            // need it, so it can still repair a set that cannot be read.
-            let before = change.buildsOnCurrent ? try loaded(&cache).values : (try? loaded(&cache))?.values ?? [:]
+        try turn.take(root: root) {
+            // Loaded first, so observers can be told what changed; a whole-set replacement does
+            // not need it, so it can still repair a set that cannot be read.
+            if change.buildsOnCurrent {
+                _ = try cache.withLock { try loaded(&$0) }
+            } else {
+                _ = cache.withLock { try? loaded(&$0) }
+            }
             let stored: [String: Any]
             do {
                 stored = try store.apply(change, root: root)
+            } catch let error as TransformFailure {
+                throw error.underlying
             } catch {
                 throw PrefsDomain.mapped(error)
             }
             guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
                 throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
             }
-            cache = Snapshot(values)
+            let snapshot = Snapshot(values)  // built before taking the lock readers wait for
+            cache.withLock { cache in
+                let before = cache?.values ?? [:]
+                cache = snapshot
+                feed.post(PlistValue.changedKeys(before, values))
+            }
             damaged.store(0)  // the store is written again, so it no longer reports damage
-            feed.post(PlistValue.changedKeys(before, values))
         }
+    }
+
+    /// Wraps what a transform's closure threw, so ``write(_:)`` hands it back unchanged
+    /// rather than as a store failure.
+    struct TransformFailure: Error {
+        let underlying: any Error
     }
 
     // MARK: - Private
 
     private func loaded(_ cache: inout Snapshot?) throws -> Snapshot {
         if let snapshot = cache { return snapshot }
+        let snapshot = try fetched()
+        cache = snapshot
+        return snapshot
+    }
+
+    /// The set as the store holds it now, normalised, with its damage flag updated.
+    private func fetched() throws -> Snapshot {
         let raw: [String: Any]?
         do {
             raw = try store.load(root: root)
@@ -190,14 +230,47 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             }
             values = normalized
         }
-        let snapshot = Snapshot(values)
         damaged.store((store as? any DamageNoticing)?.damageNotice(root: root) == nil ? 0 : 1)
-        cache = snapshot
-        return snapshot
+        return Snapshot(values)
     }
 
     static func mapped(_ error: any Error) -> PersistentPrefs.PrefsError {
         (error as? PersistentPrefs.PrefsError) ?? .unknownError(error: error)
+    }
+}
+
+// MARK: - Turns
+
+extension PrefsDomain {
+    /// The turn writes and reloads of one set take, one at a time: a lock that knows the thread
+    /// holding it, so a write from inside a write (which would wait for itself) is refused.
+    final class Turn: @unchecked Sendable {  // `holder` is only touched under `guardLock`
+        private let lock = NSLock()
+        private let guardLock = NSLock()
+        private var holder: Thread?
+
+        /// Runs `body` once no other write or reload of the set runs.
+        ///
+        /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when this
+        ///   thread already holds the turn; otherwise what `body` throws.
+        func take<Result>(root: String, _ body: () throws -> Result) throws -> Result {
+            let current = Thread.current
+            guardLock.lock()
+            let mine = holder === current
+            guardLock.unlock()
+            guard !mine else { throw PersistentPrefs.PrefsError.transactionInProgress(root: root) }
+            lock.lock()
+            guardLock.lock()
+            holder = current
+            guardLock.unlock()
+            defer {
+                guardLock.lock()
+                holder = nil
+                guardLock.unlock()
+                lock.unlock()
+            }
+            return try body()
+        }
     }
 }
 

@@ -131,7 +131,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
         let url = try currentFileURL(forRoot: root)
         return try FileLock.withLock(for: url, exclusive: true) {
             let current = change.buildsOnCurrent ? (try PlistFile.read(url) ?? [:]) : [:]
-            let updated = change.applied(to: current)
+            let updated = try change.applied(to: current)
             if updated.isEmpty {
                 try PlistFile.write(nil, to: url, format: .binary)
             } else {

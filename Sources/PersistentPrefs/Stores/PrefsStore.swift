@@ -46,11 +46,24 @@ public protocol PrefsStore: Sendable {
     /// Applies `change` to the set stored under `root` and returns the set as now stored;
     /// durable when it returns.
     ///
-    /// A store shared by several processes re-reads the set under its lock and applies only
-    /// the change, so two processes changing different keys of one root key both keep their
-    /// change. The default implementation loads (unless the change replaces the whole set),
-    /// changes and saves (or removes, for an empty result), and puts the old set back if the
-    /// save fails.
+    /// This is the store's one atomic read-modify-write step, and every write of
+    /// ``PersistentPrefs`` — one setter, a whole ``PersistentPrefs/batch(_:)``, an
+    /// ``PersistentPrefs/update(_:)`` — is exactly one call. A store shared by several
+    /// processes re-reads the set under its cross-process lock, applies the change with
+    /// ``PrefsChange/applied(to:)`` and writes the result before releasing the lock, so two
+    /// processes changing the same set never lose each other's changes. For
+    /// ``PrefsChange/transform(_:)`` that is what makes ``PersistentPrefs/update(_:)`` atomic:
+    /// the closure must see the set as stored at the moment of the write.
+    ///
+    /// The default implementation loads (unless the change replaces the whole set), changes
+    /// and saves (or removes, for an empty result), and puts the old set back if the save fails.
+    /// It holds no lock of its own; ``PersistentPrefs`` runs the writes of one set in this
+    /// process one at a time, so the default is atomic among this process's users of the
+    /// store. A store that other processes write too must implement this method under a lock
+    /// they share (as ``UserDefaultsStore`` and ``PlistFileStore`` do with `flock`).
+    ///
+    /// If applying the change throws (a ``PrefsChange/transform(_:)`` body refused the
+    /// result), store nothing and throw that error unchanged.
     ///
     /// - Parameters:
     ///   - change: What to change; its values are already vetted and normalised.
@@ -67,6 +80,8 @@ public protocol PrefsStore: Sendable {
 }
 
 /// A change to one set, as ``PrefsStore/apply(_:root:)`` receives it.
+///
+/// A store applies it with ``applied(to:)`` to the set as stored, read under its lock.
 public enum PrefsChange {
     /// Replace the whole set; an empty set removes the root key.
     case replace([String: Any])
@@ -76,6 +91,15 @@ public enum PrefsChange {
     case set(key: String, value: Any?)
     /// Set each of these values whose key holds nothing yet (defaults); stored values win.
     case fillMissing([String: Any])
+    /// Replace the set with what the closure makes of the set as stored (an atomic
+    /// read-modify-write: ``PersistentPrefs/update(_:)``, ``PersistentPrefs/batch(_:)``).
+    ///
+    /// The closure gets the set as the store holds it (in the store's own shapes) and returns
+    /// the new set, already vetted and normalised; an empty result removes the root key. It
+    /// throws to refuse the change: then nothing may be stored. A store may call it more than
+    /// once, on a newer set each time (for example when someone rewrote the file while it was
+    /// being read); only the result of the last call is stored.
+    case transform(([String: Any]) throws -> [String: Any])
 
     /// Whether the change builds on the set as stored.
     var buildsOnCurrent: Bool {
@@ -87,7 +111,9 @@ public enum PrefsChange {
     ///
     /// - Parameter current: The set as stored.
     /// - Returns: `current` with the change applied.
-    public func applied(to current: [String: Any]) -> [String: Any] {
+    /// - Throws: What a ``transform(_:)`` closure throws to refuse the change; the other
+    ///   changes never throw.
+    public func applied(to current: [String: Any]) throws -> [String: Any] {
         switch self {
         case .replace(let values):
             return values
@@ -99,6 +125,8 @@ public enum PrefsChange {
             return updated
         case .fillMissing(let values):
             return current.merging(values) { stored, _ in stored }
+        case .transform(let body):
+            return try body(current)
         }
     }
 }
@@ -114,7 +142,7 @@ extension PrefsStore {
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
         // A whole-set replacement does not read the old set, so it can repair an unreadable one.
         let current = change.buildsOnCurrent ? (try load(root: root) ?? [:]) : nil
-        let updated = change.applied(to: current ?? [:])
+        let updated = try change.applied(to: current ?? [:])
         do {
             if updated.isEmpty { try remove(root: root) } else { try save(updated, root: root) }
         } catch {

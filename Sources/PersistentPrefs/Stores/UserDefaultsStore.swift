@@ -136,7 +136,7 @@ public struct UserDefaultsStore: PrefsStore {
                 }
                 current = dictionary
             }
-            result = change.applied(to: current)
+            result = try change.applied(to: current)
             return result.isEmpty ? nil : result
         }
         return result

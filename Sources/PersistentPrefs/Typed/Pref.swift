@@ -123,13 +123,15 @@ extension PersistentPrefs {
     @usableFromInline
     func write<Value>(_ value: Value, _ pref: Pref<Value>) {
         record {
-            let encoded: Any?
-            do {
-                encoded = try pref.codec.encode(value)
-            } catch {
-                throw PrefsError.valuesNotPlistCompatible(invalidElements: [pref.key])
+            try submit {
+                let encoded: Any?
+                do {
+                    encoded = try pref.codec.encode(value)
+                } catch {
+                    throw PrefsError.valuesNotPlistCompatible(invalidElements: [pref.key])
+                }
+                return try change(setting: encoded, forKey: pref.key)
             }
-            try set(encoded, forKey: pref.key)
         }
     }
 
