@@ -18,6 +18,8 @@ enum Bench {
         var propagationChanges = 250
         var idleSeconds: Double = 10
         var readsOnly = false
+        var quickIncrements = false
+        var transactionsOnly = false
     }
 
     /// Nanoseconds per operation, median over repetitions.
@@ -54,19 +56,29 @@ enum Bench {
         for argument in arguments {
             switch argument {
             case "--quick":
+                let (readsOnly, transactionsOnly) = (config.readsOnly, config.transactionsOnly)
                 config = Config(
                     repetitions: 7, readIterations: 20_000, writeIterations: 10, otherRoots: 100, propagationChanges: 50,
-                    idleSeconds: 2)
+                    idleSeconds: 2, readsOnly: readsOnly, quickIncrements: true, transactionsOnly: transactionsOnly)
+            case "--transactions":
+                config.transactionsOnly = true
             case "--reads":
                 config.readsOnly = true
             case "--help", "-h":
-                print("usage: prefs-bench [--quick] [--reads]")
-                print("  --quick  fewer repetitions (a smoke run)")
-                print("  --reads  only the read rows (for comparing read-path changes)")
+                print("usage: prefs-bench [--quick] [--reads | --transactions]")
+                print("  --quick         fewer repetitions (a smoke run)")
+                print("  --reads         only the read rows (for comparing read-path changes)")
+                print("  --transactions  only the write, batch and update rows")
                 return 0
             case _ where argument.hasPrefix("--propagation-writer="):
                 // The other process of the propagation row (see ``Live/propagation``).
                 return Live.writer(arguments: String(argument.dropFirst("--propagation-writer=".count)))
+            case _ where argument.hasPrefix("--increment-worker="):
+                // One of the processes of the concurrent-increment row.
+                return TransactionRows.incrementWorker(arguments: String(argument.dropFirst("--increment-worker=".count)))
+            case _ where argument.hasPrefix("--write-once="):
+                // SUITE,N,batch|single: N sets in one batch or one by one, for `strace -c`.
+                return TransactionRows.writeOnce(arguments: String(argument.dropFirst("--write-once=".count)))
             default:
                 FileHandle.standardError.write(Data("prefs-bench: unknown argument '\(argument)'\n".utf8))
                 return 2
@@ -81,6 +93,11 @@ enum Bench {
         #if DEBUG
             print("warning: a debug build; run `swift run -c release prefs-bench` for real figures\n")
         #endif
+        if config.transactionsOnly {
+            print("prefs-bench: transaction rows, medians of \(config.repetitions) repetitions")
+            print(String(repeating: "-", count: 78))
+            return TransactionRows.run(suite: suite + "-tx", config: config) ? 0 : 1
+        }
 
         let prefs = SamplePrefs(key: "Bench", store: store)
         let intKey = SamplePrefs.Key.int.rawValue
@@ -204,6 +221,8 @@ enum Bench {
             print("propagation  (the writer process failed; see stderr)")
         }
         print(String(format: "idle         CPU of 100 observed sets for %2.0f s     %8.2f ms", config.idleSeconds, idle))
+        print(String(repeating: "-", count: 78))
+        guard TransactionRows.run(suite: suite + "-tx", config: config) else { return 1 }
         print(String(repeating: "-", count: 78))
         let readOK = reads[0] / reads[1] <= 2 && reads[2] / reads[3] <= 2
         let writeOK = writes[0] / writes[1] <= 1.1

@@ -267,6 +267,8 @@ struct PendingChanges {
     var refusal: PersistentPrefs.PrefsError?
     /// How many batches are open (1 for the outermost).
     var depth = 1
+    /// ``PersistentPrefs/keys`` as a set, once the batch's first change was vetted.
+    var allowedKeys: Set<String>?
 
     init(base: [String: Any]?) {
         self.base = base
@@ -343,26 +345,43 @@ struct PendingChanges {
     }
 }
 
+extension PendingChanges {
+    /// A copy of pending changes behind one reference, so the read path passes one word.
+    final class Box {
+        let changes: PendingChanges
+        init(_ changes: PendingChanges) { self.changes = changes }
+    }
+}
+
 /// What a read of an instance sees: the shared set, with the instance's pending batch over it.
 struct SetView {
     let domain: PrefsDomain
-    let pending: PendingChanges?
+    /// `nil` outside a batch (the hot path: a read of the shared set).
+    let pending: PendingChanges.Box?
 
     /// The whole set.
+    @inline(__always)
     func values() throws -> [String: Any] {
-        guard let pending else { return try domain.values() }
+        guard let pending = pending?.changes else { return try domain.values() }
         return pending.applied(to: try pending.base ?? domain.values())
     }
 
     /// One value.
+    @inline(__always)
     func value(forKey key: String) throws -> Any? {
-        guard let pending else { return try domain.value(forKey: key) }
+        guard let pending = pending?.changes else { return try domain.value(forKey: key) }
         return try pending.value(forKey: key) { try domain.value(forKey: key) }
     }
 
     /// The `as?` answers for one value.
+    @inline(__always)
     func number(forKey key: String) throws -> ExactNumber? {
         guard pending != nil else { return try domain.number(forKey: key) }
-        return try value(forKey: key).flatMap(ExactNumber.init)
+        return try batchedNumber(forKey: key)
+    }
+
+    @inline(never)
+    private func batchedNumber(forKey key: String) throws -> ExactNumber? {
+        try value(forKey: key).flatMap(ExactNumber.init)
     }
 }

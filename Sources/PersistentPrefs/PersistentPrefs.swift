@@ -60,7 +60,11 @@ open class PersistentPrefs: NSObject {
         var generation: Int = -1
         /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
         /// this instance's reads see and its writes add to; `nil` outside one.
-        var pending: PendingChanges?
+        var pending: PendingChanges? {
+            didSet { batching = pending != nil }
+        }
+        /// `pending != nil`, kept apart so the hot read path need not look into the batch.
+        var batching = false
         #if canImport(ObjectiveC)
             /// Tells KVO observers of ``values`` about changes of `domain` (Apple platforms).
             var keyValueNotifications: PrefsObservation?
@@ -355,12 +359,17 @@ open class PersistentPrefs: NSObject {
     }
 
     /// The vetted change that sets `value` under `key` (removes it, for `nil`).
-    func change(setting value: Any?, forKey key: String) throws -> PrefsChange {
-        guard let value else {
-            try checkKeys([key])
-            return .set(key: key, value: nil)
+    ///
+    /// - Parameter isNormalized: Whether `value` is already vetted and normalised (a ``Pref``
+    ///   codec's output), so only the key is checked.
+    func change(setting value: Any?, forKey key: String, isNormalized: Bool = false) throws -> PrefsChange {
+        try checkKeys(CollectionOfOne(key))
+        guard let value else { return .set(key: key, value: nil) }
+        if isNormalized { return .set(key: key, value: value) }
+        guard let accepted = PlistValue.normalized(value) else {
+            throw PrefsError.valuesNotPlistCompatible(invalidElements: [key])
         }
-        return .set(key: key, value: try vetted([key: value])[key])
+        return .set(key: key, value: accepted)
     }
 
     /// Writes the change `make` returns, or inside a ``batch(_:)`` adds it to the batch.
@@ -474,13 +483,13 @@ open class PersistentPrefs: NSObject {
         // The hot path: one lock for this instance's state, one for the shared set.
         let generation = currentGeneration()
         let (cached, hadError, batching) = state.withLock {
-            ($0.generation == generation ? $0.domain : nil, $0.failed, $0.pending != nil)
+            ($0.generation == generation ? $0.domain : nil, $0.failed, $0.batching)
         }
         do {
             let domain = try cached ?? resolvedDomain()
             domain.feed.access(tracking)
             // Inside a batch, reads see its pending changes over the shared set.
-            let pending = batching ? state.withLock { $0.pending } : nil
+            let pending = batching ? state.withLock { $0.pending.map(PendingChanges.Box.init) } : nil
             let result = try body(SetView(domain: domain, pending: pending))
             if let notice = domain.damageNotice() {
                 lastError = notice  // every reader of a damaged store learns it
@@ -499,8 +508,10 @@ open class PersistentPrefs: NSObject {
     func record(_ body: () throws -> Void) {
         do {
             try body()
-            let notice = state.withLock { $0.generation == currentGeneration() ? $0.domain : nil }?.damageNotice()
-            state.withLock { $0.lastError = notice }
+            let generation = currentGeneration()
+            let (domain, failed) = state.withLock { ($0.generation == generation ? $0.domain : nil, $0.failed) }
+            let notice = domain?.damageNotice()
+            if notice != nil || failed { state.withLock { $0.lastError = notice } }
         } catch {
             lastError = PrefsDomain.mapped(error)
         }
@@ -554,9 +565,19 @@ open class PersistentPrefs: NSObject {
     }
 
     func checkKeys(_ candidates: some Sequence<String>) throws {
-        let allowed = Set(keys)
+        let allowed = allowedKeys()
         let refused = candidates.filter { !allowed.contains($0) }
         guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
+    }
+
+    /// ``keys`` as a set; inside a batch worked out once, not once per change.
+    private func allowedKeys() -> Set<String> {
+        if let known = state.withLock({ $0.pending?.allowedKeys }) { return known }
+        let allowed = Set(keys)  // overridable: outside every lock
+        state.withLock { state in
+            if state.pending != nil { state.pending!.allowedKeys = allowed }
+        }
+        return allowed
     }
 
     /// Checks keys, then values; returns the normalised set.

@@ -11,13 +11,15 @@ struct ReadmeTests {
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
     }
 
-    @Test("README.md quotes Tests/QuickStart6/main.swift and Tasks.swift verbatim")
+    @Test("README.md quotes Tests/QuickStart6/main.swift, Tasks.swift and Transactions.swift verbatim")
     func quickStartIsBuilt() throws {
         let readme = try Self.read("README.md")
         let swift6 = try Self.read("Tests/QuickStart6/main.swift")
         #expect(readme.contains("```swift\n" + swift6 + "```"))
         let tasks6 = try Self.read("Tests/QuickStart6/Tasks.swift")
         #expect(readme.contains("```swift\n" + tasks6 + "```"))
+        let transactions6 = try Self.read("Tests/QuickStart6/Transactions.swift")
+        #expect(readme.contains("```swift\n" + transactions6 + "```"))
     }
 
     @Test("README.md gives the two commands a newcomer runs")

@@ -39,24 +39,29 @@ enum PlistFile {
         try readSigned(url, movingAside: movingAside).dictionary
     }
 
-    /// ``read(_:movingAside:)``, with the signature of the version that was read (`nil` when
-    /// there is no file).
-    static func readSigned(_ url: URL, movingAside: Bool = true) throws -> (dictionary: [String: Any]?, signature: FileSignature?) {
+    /// ``read(_:movingAside:)``, with the signature of the version that was read and the
+    /// ``digest(_:)`` of its bytes (`nil` when there is no file, or no digest for a file that was
+    /// repaired while being read).
+    static func readSigned(_ url: URL, movingAside: Bool = true) throws -> (
+        dictionary: [String: Any]?, signature: FileSignature?, digest: UInt64?
+    ) {
         let started = Date()
         var unchangedSince: (signature: FileSignature, data: Data, at: Date)?
         var pause: TimeInterval = 0.001
         while true {
-            guard let (data, signature) = try contents(of: url) else { return (nil, nil) }
+            guard let (data, signature) = try contents(of: url) else { return (nil, nil, nil) }
             let problem: String
             switch parse(data) {
-            case .success(let dictionary): return (dictionary, signature)
+            case .success(let dictionary): return (dictionary, signature, digest(data))
             case .failure(let failure): problem = failure.reason
             }
             let now = Date()
             if let previous = unchangedSince, previous.signature == signature, previous.data == data {
                 if now.timeIntervalSince(previous.at) >= quietPeriod {
                     guard movingAside else { throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: problem) }
-                    if let dictionary = try moveAside(url, signature: signature, reason: problem) { return (dictionary, FileSignature.of(url.path)) }
+                    if let dictionary = try moveAside(url, signature: signature, reason: problem) {
+                        return (dictionary, FileSignature.of(url.path), nil)
+                    }
                     unchangedSince = nil  // it parsed after all, or changed: read it again
                     continue
                 }
@@ -78,16 +83,23 @@ enum PlistFile {
     ///   - dictionary: The new contents, or `nil` to remove the file.
     ///   - url: The file (a symbolic link is written through, not replaced).
     ///   - format: `.xml` or `.binary`.
-    static func write(_ dictionary: [String: Any]?, to url: URL, format: PropertyListSerialization.PropertyListFormat) throws {
+    ///
+    /// - Returns: The ``digest(_:)`` of what was written (`nil` after a removal).
+    @discardableResult
+    static func write(_ dictionary: [String: Any]?, to url: URL, format: PropertyListSerialization.PropertyListFormat) throws
+        -> UInt64?
+    {
         guard let dictionary else {
             do {
                 try AtomicFile.remove(AtomicFile.resolvingLink(url))
             } catch {
                 throw error.prefsError
             }
-            return
+            return nil
         }
-        try write(try encoded(dictionary, format: format, for: url), to: url)
+        let data = try encoded(dictionary, format: format, for: url)
+        try write(data, to: url)
+        return digest(data)
     }
 
     /// Replaces `url` with `data` atomically and durably, unless `stillCurrent` says no just
@@ -101,6 +113,19 @@ enum PlistFile {
         } catch {
             throw error.prefsError
         }
+    }
+
+    /// Identifies the contents of a file: a version of a set, as ``digest(of:)`` finds it again.
+    static func digest(_ data: Data) -> UInt64 {
+        FNV1a.hash(data) ^ UInt64(data.count)
+    }
+
+    /// The ``digest(_:)`` of the file at `url` as it is now, or `nil` when it cannot be read.
+    ///
+    /// Reads the bytes without parsing them (no lock: a file replaced atomically is read whole,
+    /// and one caught mid-rewrite just differs).
+    static func digest(of url: URL) -> UInt64? {
+        (try? Data(contentsOf: url)).map(digest)
     }
 
     /// `dictionary` as a property list in `format`, for `url`; refused when a property list
@@ -179,21 +204,30 @@ enum PlistFile {
         return .success(dictionary)
     }
 
-    /// Moves a damaged file aside (`<name>.corrupt-<time>-<id>`) and throws the error that
-    /// reports it. If the file turns out to have been a writer at work after all (it parses
-    /// once moved, or changed since `signature`), it is put back and its dictionary returned;
-    /// `nil` means "read it again".
+    /// Moves a damaged file aside (`<name>.corrupt-<time>-<id>`: the damaged version's
+    /// modification time and an id of that version, so readers that find it at the same moment
+    /// agree on where it goes) and throws the error that reports it. If the file turns out to
+    /// have been a writer at work after all (it parses once moved, or changed since
+    /// `signature`), it is put back and its dictionary returned; `nil` means "read it again".
     private static func moveAside(_ url: URL, signature: FileSignature, reason: String) throws -> [String: Any]? {
-        let stamp = ISO8601DateFormatter().string(from: Date()).replacingOccurrences(of: ":", with: "-")
-        let aside = url.path + ".corrupt-\(stamp)-\(UUID().uuidString.prefix(8))"
+        let modified = Date(timeIntervalSince1970: TimeInterval(signature.seconds))
+        let stamp = ISO8601DateFormatter().string(from: modified).replacingOccurrences(of: ":", with: "-")
+        let id = String(FNV1a.hash(signature.fields.flatMap { withUnsafeBytes(of: $0) { Array($0) } }) & 0xffff_ffff, radix: 16)
+        let aside = url.path + ".corrupt-\(stamp)-\(id)"
         guard FileSignature.of(url.path) == signature else { return nil }
+        // The note goes first, so a reader that finds the file gone also finds why; readers that
+        // move the same version write the same note.
+        DamageNote.record(for: url, reason: "\(reason); it was moved aside to \(aside)")
         guard rename(url.path, aside) == 0 else {
-            if errno == ENOENT { return nil }
+            let failure = errno
+            if failure == ENOENT { return nil }  // another reader moved it: its note is this one
+            DamageNote.clear(for: url)
             throw PersistentPrefs.PrefsError.corruptStore(
-                path: url.path, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(errno))))")
+                path: url.path, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(failure))))")
         }
         // A last look: a writer that finished just now leaves a file that parses.
         if let (data, _) = try? contents(of: URL(fileURLWithPath: aside)), case .success(let dictionary) = parse(data) {
+            DamageNote.clear(for: url)
             if link(aside, url.path) == 0 {  // never over a file someone wrote meanwhile
                 unlink(aside)
                 return dictionary
@@ -201,7 +235,6 @@ enum PlistFile {
             return nil
         }
         try? AtomicFile.syncDirectory(url.deletingLastPathComponent().path)
-        DamageNote.record(for: url, reason: "\(reason); it was moved aside to \(aside)")
         throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(reason); moved aside to \(aside)")
     }
 }

@@ -40,10 +40,14 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     private struct Snapshot {
         var values: [String: Any]
         var numbers: [String: ExactNumber]
+        /// The version of the store's file the set was read from or written to, when the store
+        /// tells (see ``VersionedStore``).
+        var version: UInt64?
 
-        init(_ values: [String: Any]) {
+        init(_ values: [String: Any], version: UInt64? = nil) {
             self.values = values
             numbers = ExactNumber.table(for: values)
+            self.version = version
         }
     }
 
@@ -124,9 +128,14 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// Reads the set again after the store's watcher reported a change by someone (another
     /// process, plain `UserDefaults`, or this process). A set never loaded is left for its first
     /// reader; a set that cannot be read is left unloaded, so its readers report why.
+    ///
+    /// A change that left the file as this copy knows it (the process's own write, seen by the
+    /// watcher a moment later) is skipped: comparing versions costs one read of the file's
+    /// bytes, a reload a parse and a lock shared with the next write.
     func storeChanged() {
-        let isLoaded = cache.withLock { $0 != nil }
+        let (isLoaded, version) = cache.withLock { ($0 != nil, $0?.version) }
         guard isLoaded else { return }
+        if let version, let versioned = store as? any VersionedStore, versioned.currentVersion(root: root) == version { return }
         _ = try? reload(retrying: true)
     }
 
@@ -180,8 +189,13 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
                 _ = cache.withLock { try? loaded(&$0) }
             }
             let stored: [String: Any]
+            var version: UInt64?
             do {
-                stored = try store.apply(change, root: root)
+                if let versioned = store as? any VersionedStore {
+                    (stored, version) = try versioned.versionedApply(change, root: root)
+                } else {
+                    stored = try store.apply(change, root: root)
+                }
             } catch let error as TransformFailure {
                 throw error.underlying
             } catch {
@@ -190,7 +204,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
                 throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
             }
-            let snapshot = Snapshot(values)  // built before taking the lock readers wait for
+            let snapshot = Snapshot(values, version: version)  // built before taking the lock readers wait for
             cache.withLock { cache in
                 let before = cache?.values ?? [:]
                 cache = snapshot
@@ -218,8 +232,13 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// The set as the store holds it now, normalised, with its damage flag updated.
     private func fetched() throws -> Snapshot {
         let raw: [String: Any]?
+        var version: UInt64?
         do {
-            raw = try store.load(root: root)
+            if let versioned = store as? any VersionedStore {
+                (raw, version) = try versioned.versionedLoad(root: root)
+            } else {
+                raw = try store.load(root: root)
+            }
         } catch {
             throw PrefsDomain.mapped(error)
         }
@@ -231,7 +250,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             values = normalized
         }
         damaged.store((store as? any DamageNoticing)?.damageNotice(root: root) == nil ? 0 : 1)
-        return Snapshot(values)
+        return Snapshot(values, version: version)
     }
 
     static func mapped(_ error: any Error) -> PersistentPrefs.PrefsError {

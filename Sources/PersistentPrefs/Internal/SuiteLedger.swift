@@ -159,8 +159,9 @@ struct SuiteLedger {
         let new = Self.xml(after)
         if entry == nil { entry = Entry() }
         if old != new {
+            let newHash = Self.hash(new)  // once, not once per remembered value
             entry!.history.append(Self.hash(old))
-            entry!.history.removeAll { $0 == Self.hash(new) }
+            entry!.history.removeAll { $0 == newHash }
             if entry!.history.count > Self.historyLength { entry!.history.removeFirst(entry!.history.count - Self.historyLength) }
         }
         entry!.latest = new

@@ -96,8 +96,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (the
     ///   file is moved aside first) or ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
     public func load(root: String) throws -> [String: Any]? {
-        let url = try currentFileURL(forRoot: root)
-        return try FileLock.withLock(for: url, exclusive: false) { try PlistFile.read(url) }
+        try versionedLoad(root: root).set
     }
 
     /// Writes the set for `root` atomically and durably.
@@ -128,19 +127,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// - Returns: The set after the change.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError``; the file is then unchanged.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
-        let url = try currentFileURL(forRoot: root)
-        return try FileLock.withLock(for: url, exclusive: true) {
-            let current = change.buildsOnCurrent ? (try PlistFile.read(url) ?? [:]) : [:]
-            let updated = try change.applied(to: current)
-            if updated.isEmpty {
-                try PlistFile.write(nil, to: url, format: .binary)
-            } else {
-                if url.lastPathComponent.contains("~") { try writeRootName(root, for: url) }
-                try PlistFile.write(updated, to: url, format: .binary)
-            }
-            DamageNote.clear(for: url)  // the set is whole again
-            return updated
-        }
+        try versionedApply(change, root: root).set
     }
 
     /// The root keys that have a file, sorted.
@@ -229,6 +216,37 @@ public final class PlistFileStore: PrefsStore, Sendable {
 extension String {
     fileprivate func leftPadded(to length: Int) -> String {
         count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
+}
+
+// MARK: - VersionedStore
+
+extension PlistFileStore: VersionedStore {
+    func versionedLoad(root: String) throws -> (set: [String: Any]?, version: UInt64?) {
+        let url = try currentFileURL(forRoot: root)
+        let (set, _, digest) = try FileLock.withLock(for: url, exclusive: false) { try PlistFile.readSigned(url) }
+        return (set, digest)
+    }
+
+    func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
+        let url = try currentFileURL(forRoot: root)
+        return try FileLock.withLock(for: url, exclusive: true) {
+            let current = change.buildsOnCurrent ? (try PlistFile.read(url) ?? [:]) : [:]
+            let updated = try change.applied(to: current)
+            var version: UInt64?
+            if updated.isEmpty {
+                try PlistFile.write(nil, to: url, format: .binary)
+            } else {
+                if url.lastPathComponent.contains("~") { try writeRootName(root, for: url) }
+                version = try PlistFile.write(updated, to: url, format: .binary)
+            }
+            DamageNote.clear(for: url)  // the set is whole again
+            return (updated, version)
+        }
+    }
+
+    func currentVersion(root: String) -> UInt64? {
+        (try? fileURL(forRoot: root)).flatMap(PlistFile.digest(of:))
     }
 }
 

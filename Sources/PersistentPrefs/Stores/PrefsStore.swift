@@ -172,6 +172,21 @@ extension PrefsStore {
     }
 }
 
+/// A store that can say which version of a set's file it read or wrote, so a set skips reading
+/// the file again when the watcher reports a change that is the process's own write.
+///
+/// A version is the ``PlistFile/digest(_:)`` of the file's bytes: unlike a file's size and time,
+/// which an in-place rewrite within one clock tick can leave as they were, it changes with any
+/// change of the contents.
+protocol VersionedStore {
+    /// ``PrefsStore/load(root:)``, with the version of the file it was read from (`nil`: unknown).
+    func versionedLoad(root: String) throws -> (set: [String: Any]?, version: UInt64?)
+    /// ``PrefsStore/apply(_:root:)``, with the version of the file it left (`nil`: unknown).
+    func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?)
+    /// The version of the file holding `root` as it is now (`nil`: unknown or no file).
+    func currentVersion(root: String) -> UInt64?
+}
+
 /// A store that learns by itself when someone changes one of its sets (another process, plain
 /// `UserDefaults` code, the harness), so the sets in use stay current without `flush()`.
 protocol WatchableStore {

@@ -28,9 +28,13 @@ extension UserDefaultsStore {
     ///
     /// `change` may run more than once (on a newer file each time), so it must depend on its
     /// argument only. `whileLocked` runs after a successful write, still under the lock.
+    ///
+    /// - Returns: The ``PlistFile/digest(_:)`` of the file as written, or `nil` when someone
+    ///   else rewrote it meanwhile (keeping the change).
+    @discardableResult
     static func update(
         suiteFile file: URL, key: String, _ change: (Any?) throws -> Any?, whileLocked: () -> Void = {}
-    ) throws {
+    ) throws -> UInt64? {
         try FileLock.withLock(for: file, exclusive: true) { lock in
             var record = lock.record
             defer { lock.store(record) }
@@ -48,7 +52,7 @@ extension UserDefaultsStore {
                     Thread.sleep(forTimeInterval: Double.random(in: 0...pause))
                     pause = min(pause * 2, 0.02)
                 }
-                let (read, signature) = try PlistFile.readSigned(file)
+                let (read, signature, _) = try PlistFile.readSigned(file)
                 // A file the library did not leave this way (or did not create) was written by someone else.
                 let foreign = signature != nil && record.written != signature
                 if foreign { record.foreignWriteSeen = Date().timeIntervalSince1970 }
@@ -77,12 +81,14 @@ extension UserDefaultsStore {
                 if Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow {
                     settled = try settle(file, written: written, key: key, ours: ledger.entries[key]?.latest)
                 }
+                var digest: UInt64? = PlistFile.digest(data)
                 switch settled {
                 case .intact:
                     break
                 case .kept(let signature):
                     record.foreignWriteSeen = Date().timeIntervalSince1970
                     record.written = signature
+                    digest = nil
                 case .undone:
                     record.foreignWriteSeen = Date().timeIntervalSince1970
                     ledger = original  // the next try records afresh
@@ -90,7 +96,8 @@ extension UserDefaultsStore {
                 }
                 succeeded = true
                 DamageNote.clear(for: file)  // the suite is whole again
-                return whileLocked()
+                whileLocked()
+                return digest
             }
             throw PersistentPrefs.PrefsError.ioError(
                 path: file.path,
@@ -102,19 +109,25 @@ extension UserDefaultsStore {
     /// plain save put back a value the library had replaced (see ``SuiteLedger``), the library's
     /// value is put back first.
     static func object(suiteFile file: URL, key: String) throws -> Any? {
-        let (value, reverted) = try FileLock.withLock(for: file, exclusive: false) { lock -> (Any?, Bool) in
-            let suite = try PlistFile.read(file)
-            guard DamageNote.notice(for: file) == nil else { return (suite?[key], false) }
-            return (suite?[key], SuiteLedger(lock).isReverted(key, in: suite))
+        try versionedObject(suiteFile: file, key: key).value
+    }
+
+    /// ``object(suiteFile:key:)``, with the ``PlistFile/digest(_:)`` of the file it was read from
+    /// (`nil` when unknown).
+    static func versionedObject(suiteFile file: URL, key: String) throws -> (value: Any?, digest: UInt64?) {
+        let (value, reverted, digest) = try FileLock.withLock(for: file, exclusive: false) { lock -> (Any?, Bool, UInt64?) in
+            let (suite, _, digest) = try PlistFile.readSigned(file)
+            guard DamageNote.notice(for: file) == nil else { return (suite?[key], false, nil) }
+            return (suite?[key], SuiteLedger(lock).isReverted(key, in: suite), digest)
         }
-        guard reverted else { return value }
+        guard reverted else { return (value, digest) }
         var repaired = value
         // Nothing changes but what the ledger puts back; a store that cannot be written is read as it is.
-        try? update(suiteFile: file, key: key) { current in
+        let written = try? update(suiteFile: file, key: key) { current in
             repaired = current
             return current
         }
-        return repaired
+        return (repaired, written ?? nil)
     }
 
     private enum Settled {
@@ -133,7 +146,7 @@ extension UserDefaultsStore {
         for step in settleSteps {
             Thread.sleep(forTimeInterval: step)
             guard FileSignature.of(file.path) == written else {
-                let (current, signature) = try PlistFile.readSigned(file)
+                let (current, signature, _) = try PlistFile.readSigned(file)
                 return SuiteLedger.xml(current?[key]) == ours ? .kept(signature) : .undone
             }
         }

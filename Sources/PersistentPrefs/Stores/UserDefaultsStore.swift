@@ -89,11 +89,7 @@ public struct UserDefaultsStore: PrefsStore {
     ///   ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` after moving an unreadable
     ///   suite file aside.
     public func load(root: String) throws -> [String: Any]? {
-        guard let stored = try object(root) else { return nil }
-        guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
-            throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
-        }
-        return dictionary
+        try versionedLoad(root: root).set
     }
 
     /// Stores `values` under `root`, durably.
@@ -127,8 +123,13 @@ public struct UserDefaultsStore: PrefsStore {
     /// - Returns: The set after the change.
     /// - Throws: ``PersistentPrefs/PrefsError``; nothing was changed.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
+        try versionedApply(change, root: root).set
+    }
+
+    /// ``apply(_:root:)``, with the version of the suite file it left (see ``VersionedStore``).
+    func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
         var result: [String: Any] = [:]
-        try update(root) { stored in
+        let version = try update(root) { stored in
             var current: [String: Any] = [:]
             if change.buildsOnCurrent, let stored {
                 guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
@@ -139,7 +140,7 @@ public struct UserDefaultsStore: PrefsStore {
             result = try change.applied(to: current)
             return result.isEmpty ? nil : result
         }
-        return result
+        return (result, version)
     }
 
     /// The keys of the suite whose values are dictionaries, sorted.
@@ -164,14 +165,16 @@ public struct UserDefaultsStore: PrefsStore {
 
     /// Replaces the object under the suite key `key` with what `change` makes of it (`nil`
     /// removes the key), durably.
-    func update(_ key: String, _ change: (Any?) throws -> Any?) throws {
+    ///
+    /// - Returns: The version of the suite file written (see ``VersionedStore``), or `nil`.
+    @discardableResult
+    func update(_ key: String, _ change: (Any?) throws -> Any?) throws -> UInt64? {
         if let file = handle.file {
             // The UserDefaults object re-reads the file, still under the lock: should plain code in
             // this process have unsaved keys, the save that follows cannot race another writer.
-            try Self.update(suiteFile: file, key: key, change, whileLocked: handle.refresh)
-            return
+            return try Self.update(suiteFile: file, key: key, change, whileLocked: handle.refresh)
         }
-        try handle.withDefaults { defaults in
+        return try handle.withDefaults { defaults -> UInt64? in
             _ = defaults.synchronize()
             let previous = handle.persistentObject(forKey: key, in: defaults)
             let updated = try change(previous)
@@ -182,6 +185,7 @@ public struct UserDefaultsStore: PrefsStore {
                 if let previous { defaults.set(previous, forKey: key) } else { defaults.removeObject(forKey: key) }
                 throw error
             }
+            return nil
         }
     }
 
@@ -194,6 +198,28 @@ public struct UserDefaultsStore: PrefsStore {
             let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
             return defaults.dictionaryRepresentation().filter { !argumentKeys.contains($0.key) }
         }
+    }
+}
+
+// MARK: - VersionedStore
+
+extension UserDefaultsStore: VersionedStore {
+    func versionedLoad(root: String) throws -> (set: [String: Any]?, version: UInt64?) {
+        let (stored, version): (Any?, UInt64?)
+        if let file = handle.file {
+            (stored, version) = try Self.versionedObject(suiteFile: file, key: root)
+        } else {
+            (stored, version) = (try object(root), nil)
+        }
+        guard let stored else { return (nil, version) }
+        guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
+            throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+        }
+        return (dictionary, version)
+    }
+
+    func currentVersion(root: String) -> UInt64? {
+        handle.file.flatMap(PlistFile.digest(of:))
     }
 }
 

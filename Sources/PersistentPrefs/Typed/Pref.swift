@@ -130,7 +130,7 @@ extension PersistentPrefs {
                 } catch {
                     throw PrefsError.valuesNotPlistCompatible(invalidElements: [pref.key])
                 }
-                return try change(setting: encoded, forKey: pref.key)
+                return try change(setting: encoded, forKey: pref.key, isNormalized: true)
             }
         }
     }

@@ -1,0 +1,222 @@
+import Foundation
+import PersistentPrefs
+import PersistentPrefsSample
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Ten `@Pref` integers, for the batch rows.
+final class TenPrefs: PersistentPrefs {
+    @Pref("P0") var p0 = 0
+    @Pref("P1") var p1 = 0
+    @Pref("P2") var p2 = 0
+    @Pref("P3") var p3 = 0
+    @Pref("P4") var p4 = 0
+    @Pref("P5") var p5 = 0
+    @Pref("P6") var p6 = 0
+    @Pref("P7") var p7 = 0
+    @Pref("P8") var p8 = 0
+    @Pref("P9") var p9 = 0
+    @Pref("Count") var counter = 0
+
+    /// Sets property `index % 10` to `value`.
+    func setOne(_ index: Int, _ value: Int) {
+        switch index % 10 {
+        case 0: p0 = value
+        case 1: p1 = value
+        case 2: p2 = value
+        case 3: p3 = value
+        case 4: p4 = value
+        case 5: p5 = value
+        case 6: p6 = value
+        case 7: p7 = value
+        case 8: p8 = value
+        default: p9 = value
+        }
+    }
+}
+
+/// A set that accepts the keys "k0" … "k9999".
+final class WideBenchPrefs: PersistentPrefs {
+    static let allKeys = (0..<10_000).map { "k\($0)" }
+    override var keys: [String] { Self.allKeys }
+}
+
+/// The transaction rows: batches against single sets, `update` against a set, four processes
+/// incrementing at once, and the one-key write against its hand-written floor.
+enum TransactionRows {
+    /// Prints the rows; returns `false` when a write failed.
+    static func run(suite: String, config: Bench.Config) -> Bool {
+        guard let store = UserDefaultsStore(suiteName: suite) else { return false }
+        defer { Bench.removeSuite(store, suite: suite) }
+        let ten = TenPrefs(key: "Ten", store: store)
+        ten.values = [:]
+        let reps = config.repetitions
+        let writes = config.writeIterations
+
+        // One-key write vs the floor: the same XML bytes, written crash-safely by hand.
+        let floorFile = NSTemporaryDirectory() + "prefs-bench-floor-\(getpid()).plist"
+        defer { unlink(floorFile) }
+        ten.p0 = 1
+        let suiteFile = suiteFilePath(suite)
+        let bytes = (try? Data(contentsOf: URL(fileURLWithPath: suiteFile))) ?? Data(repeating: 0x20, count: 600)
+        let single = Bench.compare(repetitions: reps, [
+            { Bench.time(iterations: writes) { i in ten.p0 = i } },
+            { Bench.time(iterations: writes) { _ in crashSafeWrite(bytes, to: floorFile) } },
+            { Bench.time(iterations: writes) { _ in try? ten.update(\.counter) { $0 += 1 } } },
+        ])
+
+        // Batches of 10 and 1,000 @Pref sets vs as many single sets.
+        let batches = Bench.compare(repetitions: reps, [
+            { Bench.time(iterations: writes) { i in ten.batch { for n in 0..<10 { $0.setOne(n, i + n) } } } },
+            { Bench.time(iterations: max(1, writes / 10)) { i in for n in 0..<10 { ten.setOne(n, i + n) } } },
+            { Bench.time(iterations: writes) { i in ten.batch { for n in 0..<1000 { $0.setOne(n, i + n) } } } },
+        ])
+        // 1,000 single sets take over a second each time: fewer repetitions.
+        let thousandSingles = Bench.compare(repetitions: max(3, reps / 5), warmUp: 1, [
+            { Bench.time(iterations: 1) { i in for n in 0..<1000 { ten.setOne(n, i + n) } } }
+        ])[0]
+
+        // A 1,000-key set, one key written; and the 5-key set beside a 10,000-key root key.
+        let wide = WideBenchPrefs(key: "Wide", store: store)
+        wide.batch { prefs in for n in 0..<1000 { prefs["k\(n)"] = n } }
+        let beside = WideBenchPrefs(key: "Big", store: store)
+        let sizes = Bench.compare(repetitions: max(3, reps / 3), warmUp: 1, [
+            { Bench.time(iterations: max(2, writes / 4)) { i in wide["k0"] = i } },
+            { Bench.time(iterations: max(2, writes / 4)) { i in wide.batch { for n in 0..<1000 { $0["k\(n)"] = i + n } } } },
+        ])
+        beside.batch { prefs in for n in 0..<10_000 { prefs["k\(n)"] = n } }
+        wide.values = [:]
+        let besideBig = Bench.compare(repetitions: max(3, reps / 3), warmUp: 1, [
+            { Bench.time(iterations: max(2, writes / 4)) { i in ten.p0 = i } }
+        ])[0]
+        beside.values = [:]
+        let files = NSTemporaryDirectory() + "prefs-bench-tx-\(getpid())"
+        defer { try? FileManager.default.removeItem(atPath: files) }
+        let fileStore = PlistFileStore(directory: URL(fileURLWithPath: files))
+        let fileTen = TenPrefs(key: "Ten", store: fileStore)
+        WideBenchPrefs(key: "Big", store: fileStore).batch { prefs in for n in 0..<10_000 { prefs["k\(n)"] = n } }
+        let fileRows = Bench.compare(repetitions: max(3, reps / 3), warmUp: 1, [
+            { Bench.time(iterations: max(2, writes / 4)) { i in fileTen.p0 = i } }
+        ])[0]
+
+        let failed = [ten, wide, beside, fileTen].compactMap(\.lastError).first
+        if let failed {
+            FileHandle.standardError.write(Data("prefs-bench: a transaction row failed: \(failed)\n".utf8))
+            return false
+        }
+
+        let incr = increments(suite: suite + "-incr", processes: 4, each: config.quickIncrements ? 50 : 250)
+
+        let rows: [(String, Double, String)] = [
+            ("durable write  @Pref set, 11-key set", single[0], String(format: "%.2f× floor", single[0] / single[1])),
+            ("floor          same XML bytes, crash-safe by hand", single[1], "1.00× floor"),
+            ("update         update(\\.counter) { $0 += 1 }", single[2], String(format: "%.2f× a set", single[2] / single[0])),
+            ("batch of 10    @Pref sets", batches[0], String(format: "%.1f× faster than 10 sets", batches[1] / batches[0])),
+            ("10 sets        one write each", batches[1], String(format: "%.1f× one set", batches[1] / single[0])),
+            (
+                "batch of 1,000 @Pref sets", batches[2],
+                String(format: "%.2f× one set; %.0f× faster than 1,000 sets", batches[2] / single[0], thousandSingles / batches[2])
+            ),
+            ("1,000 sets     one write each", thousandSingles, String(format: "%.0f× one set", thousandSingles / single[0])),
+            ("1,000-key set  one key written", sizes[0], String(format: "%.1f× a set of 11", sizes[0] / single[0])),
+            ("1,000-key set  batch of all 1,000 keys", sizes[1], String(format: "%.2f× one key of it", sizes[1] / sizes[0])),
+            ("beside 10,000  set in a suite with a 10,000-key set", besideBig, String(format: "%.1f× alone", besideBig / single[0])),
+            ("beside 10,000  the same, PlistFileStore", fileRows, String(format: "%.2f× UserDefaultsStore alone", fileRows / single[0])),
+        ]
+        for (name, ns, ratio) in rows {
+            print("\(name.padding(toLength: 50, withPad: " ", startingAt: 0)) \(Bench.format(ns))   \(ratio)")
+        }
+        if let incr {
+            print(
+                String(
+                    format: "4 processes    update increments at once: %.0f/s, %d of %d lost", incr.perSecond, incr.lost, incr.total))
+        } else {
+            print("4 processes    (an increment worker failed; see stderr)")
+        }
+        let batchOK = batches[2] / single[0] <= 1.2 && thousandSingles / batches[2] >= 500
+        print("target: batch of 1,000 ≥ 500× faster than 1,000 sets and ≤ 1.2× one set: \(batchOK ? "met" : "MISSED")")
+        print("target: update ≤ 1.2× a set: \(single[2] / single[0] <= 1.2 ? "met" : "MISSED")")
+        print("target: one-key write ≤ 1.3× the hand-written crash-safe floor: \(single[0] / single[1] <= 1.3 ? "met" : "MISSED")")
+        return true
+    }
+
+    /// Writes `bytes` to `path` the crash-safe way, by hand: a temporary file, `fsync`, `rename`,
+    /// and an `fsync` of the folder.
+    static func crashSafeWrite(_ bytes: Data, to path: String) {
+        let temporary = path + ".tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        fsync(descriptor)
+        close(descriptor)
+        rename(temporary, path)
+        let folder = open((path as NSString).deletingLastPathComponent, O_RDONLY | O_CLOEXEC)
+        if folder >= 0 {
+            fsync(folder)
+            close(folder)
+        }
+    }
+
+    static func suiteFilePath(_ suite: String) -> String {
+        let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (NSHomeDirectory() + "/.config")
+        return base + "/\(suite).plist"
+    }
+
+    struct Increments {
+        let perSecond: Double
+        let lost: Int
+        let total: Int
+    }
+
+    /// Starts `processes` copies of this program, each doing `each` update increments of one key
+    /// at once; returns the rate and how many increments are missing at the end.
+    static func increments(suite: String, processes: Int, each: Int) -> Increments? {
+        guard let store = UserDefaultsStore(suiteName: suite), let executable = Bundle.main.executableURL else { return nil }
+        defer { Bench.removeSuite(store, suite: suite) }
+        let started = DispatchTime.now().uptimeNanoseconds
+        let workers = (0..<processes).map { _ -> Process in
+            let worker = Process()
+            worker.executableURL = executable
+            worker.arguments = ["--increment-worker=\(suite),\(each)"]
+            return worker
+        }
+        do { for worker in workers { try worker.run() } } catch { return nil }
+        for worker in workers { worker.waitUntilExit() }
+        let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        guard workers.allSatisfy({ $0.terminationStatus == 0 }) else { return nil }
+        let total = processes * each
+        let final = TenPrefs(key: "Counter", store: store).counter
+        return Increments(perSecond: Double(total) / seconds, lost: total - final, total: total)
+    }
+
+    /// The worker process: `SUITE,COUNT` update increments of "Count" under the root key "Counter".
+    static func incrementWorker(arguments: String) -> Int32 {
+        let parts = arguments.split(separator: ",")
+        guard parts.count == 2, let count = Int(parts[1]), let store = UserDefaultsStore(suiteName: String(parts[0])) else { return 2 }
+        let prefs = TenPrefs(key: "Counter", store: store)
+        for _ in 0..<count {
+            do { try prefs.update(\.counter) { $0 += 1 } } catch { return 1 }
+        }
+        return 0
+    }
+
+    /// For `strace -c`: `SUITE,N,batch|single` sets N `@Pref` values in one batch or one by one.
+    static func writeOnce(arguments: String) -> Int32 {
+        let parts = arguments.split(separator: ",")
+        guard parts.count == 3, let count = Int(parts[1]), let store = UserDefaultsStore(suiteName: String(parts[0])) else { return 2 }
+        defer { Bench.removeSuite(store, suite: String(parts[0])) }
+        let prefs = TenPrefs(key: "Ten", store: store)
+        _ = prefs.values
+        if parts[2] == "batch" {
+            prefs.batch { for n in 0..<count { $0.setOne(n, n) } }
+        } else {
+            for n in 0..<count { prefs.setOne(n, n) }
+        }
+        return prefs.lastError == nil ? 0 : 1
+    }
+}
