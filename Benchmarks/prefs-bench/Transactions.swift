@@ -205,7 +205,8 @@ enum TransactionRows {
         return 0
     }
 
-    /// For `strace -c`: `SUITE,N,batch|single` sets N `@Pref` values in one batch or one by one.
+    /// For `strace -c`: `SUITE,N,batch|single|batches` sets N `@Pref` values in one batch or one
+    /// by one, or writes N batches of 10.
     static func writeOnce(arguments: String) -> Int32 {
         let parts = arguments.split(separator: ",")
         guard parts.count == 3, let count = Int(parts[1]), let store = UserDefaultsStore(suiteName: String(parts[0])) else { return 2 }
@@ -214,6 +215,8 @@ enum TransactionRows {
         _ = prefs.values
         if parts[2] == "batch" {
             prefs.batch { for n in 0..<count { $0.setOne(n, n) } }
+        } else if parts[2] == "batches" {
+            for n in 0..<count { prefs.batch { for k in 0..<10 { $0.setOne(k, n + k) } } }
         } else {
             for n in 0..<count { prefs.setOne(n, n) }
         }

@@ -40,7 +40,9 @@ enum AtomicFile {
         let directory = target.deletingLastPathComponent()
         try createDirectory(directory)
         removeStaleTemporaries(of: target)
-        let temporary = directory.appendingPathComponent(".\(target.lastPathComponent).\(UUID().uuidString).tmp")
+        // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which looks at the disk).
+        let unique = String(UInt64.random(in: .min ... .max), radix: 16)
+        let temporary = URL(fileURLWithPath: directory.path + "/.\(target.lastPathComponent).\(unique).tmp", isDirectory: false)
         do {
             let signature = try writeDurably(data, to: temporary.path)
             guard stillCurrent() else {

@@ -18,7 +18,7 @@ import Foundation
 enum DamageNote {
     /// The note of a store file.
     static func url(for file: URL) -> URL {
-        URL(fileURLWithPath: file.path + ".damaged")
+        URL(fileURLWithPath: file.path + ".damaged", isDirectory: false)  // no look at the disk
     }
 
     /// Records that `file` was moved aside, with the sentence that says why and where to.
@@ -28,7 +28,9 @@ enum DamageNote {
 
     /// The error every reader of `file` reports while its note is there, or `nil`.
     static func notice(for file: URL) -> PersistentPrefs.PrefsError? {
-        guard let data = FileManager.default.contents(atPath: url(for: file).path) else { return nil }
+        let path = url(for: file).path
+        // One system call in the usual case, where there is no note (every write asks).
+        guard access(path, F_OK) == 0, let data = FileManager.default.contents(atPath: path) else { return nil }
         let reason = String(decoding: data.prefix(2000), as: UTF8.self)
         return .corruptStore(
             path: file.path,

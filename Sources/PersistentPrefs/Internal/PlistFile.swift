@@ -132,10 +132,14 @@ enum PlistFile {
     /// cannot hold it or when it exceeds ``maximumWriteSize``.
     static func encoded(_ dictionary: [String: Any], format: PropertyListSerialization.PropertyListFormat, for url: URL) throws -> Data {
         let data: Data
-        do {
-            data = try PropertyListSerialization.data(fromPropertyList: dictionary, format: format, options: 0)
-        } catch {
-            throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: dictionary.keys.sorted())
+        if format == .xml, let fast = PlistXML.document(dictionary) {
+            data = fast
+        } else {
+            do {
+                data = try PropertyListSerialization.data(fromPropertyList: dictionary, format: format, options: 0)
+            } catch {
+                throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: dictionary.keys.sorted())
+            }
         }
         guard data.count <= maximumWriteSize else {
             throw PersistentPrefs.PrefsError.ioError(

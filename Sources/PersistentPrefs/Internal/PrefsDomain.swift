@@ -104,25 +104,28 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     @discardableResult
     func reload(retrying: Bool = false) throws -> [String: Any] {
         defer { feed.deliver() }
-        return try turn.take(root: root) {
-            // Read outside the cache lock: readers keep the old copy meanwhile.
-            let snapshot: Snapshot
+        return try turn.take(root: root) { try reloadTakingTurn(retrying: retrying) }
+    }
+
+    /// The body of ``reload(retrying:)``, for a caller that holds the turn.
+    private func reloadTakingTurn(retrying: Bool) throws -> [String: Any] {
+        // Read outside the cache lock: readers keep the old copy meanwhile.
+        let snapshot: Snapshot
+        do {
             do {
-                do {
-                    snapshot = try fetched()
-                } catch where retrying {
-                    snapshot = try fetched()
-                }
-            } catch {
-                cache.withLock { $0 = nil }  // its readers report why
-                throw error
+                snapshot = try fetched()
+            } catch where retrying {
+                snapshot = try fetched()
             }
-            cache.withLock { cache in
-                if let before = cache?.values { feed.post(PlistValue.changedKeys(before, snapshot.values)) }
-                cache = snapshot
-            }
-            return snapshot.values
+        } catch {
+            cache.withLock { $0 = nil }  // its readers report why
+            throw error
         }
+        cache.withLock { cache in
+            if let before = cache?.values { feed.post(PlistValue.changedKeys(before, snapshot.values)) }
+            cache = snapshot
+        }
+        return snapshot.values
     }
 
     /// Reads the set again after the store's watcher reported a change by someone (another
@@ -133,10 +136,14 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// watcher a moment later) is skipped: comparing versions costs one read of the file's
     /// bytes, a reload a parse and a lock shared with the next write.
     func storeChanged() {
-        let (isLoaded, version) = cache.withLock { ($0 != nil, $0?.version) }
-        guard isLoaded else { return }
-        if let version, let versioned = store as? any VersionedStore, versioned.currentVersion(root: root) == version { return }
-        _ = try? reload(retrying: true)
+        guard cache.withLock({ $0 != nil }) else { return }
+        defer { feed.deliver() }
+        // After the write in progress, if any (its own event often arrives before it is done).
+        _ = try? turn.take(root: root) {
+            let version = cache.withLock { $0?.version }
+            if let version, let versioned = store as? any VersionedStore, versioned.currentVersion(root: root) == version { return }
+            _ = try reloadTakingTurn(retrying: true)
+        }
     }
 
     /// Starts listening for outside changes of the set (see ``WatchableStore``); once only.

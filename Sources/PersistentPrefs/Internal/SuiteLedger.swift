@@ -171,7 +171,10 @@ struct SuiteLedger {
 
     /// A stored value as XML (dictionary keys sorted), so equal values compare equal; `nil` for none.
     static func xml(_ value: Any?) -> Data? {
-        value.flatMap { try? PropertyListSerialization.data(fromPropertyList: ["v": $0], format: .xml, options: 0) }
+        value.flatMap { value in
+            let wrapped: [String: Any] = ["v": value]
+            return PlistXML.document(wrapped) ?? (try? PropertyListSerialization.data(fromPropertyList: wrapped, format: .xml, options: 0))
+        }
     }
 
     /// The value that ``xml(_:)`` encoded.

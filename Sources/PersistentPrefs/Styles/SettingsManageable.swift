@@ -146,6 +146,24 @@ extension SettingsManageable where Self: Codable {
         try SettingsFile(for: self).write(self)
     }
 
+    /// Changes the settings atomically, across threads and processes: reads the file under its
+    /// lock (shared by every process using this library), lets `body` change the settings it
+    /// holds, and writes them in the same locked step; `self` then holds the result.
+    ///
+    /// ```swift
+    /// var player = PlayerSettings()
+    /// try player.update { $0.gunType = ($0.gunType ?? 0) + 1 }
+    /// ```
+    ///
+    /// Without a file, `body` starts from the current value. A file that does not decode is left
+    /// untouched.
+    ///
+    /// - Parameter body: Changes the settings.
+    /// - Throws: What `body` throws (unchanged), or a ``SettingsError``; nothing is written then.
+    public mutating func update(_ body: (inout Self) throws -> Void) throws {
+        try SettingsFile(for: self).modify(current: self, body) { self = $0 }
+    }
+
     /// Loads the settings file, or creates it (and its initial copy) from the current values.
     ///
     /// - Returns: `false` on failure (for example a file that does not decode, which is left
@@ -245,6 +263,20 @@ extension SettingsManageableObject where Self: Codable {
     public func resetThrowing() throws {
         try SettingsFile(for: self).reset(current: self) { adopt($0) }
     }
+
+    /// Changes the settings atomically, across threads and processes: reads the file under its
+    /// lock into a fresh object, lets `body` change it, writes it in the same locked step, and
+    /// copies it into this object.
+    ///
+    /// ```swift
+    /// try AppSettings.shared.update { $0.fontSize += 1 }
+    /// ```
+    ///
+    /// - Parameter body: Changes the settings, on the object it is given.
+    /// - Throws: What `body` throws (unchanged), or a ``SettingsError``; nothing is written then.
+    public func update(_ body: (Self) throws -> Void) throws {
+        try SettingsFile(for: self).modify(current: self, { try body($0) }) { adopt($0) }
+    }
 }
 
 // MARK: - The file operations, once for classes and structs
@@ -260,7 +292,33 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
 
     var initialCopy: URL { url.appendingPathExtension("init") }
 
+    /// Writes `settings` under the file's lock.
     func write(_ settings: Settings) throws {
+        try locked { try writeUnlocked(settings) }
+    }
+
+    /// Reads the settings under the file's lock (`current` when there is no file), lets `body`
+    /// change them, writes them in the same locked step, then hands them to `apply`.
+    func modify(current: Settings, _ body: (inout Settings) throws -> Void, apply: (Settings) -> Void) throws {
+        let value = try locked { () throws -> Settings in
+            var value = FileManager.default.fileExists(atPath: url.path) ? try decode(url) : current
+            try body(&value)
+            try writeUnlocked(value)
+            return value
+        }
+        apply(value)
+    }
+
+    /// Runs `body` holding the exclusive lock of the settings file.
+    private func locked<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try FileLock.withLock(for: url, exclusive: true, body)
+        } catch PersistentPrefs.PrefsError.ioError(let path, let reason) {
+            throw SettingsError.ioFailed(path: path, reason: reason)
+        }
+    }
+
+    private func writeUnlocked(_ settings: Settings) throws {
         let encoder = PropertyListEncoder()
         encoder.outputFormat = .xml
         let data: Data

@@ -98,6 +98,54 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
         PrefsObservation.stream { store.observeKey(key.stringValue, $0) }
     }
 
+    /// Changes the value under `key` atomically: reads it under the suite's lock (shared by every
+    /// process using this library), lets `body` change it, and writes the result in the same
+    /// locked step, so concurrent updaters never lose each other's changes.
+    ///
+    /// ```swift
+    /// try storage.update(.launches, as: Int.self) { $0 = ($0 ?? 0) + 1 }
+    /// ```
+    ///
+    /// `body` gets `nil` when the key holds nothing; leaving `nil` removes the key. It may run
+    /// more than once when plain `UserDefaults` code rewrites the suite meanwhile, so keep it free
+    /// of other side effects.
+    ///
+    /// - Parameters:
+    ///   - key: The key to change.
+    ///   - type: The value's type.
+    ///   - body: Changes the value.
+    /// - Throws: What `body` throws (unchanged);
+    ///   ``PersistentPrefs/PrefsError/typeMismatch(key:expected:found:)`` when the stored value is
+    ///   not a `T`; ``PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)``; a
+    ///   store error. Nothing is written when it throws; ``lastError`` holds the error.
+    public func update<T>(_ key: K, as type: T.Type = T.self, _ body: (inout T?) throws -> Void) throws {
+        let name = key.stringValue
+        let codec = PrefCodec<T>.make()
+        do {
+            try store.update(name) { stored -> Any? in
+                var value: T?
+                if let stored {
+                    let loaded = PlistValue.normalized(stored, for: .loading) ?? stored
+                    guard let decoded = codec.decode(loaded) else {
+                        throw PersistentPrefs.PrefsError.typeMismatch(key: name, expected: "\(T.self)", found: PlistValue.describe(loaded))
+                    }
+                    value = decoded
+                }
+                try body(&value)
+                guard let value else { return nil }
+                do {
+                    return try codec.encode(value)
+                } catch {
+                    throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: [name])
+                }
+            }
+            failure.withLock { $0 = nil }
+        } catch {
+            failure.withLock { $0 = PrefsDomain.mapped(error) }
+            throw error
+        }
+    }
+
     private func read<T>(_ key: K) -> T? {
         let stored: Any?
         do {

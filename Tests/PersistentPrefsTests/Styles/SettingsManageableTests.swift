@@ -147,7 +147,7 @@ struct SettingsManageableTests {
         }
     }
 
-    @Test("files are written atomically, mode 0600, with no temporary files left behind")
+    @Test("files are written atomically, mode 0600, with no temporary files left behind (the lock file stays)")
     func atomicFiles() throws {
         try withSettingsDirectory { directory in
             var plain = Plain(volume: 9, name: "x")
@@ -156,7 +156,7 @@ struct SettingsManageableTests {
             plain.volume = 10
             for _ in 0..<5 { #expect(plain.update()) }
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-            #expect(names == ["Plain.plist", "Plain.plist.init"])
+            #expect(names == ["Plain.plist", "Plain.plist.init", "Plain.plist.lock"])
             let mode = try FileManager.default.attributesOfItem(atPath: directory.path + "/Plain.plist")[.posixPermissions] as? Int
             #expect(mode == 0o600)
             var fresh = Plain()

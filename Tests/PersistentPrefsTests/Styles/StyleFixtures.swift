@@ -41,7 +41,7 @@ struct UserSettings {
 }
 
 enum AnyKey: String, CodingKey {
-    case flags, point, nothing, text, url
+    case flags, point, nothing, text, url, number
 }
 
 struct NotStorable { let x = 1 }
