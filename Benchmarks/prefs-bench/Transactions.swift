@@ -137,8 +137,8 @@ enum TransactionRows {
         } else {
             print("4 processes    (an increment worker failed; see stderr)")
         }
-        let batchOK = batches[2] / single[0] <= 1.2 && thousandSingles / batches[2] >= 500
-        print("target: batch of 1,000 ≥ 500× faster than 1,000 sets and ≤ 1.2× one set: \(batchOK ? "met" : "MISSED")")
+        print("target: batch of 1,000 ≥ 500× faster than 1,000 sets: \(thousandSingles / batches[2] >= 500 ? "met" : "MISSED")")
+        print("target: batch of 1,000 ≤ 1.2× one set: \(batches[2] / single[0] <= 1.2 ? "met" : "MISSED")")
         print("target: update ≤ 1.2× a set: \(single[2] / single[0] <= 1.2 ? "met" : "MISSED")")
         print("target: one-key write ≤ 1.3× the hand-written crash-safe floor: \(single[0] / single[1] <= 1.3 ? "met" : "MISSED")")
         return true

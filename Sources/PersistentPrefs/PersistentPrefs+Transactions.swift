@@ -354,34 +354,33 @@ extension PendingChanges {
 }
 
 /// What a read of an instance sees: the shared set, with the instance's pending batch over it.
-struct SetView {
-    let domain: PrefsDomain
-    /// `nil` outside a batch (the hot path: a read of the shared set).
-    let pending: PendingChanges.Box?
-
+///
+/// Static functions of the two parts rather than a value holding them: a value would retain the
+/// domain on every read.
+enum SetView {
     /// The whole set.
     @inline(__always)
-    func values() throws -> [String: Any] {
+    static func values(_ domain: PrefsDomain, _ pending: PendingChanges.Box?) throws -> [String: Any] {
         guard let pending = pending?.changes else { return try domain.values() }
         return pending.applied(to: try pending.base ?? domain.values())
     }
 
     /// One value.
     @inline(__always)
-    func value(forKey key: String) throws -> Any? {
+    static func value(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box?) throws -> Any? {
         guard let pending = pending?.changes else { return try domain.value(forKey: key) }
         return try pending.value(forKey: key) { try domain.value(forKey: key) }
     }
 
     /// The `as?` answers for one value.
     @inline(__always)
-    func number(forKey key: String) throws -> ExactNumber? {
-        guard pending != nil else { return try domain.number(forKey: key) }
-        return try batchedNumber(forKey: key)
+    static func number(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box?) throws -> ExactNumber? {
+        guard let pending else { return try domain.number(forKey: key) }
+        return try batchedNumber(forKey: key, domain, pending)
     }
 
     @inline(never)
-    private func batchedNumber(forKey key: String) throws -> ExactNumber? {
-        try value(forKey: key).flatMap(ExactNumber.init)
+    private static func batchedNumber(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box) throws -> ExactNumber? {
+        try value(forKey: key, domain, pending).flatMap(ExactNumber.init)
     }
 }

@@ -243,7 +243,7 @@ open class PersistentPrefs: NSObject {
         /// On Apple platforms `values` is `@objc` and key-value observable: KVO observers of
         /// `values` are told of every change of the set, whoever made it.
         @objc public var values: [String: Any] {
-            get { read { try $0.values() } ?? [:] }
+            get { read { try SetView.values($0, $1) } ?? [:] }
             set { record { try setValues(newValue) } }
         }
     #else
@@ -260,7 +260,7 @@ open class PersistentPrefs: NSObject {
         /// On Apple platforms `values` is `@objc` and key-value observable: KVO observers of
         /// `values` are told of every change of the set, whoever made it.
         public var values: [String: Any] {
-            get { read { try $0.values() } ?? [:] }
+            get { read { try SetView.values($0, $1) } ?? [:] }
             set { record { try setValues(newValue) } }
         }
     #endif
@@ -280,7 +280,7 @@ open class PersistentPrefs: NSObject {
     ///
     /// `open`, as in RVS_PersistentPrefs, so a subclass may override it.
     open var count: Int {
-        read { try $0.values().count } ?? 0
+        read { try SetView.values($0, $1).count } ?? 0
     }
 
     /// One value, cast to `T` with Foundation's `as?` rules; `nil` when absent or of another type.
@@ -321,13 +321,13 @@ open class PersistentPrefs: NSObject {
     /// The precomputed `as?` answers for a stored number, callable from inlinable code.
     @usableFromInline
     func exactNumber(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> ExactNumber? {
-        read(tracking: tracking) { try $0.number(forKey: key) } ?? nil
+        read(tracking: tracking) { try SetView.number(forKey: key, $0, $1) } ?? nil
     }
 
     /// The subscript getter, callable from inlinable code.
     @usableFromInline
     func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet) -> Any? {
-        read(tracking: tracking) { try $0.value(forKey: key) } ?? nil
+        read(tracking: tracking) { try SetView.value(forKey: key, $0, $1) } ?? nil
     }
 
     // MARK: - Throwing API
@@ -479,7 +479,9 @@ open class PersistentPrefs: NSObject {
 
     /// Runs a read; on success clears ``lastError``, on failure records it and returns `nil`.
     /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
-    func read<Result>(tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (SetView) throws -> Result) -> Result? {
+    func read<Result>(
+        tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (PrefsDomain, PendingChanges.Box?) throws -> Result
+    ) -> Result? {
         // The hot path: one lock for this instance's state, one for the shared set.
         let generation = currentGeneration()
         let (cached, hadError, batching) = state.withLock {
@@ -490,7 +492,7 @@ open class PersistentPrefs: NSObject {
             domain.feed.access(tracking)
             // Inside a batch, reads see its pending changes over the shared set.
             let pending = batching ? state.withLock { $0.pending.map(PendingChanges.Box.init) } : nil
-            let result = try body(SetView(domain: domain, pending: pending))
+            let result = try body(domain, pending)
             if let notice = domain.damageNotice() {
                 lastError = notice  // every reader of a damaged store learns it
             } else if hadError {
