@@ -73,7 +73,7 @@ open class PersistentPrefs: NSObject {
 
     private let state = Locked(InstanceState())
 
-    /// Runs `body` on this instance's pending batch, or returns `nil` outside a batch.
+    /// Runs `body` on this instance's pending batch (`nil` outside a batch), under the state lock.
     func withPending<Result>(_ body: (inout PendingChanges?) throws -> Result) rethrows -> Result {
         try state.withLock { try body(&$0.pending) }
     }

@@ -20,9 +20,9 @@ final class RecordingConsole: @unchecked Sendable {
 
 @Suite("Harness: commands against a store")
 struct HarnessCommandTests {
-    /// Runs a command line against `session`'s store.
-    static func run(_ line: [String], _ session: HarnessSession) -> (Int32, RecordingConsole) {
-        let recorder = RecordingConsole()
+    /// Runs a command line against `session`'s store, with `input` as its stdin lines.
+    static func run(_ line: [String], _ session: HarnessSession, input: [String] = []) -> (Int32, RecordingConsole) {
+        let recorder = RecordingConsole(input: input)
         do {
             guard case .run(_, let command) = try CommandLineParser.parse(line) else {
                 Issue.record("not a command: \(line)")

@@ -5,23 +5,8 @@ import Testing
 
 @Suite("Harness: batch and incr")
 struct HarnessTransactionTests {
-    /// Runs a command line against `session`'s store, with `input` as its stdin lines.
     static func run(_ line: [String], _ session: HarnessSession, input: [String] = []) -> (Int32, RecordingConsole) {
-        let recorder = RecordingConsole(input: input)
-        do {
-            guard case .run(_, let command) = try CommandLineParser.parse(line) else {
-                Issue.record("not a command: \(line)")
-                return (-1, recorder)
-            }
-            try session.execute(command, console: recorder.console)
-            return (0, recorder)
-        } catch let error as HarnessError {
-            recorder.err += error.message
-            return (error.exitCode, recorder)
-        } catch {
-            Issue.record("unexpected \(error)")
-            return (-1, recorder)
-        }
+        HarnessCommandTests.run(line, session, input: input)
     }
 
     @Test("batch applies NAME VALUE lines from stdin in one store write")

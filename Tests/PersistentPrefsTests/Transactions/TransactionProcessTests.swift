@@ -25,6 +25,18 @@ struct TransactionProcessTests {
         }
     }
 
+    /// Starts `prefs-test-helper batch-loop` (k0…k9 = n, n = 1, 2, … as one batch or update
+    /// each) and returns once its first transaction is written.
+    static func startWriter(_ child: ChildProcess, suite: String, mode: String) throws -> Process {
+        let process = try child.process("prefs-test-helper", ["batch-loop", suite, "Wide", mode])
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        _ = output.fileHandleForReading.availableData  // "started"
+        return process
+    }
+
     @Test("4 processes × 250 update increments of one key → exactly 1,000", arguments: DurableStore.crashSafe)
     func concurrentIncrements(store: DurableStore) throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
@@ -61,15 +73,9 @@ struct TransactionProcessTests {
         var generator = SystemRandomNumberGenerator()
         for mode in ["batch", "update"] {
             var torn = 0
-            var values = Set<String>()
             for trial in 1...50 {
-                let process = try child.process("prefs-test-helper", ["batch-loop", suite, "Wide", mode])
-                let output = Pipe()
-                process.standardOutput = output
-                process.standardError = FileHandle.nullDevice
-                try process.run()
                 // Killed once it is writing (after its first transaction), at a random moment.
-                _ = output.fileHandleForReading.availableData
+                let process = try Self.startWriter(child, suite: suite, mode: mode)
                 Thread.sleep(forTimeInterval: Double.random(in: 0...0.03, using: &generator))
                 kill(process.processIdentifier, SIGKILL)
                 process.waitUntilExit()
@@ -78,7 +84,6 @@ struct TransactionProcessTests {
                     torn += 1
                     print("[transactions] \(store.rawValue) \(mode) trial \(trial): \(check.stdout)\(check.stderr)")
                 }
-                values.insert(check.stdout)
             }
             print("[transactions] \(store.rawValue): SIGKILL inside a \(mode) loop: \(torn) of 50 kills left a torn set")
             #expect(torn == 0)
@@ -92,16 +97,11 @@ struct TransactionProcessTests {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
         let suite = store.suite(in: directory)
-        let writer = try child.process("prefs-test-helper", ["batch-loop", suite, "Wide", "batch"])
-        let output = Pipe()
-        writer.standardOutput = output
-        writer.standardError = FileHandle.nullDevice
-        try writer.run()
+        let writer = try Self.startWriter(child, suite: suite, mode: "batch")
         defer {
             kill(writer.processIdentifier, SIGKILL)
             writer.waitUntilExit()
         }
-        _ = output.fileHandleForReading.availableData  // "started": the first batch is written
         let poll = try child.run("prefs-test-helper", ["poll-consistent", suite, "Wide", "2000"])
         print("[transactions] \(store.rawValue): reader beside a batch writer: \(poll.stdout.trimmingCharacters(in: .newlines))")
         let fields = poll.stdout.split(separator: " ").compactMap { Int($0.trimmingCharacters(in: .newlines)) }
