@@ -72,6 +72,11 @@ extension PersistentPrefs {
         /// would wait for itself. Nothing was written; change the set through the `update`
         /// body's dictionary, or the batch, instead.
         case transactionInProgress(root: String)
+
+        /// The value for `key` breaks the key's rule (a `@Pref` range or `validate:` closure, or
+        /// ``PersistentPrefs/validators``); `reason` says how. A refused write changes nothing; a
+        /// stored value that breaks it reads as the default and stays stored.
+        case invalidValue(key: String, reason: String)
     }
 }
 
@@ -94,6 +99,7 @@ extension PersistentPrefs.PrefsError: Equatable {
         case let (.typeMismatch(k1, e1, f1), .typeMismatch(k2, e2, f2)): return k1 == k2 && e1 == e2 && f1 == f2
         case let (.invalidSuiteName(n1, r1), .invalidSuiteName(n2, r2)): return n1 == n2 && r1 == r2
         case let (.transactionInProgress(a), .transactionInProgress(b)): return a == b
+        case let (.invalidValue(k1, r1), .invalidValue(k2, r2)): return k1 == k2 && r1 == r2
         default: return false
         }
     }
@@ -125,6 +131,8 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
             return "\"\(name)\" cannot be a UserDefaults suite: \(reason). Nothing was read or written."
         case .typeMismatch(let key, let expected, let found):
             return "The value stored under \"\(key)\" is \(found), not \(expected); the default was used and the stored value left as it is."
+        case .invalidValue(let key, let reason):
+            return "The value for \"\(key)\" is not allowed (\(reason)): a write of it stores nothing, and found stored it reads as the default."
         case .transactionInProgress(let root):
             return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself); make the change through the batch or the update's dictionary. Nothing was written."
         }

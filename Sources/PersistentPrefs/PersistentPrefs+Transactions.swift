@@ -199,6 +199,7 @@ extension PersistentPrefs {
         let root = key
         guard withPending({ $0 == nil }) else { throw PrefsError.transactionInProgress(root: root) }
         let allowed = Set(keys)  // overridable: read before any lock is taken
+        let rules = ruleCheck()
         let domain = try resolvedDomain()
         try withoutActuallyEscaping(make) { make in
             try domain.write(
@@ -207,7 +208,7 @@ extension PersistentPrefs {
                         guard case .success(let current) = PlistValue.normalizedSet(stored, for: .loading) else {
                             throw PrefsError.invalidStoredValue(key: root)
                         }
-                        return try Self.vetted(try make(current), changing: current, allowed: allowed)
+                        return try Self.vetted(try make(current), changing: current, allowed: allowed, rules: rules)
                     } catch {
                         throw PrefsDomain.TransformFailure(underlying: error)
                     }
@@ -216,16 +217,18 @@ extension PersistentPrefs {
     }
 
     /// `updated`, with the values of the keys it adds or changes against `current` vetted:
-    /// those keys must be in `allowed` and their values property-list values.
-    private static func vetted(_ updated: [String: Any], changing current: [String: Any], allowed: Set<String>) throws
-        -> [String: Any]
-    {
+    /// those keys must be in `allowed`, their values property-list values that pass `rules`.
+    private static func vetted(
+        _ updated: [String: Any], changing current: [String: Any], allowed: Set<String>,
+        rules: Rules?
+    ) throws -> [String: Any] {
         let changed = PlistValue.changedKeys(current, updated)
         let refused = changed.filter { !allowed.contains($0) }
         guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
         var result = updated
-        let candidates = updated.filter { changed.contains($0.key) }
-        for (key, value) in try PlistValue.normalizedSet(candidates).get() { result[key] = value }
+        let candidates = try PlistValue.normalizedSet(updated.filter { changed.contains($0.key) }).get()
+        if let problem = rules?.problem(in: candidates) { throw problem }
+        for (key, value) in candidates { result[key] = value }
         return result
     }
 

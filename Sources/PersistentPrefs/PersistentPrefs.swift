@@ -113,6 +113,17 @@ open class PersistentPrefs: NSObject {
         set { state.withLock { $0.lastError = newValue } }
     }
 
+    /// Rules for the values of keys, beside those of `@Pref` declarations (`in:`, `validate:`):
+    /// every write of a key — the subscript, ``values``, ``set(_:forKey:)``, batches, updates — is
+    /// checked against its rule, and a refused value is not stored (``PrefsError/invalidValue(key:reason:)``).
+    ///
+    /// ```swift
+    /// override var validators: [String: PrefsValidator] { ["Volume": .range(0...11)] }
+    /// ```
+    ///
+    /// Empty by default. Read on every write, so return a value without side effects.
+    open var validators: [String: PrefsValidator] { [:] }
+
     /// A property-list file with defaults for this set (a bundled resource or a path), or `nil`.
     ///
     /// Its values are read by ``Pref`` properties that are not stored; see ``fileDefaults``.
@@ -365,10 +376,14 @@ open class PersistentPrefs: NSObject {
     func change(setting value: Any?, forKey key: String, isNormalized: Bool = false) throws -> PrefsChange {
         try checkKeys(CollectionOfOne(key))
         guard let value else { return .set(key: key, value: nil) }
-        if isNormalized { return .set(key: key, value: value) }
+        if isNormalized {
+            try checkRule(value, forKey: key, skippingDeclared: true)  // the typed value passed its @Pref's rule
+            return .set(key: key, value: value)
+        }
         guard let accepted = PlistValue.normalized(value) else {
             throw PrefsError.valuesNotPlistCompatible(invalidElements: [key])
         }
+        try checkRule(accepted, forKey: key, skippingDeclared: false)
         return .set(key: key, value: accepted)
     }
 
@@ -585,6 +600,8 @@ open class PersistentPrefs: NSObject {
     /// Checks keys, then values; returns the normalised set.
     func vetted(_ values: [String: Any]) throws -> [String: Any] {
         try checkKeys(values.keys)
-        return try PlistValue.normalizedSet(values).get()
+        let normalized = try PlistValue.normalizedSet(values).get()
+        try checkRules(normalized)
+        return normalized
     }
 }

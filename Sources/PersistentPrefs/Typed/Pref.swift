@@ -40,9 +40,16 @@ public struct Pref<Value> {
     public let key: String
     /// The value read when the key is not stored.
     public let defaultValue: Value
-    @usableFromInline let codec: PrefCodec<Value>
+    /// The codec and the rule, behind one reference: every read copies the `Pref`, and a copy
+    /// then costs one retain for them.
+    @usableFromInline let core: PrefCore<Value>
     /// What the Observation framework tracks this key by (made once, not on every read).
     @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
+
+    /// How values are stored.
+    @inlinable var codec: PrefCodec<Value> { core.codec }
+    /// Why a value is not allowed (`nil` when it is), or `nil` without a rule.
+    @inlinable var rule: ((Value) -> String?)? { core.rule }
 
     /// A value with a default.
     ///
@@ -50,9 +57,32 @@ public struct Pref<Value> {
     ///   - wrappedValue: The default, read while the key is not stored.
     ///   - key: The key in the set.
     public init(wrappedValue: Value, _ key: String) {
+        self.init(wrappedValue: wrappedValue, key, rule: nil)
+    }
+
+    /// A value with a default and a rule: a value for which `validate` returns `false` or throws
+    /// is refused on write, and read as the default when found stored.
+    ///
+    /// ```swift
+    /// @Pref("Name", validate: { !$0.isEmpty }) var name = "x"
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default, read while the key is not stored (or stores a refused value).
+    ///   - key: The key in the set.
+    ///   - validate: Returns whether a value is allowed, or throws an error whose description
+    ///     says why not. It must depend on the value only (it runs on every write of the key, at
+    ///     times under the store's lock).
+    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool) {
+        self.init(
+            wrappedValue: wrappedValue, key,
+            rule: { PrefsValidator.reason(validate, $0, rule: "the rule of \"\(key)\"") })
+    }
+
+    private init(wrappedValue: Value, _ key: String, rule: ((Value) -> String?)?) {
         self.key = key
         defaultValue = wrappedValue
-        codec = PrefCodec.make()
+        core = PrefCore(codec: PrefCodec.make(), rule: rule)
         observationKey = PrefsKeySpace.keyPath(key)
     }
 
@@ -61,6 +91,12 @@ public struct Pref<Value> {
     /// - Parameter key: The key in the set.
     public init<Wrapped>(_ key: String) where Value == Wrapped? {
         self.init(wrappedValue: nil, key)
+    }
+
+    /// The reason `value` is not allowed, or `nil` when it is.
+    @usableFromInline
+    func problem(with value: Value) -> String? {
+        rule?(value)
     }
 
     /// Not available: `@Pref` reaches its value through the enclosing ``PersistentPrefs``.
@@ -81,12 +117,48 @@ public struct Pref<Value> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Pref<Value>>
     ) -> Value {
-        get {
+        // Always inlined: only then is the key path a literal the compiler turns into a field access.
+        @inline(__always) get {
             let pref = owner[keyPath: storageKeyPath]
-            if let value = owner.value(forKey: pref.key, as: Value.self, tracking: pref.observationKey) { return value }
+            if let value = owner.value(forKey: pref.key, as: Value.self, tracking: pref.observationKey) {
+                if let rule = pref.rule, let reason = rule(value) {
+                    owner.reportInvalid(key: pref.key, reason: reason)
+                    return pref.defaultValue
+                }
+                return value
+            }
             return owner.read(pref)
         }
         set { owner.write(newValue, owner[keyPath: storageKeyPath]) }
+    }
+}
+
+extension Pref where Value: Comparable {
+    /// A value with a default that must lie in `range`; others are refused on write, and read as
+    /// the default when found stored.
+    ///
+    /// ```swift
+    /// @Pref("Volume", in: 0...11) var volume = 5
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - wrappedValue: The default, read while the key is not stored (or stores a refused value).
+    ///   - key: The key in the set.
+    ///   - range: The values allowed.
+    public init(wrappedValue: Value, _ key: String, in range: ClosedRange<Value>) {
+        self.init(wrappedValue: wrappedValue, key, rule: { range.contains($0) ? nil : "\($0) is outside \(range)" })
+    }
+}
+
+/// The parts of a ``Pref`` that reads rarely touch: how values are stored, and the rule.
+@usableFromInline
+final class PrefCore<Value> {
+    @usableFromInline let codec: PrefCodec<Value>
+    @usableFromInline let rule: ((Value) -> String?)?
+
+    init(codec: PrefCodec<Value>, rule: ((Value) -> String?)?) {
+        self.codec = codec
+        self.rule = rule
     }
 }
 
@@ -95,10 +167,22 @@ protocol DeclaredPref {
     var key: String { get }
     /// The default in its stored form; `nil` for an optional whose default is `nil`.
     var storedDefault: Any? { get }
+    /// Whether this `@Pref` has a rule for its values.
+    var hasRule: Bool { get }
+    /// Why the stored value `stored` is not allowed (its rule refuses it, or it is not of the
+    /// declared type), or `nil` when it is.
+    func problem(withStored stored: Any) -> String?
 }
 
 extension Pref: DeclaredPref {
     var storedDefault: Any? { try? codec.encode(defaultValue) }
+    var hasRule: Bool { rule != nil }
+
+    func problem(withStored stored: Any) -> String? {
+        guard let rule else { return nil }
+        guard let value = codec.decode(stored) else { return nil }  // a type mismatch: reported by readers
+        return rule(value)
+    }
 }
 
 // MARK: - Reading and writing typed values
@@ -115,15 +199,27 @@ extension PersistentPrefs {
             }
             return pref.defaultValue
         }
-        if let value = pref.codec.decode(stored) { return value }
+        if let value = pref.codec.decode(stored) {
+            guard let reason = pref.problem(with: value) else { return value }
+            reportInvalid(key: pref.key, reason: reason)
+            return pref.defaultValue
+        }
         lastError = .typeMismatch(key: pref.key, expected: "\(Value.self)", found: PlistValue.describe(stored))
         return pref.defaultValue
+    }
+
+    /// Reports a stored value that breaks its `@Pref`'s rule (the read returns the default).
+    /// Not generic, so the inlined getter needs no type metadata to call it.
+    @usableFromInline
+    func reportInvalid(key: String, reason: String) {
+        lastError = .invalidValue(key: key, reason: reason)
     }
 
     @usableFromInline
     func write<Value>(_ value: Value, _ pref: Pref<Value>) {
         record {
             try submit {
+                if let reason = pref.problem(with: value) { throw PrefsError.invalidValue(key: pref.key, reason: reason) }
                 let encoded: Any?
                 do {
                     encoded = try pref.codec.encode(value)
@@ -160,6 +256,17 @@ extension PersistentPrefs {
         return prefs
     }
 
+    /// The `@Pref` properties of this instance's class that have a rule, by key; found once per
+    /// class.
+    var declaredRules: [String: any DeclaredPref] {
+        let type = ObjectIdentifier(Swift.type(of: self))
+        if let known = declaredRulesByClass.withLock({ $0[type] }) { return known }
+        var rules: [String: any DeclaredPref] = [:]
+        for pref in declaredPrefs() where pref.hasRule { rules[pref.key] = pref }
+        declaredRulesByClass.withLock { $0[type] = rules }
+        return rules
+    }
+
     /// The keys of the `@Pref` properties of this instance's class and its superclasses.
     var declaredPrefKeys: [String] {
         let type = ObjectIdentifier(Swift.type(of: self))
@@ -172,3 +279,7 @@ extension PersistentPrefs {
 
 /// The `@Pref` keys of each class, found once by reflection.
 private let declaredKeysByClass = Locked<[ObjectIdentifier: [String]]>([:])
+
+/// The `@Pref` properties with a rule of each class, found once by reflection. The rules are
+/// the declarations' own (the same for every instance of a class).
+private let declaredRulesByClass = Locked<[ObjectIdentifier: [String: any DeclaredPref]]>([:])
