@@ -147,24 +147,18 @@
         private func attachMissing(_ table: inout Table) {
             var needed: [String: Int32] = [:]
             for (folder, watch) in table.folders where watch == nil {
-                let added = inotify_add_watch(descriptor, folder, Self.mask)
-                if added >= 0 {
-                    table.folders[folder] = added
-                    continue
-                }
-                var ancestor = (folder as NSString).deletingLastPathComponent
-                while !ancestor.isEmpty {
-                    if let known = table.ancestors[ancestor] ?? needed[ancestor] {
-                        needed[ancestor] = known
+                // A folder below the ancestor can be created between the failed watch of the
+                // folder and the watch of the ancestor, and its creation is then never reported:
+                // look again while the path grew meanwhile.
+                for _ in 0..<16 {
+                    let added = inotify_add_watch(descriptor, folder, Self.mask)
+                    if added >= 0 {
+                        table.folders[folder] = added
                         break
                     }
-                    let watch = inotify_add_watch(descriptor, ancestor, Self.mask)
-                    if watch >= 0 {
-                        needed[ancestor] = watch
-                        break
-                    }
-                    if ancestor == "/" { break }
-                    ancestor = (ancestor as NSString).deletingLastPathComponent
+                    guard let ancestor = watchAncestor(of: folder, &table, &needed) else { break }
+                    let below = Self.child(of: ancestor, toward: folder)
+                    guard let below, FileManager.default.fileExists(atPath: below) else { break }
                 }
             }
             for (ancestor, watch) in table.ancestors where needed[ancestor] == nil {
@@ -172,6 +166,34 @@
                 if !isInUse(watch, table) { inotify_rm_watch(descriptor, watch) }
             }
             table.ancestors.merge(needed) { _, new in new }
+        }
+
+        /// Watches the nearest existing ancestor of `folder` (recorded in `needed`); returns it.
+        private func watchAncestor(of folder: String, _ table: inout Table, _ needed: inout [String: Int32]) -> String? {
+            var ancestor = (folder as NSString).deletingLastPathComponent
+            while !ancestor.isEmpty {
+                if let known = table.ancestors[ancestor] ?? needed[ancestor] {
+                    needed[ancestor] = known
+                    return ancestor
+                }
+                let watch = inotify_add_watch(descriptor, ancestor, Self.mask)
+                if watch >= 0 {
+                    needed[ancestor] = watch
+                    return ancestor
+                }
+                if ancestor == "/" { return nil }
+                ancestor = (ancestor as NSString).deletingLastPathComponent
+            }
+            return nil
+        }
+
+        /// The path one component below `ancestor` on the way to `folder`, or `nil`.
+        private static func child(of ancestor: String, toward folder: String) -> String? {
+            let base = ancestor.hasSuffix("/") ? ancestor : ancestor + "/"
+            guard folder.hasPrefix(base) else { return nil }
+            let rest = folder.dropFirst(base.count)
+            guard let first = rest.split(separator: "/").first else { return nil }
+            return base + first
         }
 
         /// Whether some folder or ancestor still relies on the watch `watch` (one folder has
