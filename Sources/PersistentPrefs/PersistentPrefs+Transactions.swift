@@ -162,12 +162,7 @@ extension PersistentPrefs {
     func collectingWrites(over base: [String: Any]? = nil, _ body: () throws -> Void) rethrows -> PendingChanges? {
         let outer = withPending { pending -> PendingChanges? in
             let outer = pending
-            if var joined = outer {
-                joined.depth += 1
-                pending = joined
-            } else {
-                pending = PendingChanges(base: base)
-            }
+            if outer == nil { pending = PendingChanges(base: base) }
             return outer
         }
         do {
@@ -176,13 +171,10 @@ extension PersistentPrefs {
             withPending { $0 = outer }  // nested: back to where it started; outermost: nothing pending
             throw error
         }
-        return withPending { pending -> PendingChanges? in
-            guard outer != nil else {
-                defer { pending = nil }
-                return pending
-            }
-            pending?.depth -= 1
-            return nil
+        guard outer == nil else { return nil }  // nested: the outer batch keeps collecting
+        return withPending { pending in
+            defer { pending = nil }
+            return pending
         }
     }
 
@@ -268,8 +260,6 @@ struct PendingChanges {
     var fills: [String: Any] = [:]
     /// Why the batch must not be written, naming the refused keys.
     var refusal: PersistentPrefs.PrefsError?
-    /// How many batches are open (1 for the outermost).
-    var depth = 1
     /// ``PersistentPrefs/keys`` as a set, once the batch's first change was vetted.
     var allowedKeys: Set<String>?
 

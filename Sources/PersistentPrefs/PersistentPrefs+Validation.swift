@@ -69,12 +69,8 @@ extension PersistentPrefs {
     ///
     /// - Parameter skippingDeclared: Whether the `@Pref` rules were already checked on the typed value.
     func checkRule(_ value: Any, forKey key: String, skippingDeclared: Bool) throws {
-        let extra = validators
-        let declared = skippingDeclared ? nil : declaredRules[key]
-        guard declared != nil || extra[key] != nil else { return }
-        if let reason = declared?.problem(withStored: value) ?? extra[key]?.problem(with: value) {
-            throw PrefsError.invalidValue(key: key, reason: reason)
-        }
+        let rules = Rules(declared: skippingDeclared ? [:] : declaredRules, extra: validators)
+        if let problem = rules.problem(forKey: key, value: value) { throw problem }
     }
 
     /// The rules of this set, worked out outside every lock (``validators`` is overridable), so
@@ -93,13 +89,16 @@ extension PersistentPrefs {
 
         /// The refusal of the first value (in key order) that breaks its key's rule, or `nil`.
         func problem(in values: [String: Any]) -> PrefsError? {
-            for key in values.keys.sorted() where declared[key] != nil || extra[key] != nil {
-                let value = values[key]!
-                if let reason = declared[key]?.problem(withStored: value) ?? extra[key]?.problem(with: value) {
-                    return .invalidValue(key: key, reason: reason)
-                }
+            for key in values.keys.sorted() {
+                if let problem = problem(forKey: key, value: values[key]!) { return problem }
             }
             return nil
+        }
+
+        /// The refusal of `value` under `key`, or `nil` when its rules allow it (or it has none).
+        func problem(forKey key: String, value: Any) -> PrefsError? {
+            guard let reason = declared[key]?.problem(withStored: value) ?? extra[key]?.problem(with: value) else { return nil }
+            return .invalidValue(key: key, reason: reason)
         }
     }
 }
