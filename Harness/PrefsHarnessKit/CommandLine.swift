@@ -31,12 +31,15 @@ public struct Command: Equatable, Sendable {
     public var arguments: [String]
     /// `--json` was given.
     public var json: Bool
+    /// The command's own flags that were given (see ``CommandSpec/flags``), such as `--dry-run`.
+    public var flags: Set<String>
 
     /// A command with its arguments.
-    public init(spec: CommandSpec, arguments: [String], json: Bool = false) {
+    public init(spec: CommandSpec, arguments: [String], json: Bool = false, flags: Set<String> = []) {
         self.spec = spec
         self.arguments = arguments
         self.json = json
+        self.flags = flags
     }
 }
 
@@ -67,6 +70,8 @@ public struct CommandSpec: Equatable, Sendable {
     public let acceptsJSON: Bool
     /// Whether it exists only at the interactive prompt.
     public let interactiveOnly: Bool
+    /// The flags of its own it takes (`--dry-run`), beside `--json` and `--help`.
+    public let flags: [String]
 
     /// Every command, in the order help lists them.
     public static let all: [CommandSpec] = [
@@ -124,6 +129,15 @@ public struct CommandSpec: Equatable, Sendable {
                 that synchronises, another harness. NAME… limits it to those keys (full names or
                 aliases); --json prints one JSON object per line. Exit status 0 on Ctrl-C.
                 """, acceptsJSON: true),
+        CommandSpec(
+            name: "migrate", arguments: [], summary: "carry the set to the sample's schema version",
+            details: """
+                Runs the migration steps the stored set has not had yet, in one durable write
+                under the store's lock (exactly once, however many programs open the set). With
+                --dry-run it prints the steps that would run and the set before and after them,
+                and writes nothing. The sample is at version 1; its step renames "Int Value"
+                to "Integer Value". A set stored by a newer version is left alone (exit 1).
+                """, acceptsJSON: true, flags: ["--dry-run"]),
         CommandSpec(name: "help", arguments: ["COMMAND?"], summary: "show help, or one command's help", details: ""),
         CommandSpec(
             name: "key", arguments: ["ROOT"], summary: "switch to the set under another root key",
@@ -133,8 +147,9 @@ public struct CommandSpec: Equatable, Sendable {
 
     init(
         name: String, arguments: [String], summary: String, details: String, acceptsJSON: Bool = false,
-        interactiveOnly: Bool = false
+        interactiveOnly: Bool = false, flags: [String] = []
     ) {
+        self.flags = flags
         self.name = name
         self.arguments = arguments
         self.summary = summary
@@ -151,7 +166,7 @@ public struct CommandSpec: Equatable, Sendable {
     /// `name ARG ARG?` as shown in help.
     public var synopsis: String {
         ([name] + arguments.map { $0.hasSuffix("?") || isRepeated($0) ? "[\($0.replacingOccurrences(of: "?", with: ""))]" : $0 }
-            + (acceptsJSON ? ["[--json]"] : []))
+            + flags.map { "[\($0)]" } + (acceptsJSON ? ["[--json]"] : []))
             .joined(separator: " ")
     }
 
@@ -217,6 +232,7 @@ public enum CommandLineParser {
         }
         var positional: [String] = []
         var json = false
+        var flags: Set<String> = []
         var flagsEnded = false
         for word in words {
             if !flagsEnded && word.hasPrefix("--") {
@@ -227,6 +243,8 @@ public enum CommandLineParser {
                     return Command(spec: spec, arguments: ["--help"], json: false)
                 case "--json" where spec.acceptsJSON:
                     json = true
+                case _ where spec.flags.contains(word):
+                    flags.insert(word)
                 default:
                     throw HarnessError.usage(
                         "unknown option '\(word)' for \(spec.name) (put -- before a value that starts with --)")
@@ -246,7 +264,7 @@ public enum CommandLineParser {
                 "too many arguments for \(spec.name): \(positional[spec.arguments.count...].map { "'\($0)'" }.joined(separator: " ")) (usage: \(spec.synopsis))"
             )
         }
-        return Command(spec: spec, arguments: positional, json: json)
+        return Command(spec: spec, arguments: positional, json: json, flags: flags)
     }
 
     static func helpTopic(_ name: String?) throws -> CommandSpec? {

@@ -232,6 +232,8 @@ public final class HarnessSession {
                 try PropertyListSerialization.data(fromPropertyList: stored, format: .xml, options: 0)
             }
             console.write(String(decoding: data, as: UTF8.self))
+        case "migrate":
+            try migrate(dryRun: command.flags.contains("--dry-run"), json: command.json, console: console)
         case "settings":
             try SettingsCommand.run(command.arguments, settingsDirectory: settingsDirectory, console: console)
         case "watch":
@@ -241,6 +243,38 @@ public final class HarnessSession {
         default:
             throw HarnessError.usage("\(command.spec.name) works only at the interactive prompt")
         }
+    }
+
+    /// `migrate [--dry-run]`: runs the sample's pending migration steps, or shows them.
+    func migrate(dryRun: Bool, json: Bool, console: Console) throws {
+        // Never creates the set: an empty root key has nothing to migrate.
+        guard let stored = try refusing({ try store.load(root: rootKey) }), !stored.isEmpty else {
+            throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\"; there is nothing to migrate.")
+        }
+        let report = try refusing {
+            // Not empty, so opening it writes no defaults.
+            let prefs = PersistentPrefs.withoutAutomaticMigration { SamplePrefs(key: rootKey, store: store) }
+            return try dryRun ? prefs.migrationPreview() : prefs.migrate()
+        }
+        if json {
+            let object: [String: Any] = [
+                "root": rootKey, "from": report.fromVersion, "to": report.toVersion, "steps": report.steps,
+                "before": report.before, "after": report.after,
+            ]
+            console.print(ValueFormatter.jsonText(object, pretty: true))
+            return
+        }
+        guard !report.steps.isEmpty else {
+            console.print("The set \"\(rootKey)\" is at version \(report.fromVersion), the sample's version; there is nothing to migrate.")
+            return
+        }
+        console.print("\(dryRun ? "Would migrate" : "Migrated") \"\(rootKey)\" from version \(report.fromVersion) to \(report.toVersion):")
+        report.steps.forEach { console.print("  \($0)") }
+        console.print("Before:")
+        show(report.before, json: false, console: console)
+        console.print("After:")
+        show(report.after, json: false, console: console)
+        console.print(dryRun ? "Nothing was written (dry run)." : "Written in one store write.")
     }
 
     /// The set as an aligned table (or JSON).

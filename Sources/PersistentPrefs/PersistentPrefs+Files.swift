@@ -34,11 +34,21 @@ extension PersistentPrefs {
 
     /// Writes the current set to `url` as an XML property list, atomically.
     ///
+    /// A versioned set (see ``schemaVersion``) is written with its schema version under
+    /// ``schemaVersionKey``, so ``import(from:)`` can migrate it when a later version reads it.
+    ///
+    /// ```swift
+    /// try prefs.export(to: URL(fileURLWithPath: "/tmp/backup.plist"))
+    /// ```
+    ///
     /// - Parameter url: The file to write (replaced if it exists).
     /// - Throws: ``PrefsError/ioError(path:reason:)``; ``lastError`` records the outcome too.
     public func export(to url: URL) throws {
         try recording {
-            let data = try PropertyListSerialization.data(fromPropertyList: try currentValues(), format: .xml, options: 0)
+            var set = try currentValues()
+            let version = try resolvedDomain().schemaVersion()
+            if version > 0 { set[Self.schemaVersionKey] = version }
+            let data = try PropertyListSerialization.data(fromPropertyList: set, format: .xml, options: 0)
             do {
                 try AtomicFile.write(data, to: url)
             } catch let failure as AtomicFile.Failure {
@@ -50,15 +60,31 @@ extension PersistentPrefs {
     /// Replaces the set with the one in the property list at `url`, all or nothing, with the
     /// same checks as assigning ``values``.
     ///
+    /// A file exported at an older schema version (or without one: version 0) goes through the
+    /// pending ``migrations`` first; a file of a newer version is refused.
+    ///
+    /// ```swift
+    /// try prefs.import(from: URL(fileURLWithPath: "/tmp/backup.plist"))
+    /// ```
+    ///
     /// - Parameter url: A property-list file holding a dictionary (as written by
     ///   ``export(to:)``).
     /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)``,
     ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``,
-    ///   ``PrefsError/corruptStore(path:reason:)`` (not a dictionary) or
-    ///   ``PrefsError/ioError(path:reason:)``. Nothing changes when it throws;
-    ///   ``lastError`` records the outcome too.
+    ///   ``PrefsError/corruptStore(path:reason:)`` (not a dictionary),
+    ///   ``PrefsError/ioError(path:reason:)``,
+    ///   ``PrefsError/migrationFailed(root:step:name:reason:)`` or
+    ///   ``PrefsError/newerSchemaVersion(root:stored:supported:)``. Nothing changes when it
+    ///   throws; ``lastError`` records the outcome too.
     public func `import`(from url: URL) throws {
-        try recording { try setValues(try Self.readPlistDictionary(url)) }
+        try recording {
+            var set = try Self.readPlistDictionary(url)
+            let version = set[Self.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &set)
+            guard case .success(let normalized) = PlistValue.normalizedSet(set, for: .loading) else {
+                return try setValues(set)  // refused, naming the keys
+            }
+            try setValues(try schemaPlan.report(on: normalized, from: version, root: key).after)
+        }
     }
 
     // MARK: - Private

@@ -77,6 +77,19 @@ extension PersistentPrefs {
         /// ``PersistentPrefs/validators``); `reason` says how. A refused write changes nothing; a
         /// stored value that breaks it reads as the default and stays stored.
         case invalidValue(key: String, reason: String)
+
+        /// The set under the root key `root` could not be carried to the subclass's
+        /// ``PersistentPrefs/schemaVersion``: the migration step producing version `step`
+        /// (described by `name`) threw, or what the steps made of the set was refused; `reason`
+        /// says why. Nothing was written: the set stays stored as it was, its values stay
+        /// readable, and every write to it is refused with this error until a migration succeeds.
+        case migrationFailed(root: String, step: Int, name: String, reason: String)
+
+        /// The set under the root key `root` was stored by a newer version of the program
+        /// (schema version `stored`) than this code knows (`supported`). It is left untouched
+        /// and stays readable; writes to it are refused, so a downgraded app cannot destroy its
+        /// newer data, unless the subclass opts in with ``PersistentPrefs/writesNewerSchemaVersions``.
+        case newerSchemaVersion(root: String, stored: Int, supported: Int)
     }
 }
 
@@ -100,6 +113,9 @@ extension PersistentPrefs.PrefsError: Equatable {
         case let (.invalidSuiteName(n1, r1), .invalidSuiteName(n2, r2)): return n1 == n2 && r1 == r2
         case let (.transactionInProgress(a), .transactionInProgress(b)): return a == b
         case let (.invalidValue(k1, r1), .invalidValue(k2, r2)): return k1 == k2 && r1 == r2
+        case let (.migrationFailed(a1, s1, n1, r1), .migrationFailed(a2, s2, n2, r2)):
+            return a1 == a2 && s1 == s2 && n1 == n2 && r1 == r2
+        case let (.newerSchemaVersion(r1, s1, k1), .newerSchemaVersion(r2, s2, k2)): return r1 == r2 && s1 == s2 && k1 == k2
         default: return false
         }
     }
@@ -133,9 +149,18 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
             return "The value stored under \"\(key)\" is \(found), not \(expected); the default was used and the stored value left as it is."
         case .invalidValue(let key, let reason):
             return "The value for \"\(key)\" is not allowed (\(reason)): a write of it stores nothing, and found stored it reads as the default."
+        case .migrationFailed(let root, let step, let name, let reason):
+            return "The set \"\(root)\" could not be migrated: the step to version \(step) (\(name)) failed: \(Self.clause(reason)). Nothing was written; the set stays as stored, and writes to it are refused until it can be migrated."
+        case .newerSchemaVersion(let root, let stored, let supported):
+            return "The set \"\(root)\" was stored by a newer version of the program (schema version \(stored); this code knows up to \(supported)). It stays readable and untouched; writes to it are refused."
         case .transactionInProgress(let root):
             return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself); make the change through the batch or the update's dictionary. Nothing was written."
         }
+    }
+
+    /// `text` without its closing full stop, to go inside a sentence.
+    private static func clause(_ text: String) -> String {
+        text.hasSuffix(".") ? String(text.dropLast()) : text
     }
 
     private static func list(_ keys: [String]) -> String {

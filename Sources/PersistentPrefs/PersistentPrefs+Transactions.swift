@@ -123,7 +123,7 @@ extension PersistentPrefs {
     ///
     /// - The result is vetted like any write: keys that `body` adds or changes must be in
     ///   ``keys``, and their values must be property-list values. Keys already stored that
-    ///   `body` leaves alone pass, even if ``keys`` no longer lists them. A refused result
+    ///   `body` leaves alone or removes pass, even if ``keys`` no longer lists them. A refused result
     ///   writes nothing and names the keys.
     /// - `body` runs while the store is locked: keep it short, and change the set through its
     ///   dictionary. Writing the same set through any instance inside it is refused with
@@ -182,7 +182,7 @@ extension PersistentPrefs {
     func commit(_ pending: PendingChanges) throws {
         if let refusal = pending.refusal { throw refusal }
         guard let change = pending.change else { return }
-        try resolvedDomain().write(change)
+        try resolvedDomain().write(change, schema: schemaPlan)
     }
 
     /// Writes what `make` makes of the set as stored, in one locked step of the store, after
@@ -192,6 +192,7 @@ extension PersistentPrefs {
         guard withPending({ $0 == nil }) else { throw PrefsError.transactionInProgress(root: root) }
         let allowed = Set(keys)  // overridable: read before any lock is taken
         let rules = ruleCheck()
+        let plan = schemaPlan
         let domain = try resolvedDomain()
         try withoutActuallyEscaping(make) { make in
             try domain.write(
@@ -204,18 +205,20 @@ extension PersistentPrefs {
                     } catch {
                         throw PrefsDomain.TransformFailure(underlying: error)
                     }
-                })
+                }, schema: plan)
         }
     }
 
     /// `updated`, with the values of the keys it adds or changes against `current` vetted:
     /// those keys must be in `allowed`, their values property-list values that pass `rules`.
-    private static func vetted(
+    /// Keys it removes pass, whatever they are.
+    static func vetted(
         _ updated: [String: Any], changing current: [String: Any], allowed: Set<String>,
         rules: Rules?
     ) throws -> [String: Any] {
         let changed = PlistValue.changedKeys(current, updated)
-        let refused = changed.filter { !allowed.contains($0) }
+        // Removing a key is always allowed: it only drops what an older version stored.
+        let refused = changed.filter { updated[$0] != nil && !allowed.contains($0) && $0 != schemaVersionKey }
         guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
         var result = updated
         let candidates = try PlistValue.normalizedSet(updated.filter { changed.contains($0.key) }).get()

@@ -124,6 +124,36 @@ open class PersistentPrefs: NSObject {
     /// Empty by default. Read on every write, so return a value without side effects.
     open var validators: [String: PrefsValidator] { [:] }
 
+    /// The schema version of this subclass's sets: bump it, and add a step to ``migrations``,
+    /// whenever a new version of the app changes what the set holds (renames or removes a key,
+    /// changes a value's type).
+    ///
+    /// 0 (the default) means no versioning. A set is stamped with the version that wrote it
+    /// (under ``schemaVersionKey``). A set stored at an older version is migrated the first
+    /// time an instance touches it, in one store write under the store's cross-process lock,
+    /// exactly once however many processes open it; a set stored by a newer version is left
+    /// untouched, stays readable, and refuses writes (see ``writesNewerSchemaVersions``).
+    ///
+    /// ```swift
+    /// override class var schemaVersion: Int { 1 }
+    /// override class var migrations: [PrefsMigration] { [.renameKey("Font Size", to: "Editor Font Size")] }
+    /// ```
+    open class var schemaVersion: Int { 0 }
+
+    /// The steps that carry a stored set to ``schemaVersion``: the step at position `n` takes
+    /// version `n` to `n + 1`, so there is one step per version (see ``PrefsMigration``).
+    ///
+    /// Empty by default. A list whose length is not ``schemaVersion`` makes every migration fail
+    /// with ``PrefsError/migrationFailed(root:step:name:reason:)``, which says so.
+    open class var migrations: [PrefsMigration] { [] }
+
+    /// Whether instances may write to a set stored by a newer schema version than
+    /// ``schemaVersion`` (the set keeps its newer version stamp). `false` by default: such a set
+    /// is readable, but every write to it is refused with
+    /// ``PrefsError/newerSchemaVersion(root:stored:supported:)``, so a downgraded app cannot
+    /// destroy data in a shape it does not know.
+    open class var writesNewerSchemaVersions: Bool { false }
+
     /// A property-list file with defaults for this set (a bundled resource or a path), or `nil`.
     ///
     /// Its values are read by ``Pref`` properties that are not stored; see ``fileDefaults``.
@@ -232,7 +262,7 @@ open class PersistentPrefs: NSObject {
             _ = try domain.values()
             if !initial.isEmpty {
                 let accepted = try vetted(initial)
-                try domain.write(.merge(accepted))
+                try domain.write(.merge(accepted), schema: schemaPlan)
             }
         }
     }
@@ -405,7 +435,7 @@ open class PersistentPrefs: NSObject {
             state.pending!.collect(change)
             return true
         }
-        if !collected { try resolvedDomain().write(change) }
+        if !collected { try resolvedDomain().write(change, schema: schemaPlan) }
     }
 
     /// Stores each of `values` whose key holds nothing yet, in one step under the store's lock,
@@ -522,13 +552,17 @@ open class PersistentPrefs: NSObject {
 
     /// Runs an operation and records its outcome in ``lastError``: the error it threw, else the
     /// damage its store reports (see ``acknowledgeDamage()``), else `nil`.
+    ///
+    /// An error recorded while `body` ran by a step that does not fail it (a migration on first
+    /// use, which leaves the set readable) is kept.
     func record(_ body: () throws -> Void) {
+        let hadError = state.withLock { $0.failed }
         do {
             try body()
             let generation = currentGeneration()
-            let (domain, failed) = state.withLock { ($0.generation == generation ? $0.domain : nil, $0.failed) }
+            let domain = state.withLock { $0.generation == generation ? $0.domain : nil }
             let notice = domain?.damageNotice()
-            if notice != nil || failed { state.withLock { $0.lastError = notice } }
+            if notice != nil || hadError { state.withLock { $0.lastError = notice } }
         } catch {
             lastError = PrefsDomain.mapped(error)
         }
@@ -570,6 +604,7 @@ open class PersistentPrefs: NSObject {
             return previous
         }
         previous.map(PrefsDomain.release)
+        migrateOnFirstUse(domain)
         #if canImport(ObjectiveC)
             let notifications = keyValueNotifications(for: domain)
             let replaced = state.withLock { state in
@@ -583,7 +618,7 @@ open class PersistentPrefs: NSObject {
 
     func checkKeys(_ candidates: some Sequence<String>) throws {
         let allowed = allowedKeys()
-        let refused = candidates.filter { !allowed.contains($0) }
+        let refused = candidates.filter { !allowed.contains($0) && $0 != Self.schemaVersionKey }
         guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
     }
 

@@ -71,6 +71,18 @@ public final class SamplePrefs: PersistentPrefs {
         }
     }
 
+    // MARK: - Schema
+
+    /// Version 1. Its one step is there to show a migration: a set that stores the integer under
+    /// "Int Value" (an older name, as in a hand-written old set) gets it renamed to
+    /// "Integer Value". A version 0 set without that key is only stamped with version 1.
+    override public class var schemaVersion: Int { 1 }
+
+    /// The step from version 0 to 1.
+    override public class var migrations: [PrefsMigration] {
+        [.renameKey("Int Value", to: Key.int.rawValue)]
+    }
+
     // MARK: - Typed accessors
 
     /// The "Integer Value".

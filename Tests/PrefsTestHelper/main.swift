@@ -35,6 +35,9 @@
 //   prefs-test-helper batch-loop SUITE ROOT batch|update   k0…k9 = n for n = 1, 2, … as one batch (or one
 //                                                  update) each, printing "started" after the first
 //   prefs-test-helper poll-consistent SUITE ROOT COUNT     COUNT fresh reads of k0…k9: "reads R mixed M distinct D"
+//   prefs-test-helper migrate-open SUITE ROOT LOG AT       at the time AT (seconds since 1970) open MigratingPrefs,
+//                                                  whose steps append a line to LOG; print the migrated set
+//   prefs-test-helper migrate-wide SUITE ROOT              print "opening", open WideMigratingPrefs (k… → m…), print "done"
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -154,7 +157,70 @@ final class WidePrefs: PersistentPrefs {
     override var keys: [String] { Self.allKeys }
 }
 
+/// Version 2 of a set: 1 renamed "Old" to "New", 2 doubled "Count". Each step appends a line to
+/// the file named by MIGRATION_LOG, so a test can count how often the steps ran in all processes.
+final class MigratingPrefs: PersistentPrefs {
+    @Pref("New") var new = ""
+    @Pref("Count") var counter = 0
+    override class var schemaVersion: Int { 2 }
+    override class var migrations: [PrefsMigration] {
+        [
+            PrefsMigration("rename Old to New") { set in
+                logStep("1")
+                set["New"] = set.removeValue(forKey: "Old")
+            },
+            .transform("Count") { value in
+                logStep("2")
+                return ((value as? Int) ?? 0) * 2
+            },
+        ]
+    }
+}
+
+/// Appends "STEP PID" to the file MIGRATION_LOG names, in one `write` (O_APPEND: whole lines).
+@Sendable func logStep(_ step: String) {
+    guard let path = ProcessInfo.processInfo.environment["MIGRATION_LOG"] else { return }
+    let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+    guard descriptor >= 0 else { return }
+    let line = Array("\(step) \(getpid())\n".utf8)
+    _ = line.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+    close(descriptor)
+}
+
+/// Version 1 of a wide set: its one step renames k0 … k299 to m0 … m299, slowly (a short pause
+/// every 50 keys), so a SIGKILL can land in the middle of a migration.
+final class WideMigratingPrefs: PersistentPrefs {
+    static let allKeys = (0..<300).map { "m\($0)" }
+    override var keys: [String] { Self.allKeys }
+    override class var schemaVersion: Int { 1 }
+    override class var migrations: [PrefsMigration] {
+        [
+            PrefsMigration("rename k… to m…") { set in
+                for n in 0..<300 {
+                    if n % 50 == 0 { usleep(300) }
+                    set["m\(n)"] = set.removeValue(forKey: "k\(n)")
+                }
+            }
+        ]
+    }
+}
+
 switch command {
+case "migrate-open":
+    setenv("MIGRATION_LOG", arguments[3], 1)
+    guard let at = Double(arguments[4]) else { fail("migrate-open needs a start time") }
+    let wait = at - Date().timeIntervalSince1970
+    if wait > 0 { usleep(UInt32(wait * 1_000_000)) }
+    let prefs = explicitStore.map { MigratingPrefs(key: root, store: $0) } ?? MigratingPrefs(key: root)
+    if let error = prefs.lastError { fail("error: \(error)") }
+    say("New=\(prefs.new) Count=\(prefs.counter) keys=\(prefs.values.keys.sorted()) version=\(prefs.storedSchemaVersion ?? -1)")
+
+case "migrate-wide":
+    say("opening")
+    let prefs = explicitStore.map { WideMigratingPrefs(key: root, store: $0) } ?? WideMigratingPrefs(key: root)
+    if let error = prefs.lastError { fail("error: \(error)") }
+    say("done")
+
 case "write-mixed":
     let prefs = MixedPrefs(key: root)
     prefs.values = MixedPrefs.expected
@@ -259,7 +325,7 @@ case "set-int":
     waitToBeKilled()
 
 case "clear":
-    let prefs = plainPrefs()
+    let prefs = samplePrefs()  // a versioned set is cleared by its own class (older code may not)
     prefs.values = [:]
     guard prefs.lastError == nil else { fail("clear failed: \(prefs.lastError!)") }
 

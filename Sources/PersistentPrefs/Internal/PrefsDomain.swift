@@ -43,12 +43,19 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         /// The version of the store's file the set was read from or written to, when the store
         /// tells (see ``VersionedStore``).
         var version: UInt64?
+        /// The schema version the set is stored at (see ``PersistentPrefs/schemaVersion``),
+        /// kept out of `values`.
+        var schema: Int
 
         init(_ values: [String: Any], version: UInt64? = nil) {
+            var values = values
+            schema = values[PersistentPrefs.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &values)
             self.values = values
             numbers = ExactNumber.table(for: values)
             self.version = version
         }
+
+        var valuesAndSchema: ([String: Any], Int) { (values, schema) }
     }
 
     init(store: any PrefsStore, root: String) {
@@ -76,6 +83,26 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             if let snapshot = cache { return snapshot.numbers[key] }
             return try loaded(&cache).numbers[key]
         }
+    }
+
+    /// The schema version the set is stored at (0 when it has none).
+    func schemaVersion() throws -> Int {
+        try cache.withLock { cache in try loaded(&cache).schema }
+    }
+
+    /// Runs the pending migration steps of `plan` in one store write (see ``SchemaPlan``);
+    /// when the set is already migrated (by another process a moment ago, say) nothing is
+    /// written and the set is read again.
+    ///
+    /// - Returns: What ran (no steps when nothing did).
+    @discardableResult
+    func migrate(_ plan: SchemaPlan) throws -> PrefsMigrationReport {
+        var report: PrefsMigrationReport?
+        try write(.transform { $0 }, schema: plan, onlyMigrate: true) { report = $0 }
+        if let report { return report }
+        let (values, schema) = try cache.withLock { cache in try loaded(&cache) }.valuesAndSchema
+        if schema > plan.version, !plan.writesNewer { throw plan.newer(stored: schema, root: root) }
+        return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: values, after: values)
     }
 
     /// The damage every reader of this set reports (see ``DamageNote``), or `nil`.
@@ -185,43 +212,69 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when called from
     ///   inside this set's own write (an ``PersistentPrefs/update(_:)`` body writing through
     ///   another instance), instead of waiting for itself.
-    func write(_ change: PrefsChange) throws {
+    ///
+    /// - Parameters:
+    ///   - schema: The writer's schema version and migrations: the store write re-reads the
+    ///     stored version, migrates an older set first, refuses a newer one, and stamps the
+    ///     version (see ``SchemaPlan``).
+    ///   - onlyMigrate: For ``migrate(_:)``: write nothing when there is nothing to migrate.
+    ///   - log: Receives what a migration did, when one ran.
+    func write(
+        _ change: PrefsChange, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil
+    ) throws {
         defer { feed.deliver() }
         try turn.take(root: root) {
-            // Loaded first, so observers can be told what changed; a whole-set replacement does
-            // not need it, so it can still repair a set that cannot be read.
-            if change.buildsOnCurrent {
-                _ = try cache.withLock { try loaded(&$0) }
-            } else {
-                _ = cache.withLock { try? loaded(&$0) }
-            }
-            let stored: [String: Any]
-            var version: UInt64?
             do {
-                if let versioned = store as? any VersionedStore {
-                    (stored, version) = try versioned.versionedApply(change, root: root)
-                } else {
-                    stored = try store.apply(change, root: root)
-                }
-            } catch let error as TransformFailure {
-                throw error.underlying
-            } catch {
-                throw PrefsDomain.mapped(error)
+                try writeTakingTurn(schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent)
+            } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !change.buildsOnCurrent {
+                // The root holds something that is not a set (so no version either): a whole-set
+                // replacement may still repair it.
+                try writeTakingTurn(schema.wrapped(change, root: root), buildsOnCurrent: false, reading: false)
+            } catch is SchemaPlan.AlreadyCurrent {
+                _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
             }
-            guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
-                throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
-            }
-            let snapshot = Snapshot(values, version: version)  // built before taking the lock readers wait for
-            cache.withLock { cache in
-                let before = cache?.values ?? [:]
-                cache = snapshot
-                feed.post(PlistValue.changedKeys(before, values))
-            }
-            damaged.store(0)  // the store is written again, so it no longer reports damage
         }
     }
 
-    /// Wraps what a transform's closure threw, so ``write(_:)`` hands it back unchanged
+    /// The body of ``write(_:schema:onlyMigrate:log:)``, for a caller that holds the turn.
+    ///
+    /// - Parameter reading: Whether the store reads the set as stored for `change` (a
+    ///   `.transform`); `false` hands it an empty set, for a replacement of an unreadable root.
+    private func writeTakingTurn(_ change: PrefsChange, buildsOnCurrent: Bool, reading: Bool = true) throws {
+        // Loaded first, so observers can be told what changed; a whole-set replacement does
+        // not need it, so it can still repair a set that cannot be read.
+        if buildsOnCurrent {
+            _ = try cache.withLock { try loaded(&$0) }
+        } else {
+            _ = cache.withLock { try? loaded(&$0) }
+        }
+        let stored: [String: Any]
+        var version: UInt64?
+        let applied = reading ? change : .replace((try? change.applied(to: [:])) ?? [:])
+        do {
+            if let versioned = store as? any VersionedStore {
+                (stored, version) = try versioned.versionedApply(applied, root: root)
+            } else {
+                stored = try store.apply(applied, root: root)
+            }
+        } catch let error as TransformFailure {
+            throw error.underlying
+        } catch {
+            throw PrefsDomain.mapped(error)
+        }
+        guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
+            throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+        }
+        let snapshot = Snapshot(values, version: version)  // built before taking the lock readers wait for
+        cache.withLock { cache in
+            let before = cache?.values ?? [:]
+            cache = snapshot
+            feed.post(PlistValue.changedKeys(before, values))
+        }
+        damaged.store(0)  // the store is written again, so it no longer reports damage
+    }
+
+    /// Wraps what a transform's closure threw, so ``write(_:schema:onlyMigrate:log:)`` hands it back unchanged
     /// rather than as a store failure.
     struct TransformFailure: Error {
         let underlying: any Error

@@ -18,6 +18,14 @@ public enum SettingsError: Error, Equatable, Sendable {
     case nothingToResetTo(type: String)
     /// Reading or writing `path` failed; `reason` says why. The old file is unchanged.
     case ioFailed(path: String, reason: String)
+    /// The settings file at `path` could not be carried to the type's
+    /// ``SettingsManageable/schemaVersion``: the step producing version `step` (described by
+    /// `name`) threw, or its result does not decode as the type; `reason` says why. The file was
+    /// left as it is.
+    case migrationFailed(path: String, step: Int, name: String, reason: String)
+    /// The settings file at `path` was written by a newer version of the program (schema version
+    /// `stored`) than this code knows (`supported`). It can be loaded, but is not overwritten.
+    case newerSchemaVersion(path: String, stored: Int, supported: Int)
 }
 
 // MARK: - CustomStringConvertible
@@ -38,6 +46,10 @@ extension SettingsError: CustomStringConvertible {
             return "\(type) has neither bundled defaults nor an initial copy to reset to."
         case .ioFailed(let path, let reason):
             return "Could not read or write \(path): \(reason). Nothing was changed."
+        case .migrationFailed(let path, let step, let name, let reason):
+            return "The settings file \(path) could not be migrated: the step to version \(step) (\(name)) failed: \(reason.hasSuffix(".") ? String(reason.dropLast()) : reason). It was left as it is."
+        case .newerSchemaVersion(let path, let stored, let supported):
+            return "The settings file \(path) was written by a newer version of the program (schema version \(stored); this code knows up to \(supported)), so it is not overwritten."
         }
     }
 }

@@ -66,6 +66,22 @@ public protocol SettingsManageable {
 
     /// The settings file as a dictionary, or `nil` when it is missing or unreadable.
     func toDictionary() -> [String: Any?]?
+
+    /// The schema version of this type's settings files: bump it, and add a step to
+    /// ``migrations``, when a new version of the app renames or reshapes a stored property.
+    ///
+    /// 0 (the default) means no versioning. Files are stamped with the version that wrote them
+    /// (under ``PersistentPrefs/schemaVersionKey``, which decoding ignores). A file of an older
+    /// version is migrated when it is loaded, under the file's lock, and written back before it
+    /// is decoded; a file of a newer version loads but is never overwritten
+    /// (``SettingsError/newerSchemaVersion(path:stored:supported:)``).
+    static var schemaVersion: Int { get }
+
+    /// The steps that carry an older settings file to ``schemaVersion``, one per version: the
+    /// step at position `n` takes version `n` to `n + 1` (see ``PrefsMigration``). Steps work
+    /// on the file's dictionary, so they can read properties the type no longer has; their
+    /// result must decode as the type.
+    static var migrations: [PrefsMigration] { get }
 }
 
 /// Where ``SettingsManageable`` files live unless a type overrides
@@ -110,6 +126,12 @@ extension SettingsManageable {
     public static var bundledSettingsURL: URL? {
         Bundle.main.url(forResource: "\(Self.self)", withExtension: "plist")
     }
+
+    /// 0: no versioning.
+    public static var schemaVersion: Int { 0 }
+
+    /// No steps.
+    public static var migrations: [PrefsMigration] { [] }
 
     /// `<settingsDirectory>/<Type>.plist`.
     public func settingsURL() -> URL {
@@ -301,7 +323,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
     /// change them, writes them in the same locked step, then hands them to `apply`.
     func modify(current: Settings, _ body: (inout Settings) throws -> Void, apply: (Settings) -> Void) throws {
         let value = try locked { () throws -> Settings in
-            var value = FileManager.default.fileExists(atPath: url.path) ? try decode(url) : current
+            var value = FileManager.default.fileExists(atPath: url.path) ? try decodeCurrent() : current
             try body(&value)
             try writeUnlocked(value)
             return value
@@ -318,6 +340,8 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
         }
     }
 
+    /// Writes `settings`, stamped with the type's schema version; refuses to overwrite a file
+    /// of a newer version.
     private func writeUnlocked(_ settings: Settings) throws {
         let encoder = PropertyListEncoder()
         encoder.outputFormat = .xml
@@ -327,30 +351,109 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
         } catch {
             throw SettingsError.encodingFailed(type: "\(Settings.self)", reason: "\(error)")
         }
-        try replace(url, with: data)
+        if let existing = try? Data(contentsOf: url), let set = Self.dictionary(existing) {
+            let stored = Self.version(of: set)
+            if stored > Settings.schemaVersion {
+                throw SettingsError.newerSchemaVersion(path: url.path, stored: stored, supported: Settings.schemaVersion)
+            }
+        }
+        try replace(url, with: Self.stamped(data))
     }
 
     func load(current: Settings, apply: (Settings) -> Void) throws {
-        guard FileManager.default.fileExists(atPath: url.path) else {
-            try write(current)
-            if !FileManager.default.fileExists(atPath: initialCopy.path) {
-                try replace(initialCopy, with: try contents(of: url))
+        let loaded = try locked { () throws -> Settings? in
+            guard FileManager.default.fileExists(atPath: url.path) else {
+                try writeUnlocked(current)
+                if !FileManager.default.fileExists(atPath: initialCopy.path) {
+                    try replace(initialCopy, with: try contents(of: url))
+                }
+                return nil
             }
-            return
+            return try decodeCurrent()
         }
-        apply(try decode(url))
+        loaded.map(apply)
     }
 
     func loadUsingSettingsFile(apply: (Settings) -> Void) throws {
         guard let bundled = Settings.bundledSettingsURL, FileManager.default.fileExists(atPath: bundled.path) else {
             throw SettingsError.noBundledSettings(type: "\(Settings.self)")
         }
-        if !FileManager.default.fileExists(atPath: url.path) {
-            let defaults = try contents(of: bundled)
-            _ = try decode(defaults, from: bundled)  // refuse defaults that do not decode, before copying them
-            try replace(url, with: defaults)
+        apply(
+            try locked {
+                if !FileManager.default.fileExists(atPath: url.path) {
+                    let defaults = try contents(of: bundled)
+                    _ = try decode(defaults, from: bundled)  // refuse defaults that do not decode, before copying them
+                    try replace(url, with: Self.stamped(defaults))  // shipped with this version
+                }
+                return try decodeCurrent()
+            })
+    }
+
+    // MARK: - Schema versions
+
+    /// The settings file decoded, migrated first (and written back) when an older version wrote
+    /// it. Call it holding the file's lock.
+    private func decodeCurrent() throws -> Settings {
+        let data = try contents(of: url)
+        guard let migrated = try migrated(data) else { return try decode(data, from: url) }
+        let value = try decode(migrated, from: url)
+        try replace(url, with: migrated)
+        return value
+    }
+
+    /// `data`, a settings file, carried to the type's schema version by the pending steps and
+    /// stamped; `nil` when there is nothing to do (no versioning, current or newer, not a
+    /// dictionary).
+    private func migrated(_ data: Data) throws -> Data? {
+        let version = Settings.schemaVersion
+        guard version > 0, var set = Self.dictionary(data) else { return nil }
+        let stored = SchemaPlan.take(from: &set)
+        guard stored < version, !set.isEmpty else { return nil }
+        let plan = SchemaPlan(version: version, writesNewer: false) {
+            SchemaPlan.Migration(steps: Settings.migrations, allowed: nil, rules: nil)
         }
-        apply(try decode(url))
+        let report: PrefsMigrationReport
+        do {
+            report = try plan.report(on: set, from: stored, root: "\(Settings.self)")
+        } catch PersistentPrefs.PrefsError.migrationFailed(_, let step, let name, let reason) {
+            throw SettingsError.migrationFailed(path: url.path, step: step, name: name, reason: reason)
+        }
+        var result = report.after
+        result[PersistentPrefs.schemaVersionKey] = version
+        let encoded: Data
+        do {
+            encoded = try PropertyListSerialization.data(fromPropertyList: result, format: .xml, options: 0)
+            _ = try PropertyListDecoder().decode(Settings.self, from: encoded)
+        } catch {
+            let last = Settings.migrations[version - 1]
+            throw SettingsError.migrationFailed(
+                path: url.path, step: version, name: last.description,
+                reason: "the result does not decode as \(Settings.self): \(Self.describe(error))")
+        }
+        return encoded
+    }
+
+    /// `data` (an encoded settings value) with the type's schema version added, when it has one.
+    private static func stamped(_ data: Data) -> Data {
+        let version = Settings.schemaVersion
+        guard version > 0, var set = dictionary(data) else { return data }
+        set[PersistentPrefs.schemaVersionKey] = version
+        return (try? PropertyListSerialization.data(fromPropertyList: set, format: .xml, options: 0)) ?? data
+    }
+
+    /// A property list's top-level dictionary, normalised; `nil` when it is not one.
+    private static func dictionary(_ data: Data) -> [String: Any]? {
+        guard let top = try? PropertyListSerialization.propertyList(from: data, format: nil),
+            let set = PlistValue.stringKeyedDictionary(top),
+            case .success(let normalized) = PlistValue.normalizedSet(set, for: .loading)
+        else { return nil }
+        return normalized
+    }
+
+    /// The schema version a settings dictionary was stamped with (0 when none).
+    private static func version(of set: [String: Any]) -> Int {
+        var set = set
+        return SchemaPlan.take(from: &set)
     }
 
     func delete() throws {
@@ -365,12 +468,14 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
         if let bundled = Settings.bundledSettingsURL, FileManager.default.fileExists(atPath: bundled.path) {
             let defaults = try contents(of: bundled)
             let value = try decode(defaults, from: bundled)
-            try replace(url, with: defaults)
+            try locked { try replace(url, with: Self.stamped(defaults)) }  // shipped with this version
             apply(value)
         } else if FileManager.default.fileExists(atPath: initialCopy.path) {
+            // The initial copy keeps the version that made it: migrated like any older file.
             let initial = try contents(of: initialCopy)
-            let value = try decode(initial, from: initialCopy)
-            try replace(url, with: initial)
+            let data = try migrated(initial) ?? initial
+            let value = try decode(data, from: initialCopy)
+            try locked { try replace(url, with: data) }
             apply(value)
         } else {
             throw SettingsError.nothingToResetTo(type: "\(Settings.self)")
@@ -378,7 +483,8 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
     }
 
     func dictionary() -> [String: Any?]? {
-        guard let dictionary = (try? PlistFile.read(url, movingAside: false)) ?? nil else { return nil }
+        guard var dictionary = (try? PlistFile.read(url, movingAside: false)) ?? nil else { return nil }
+        dictionary[PersistentPrefs.schemaVersionKey] = nil  // the library's own
         return dictionary.mapValues { PlistValue.normalized($0, for: .loading) }
     }
 

@@ -55,15 +55,11 @@ struct ReliabilityTests {
         var bad = 0
         var acknowledgedTotal = 0
         for trial in 1...50 {
-            let process = try child.process("prefs-test-helper", ["loop-int", suite, "Root"])
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let (process, output) = try child.start("prefs-test-helper", ["loop-int", suite, "Root"])
             Thread.sleep(forTimeInterval: Double.random(in: 0.02...0.12, using: &generator))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let printed = String(decoding: output.readDataToEndOfFile(), as: UTF8.self)
             let acknowledged = printed.split(separator: "\n").compactMap { Int($0) }.last ?? 0
             acknowledgedTotal += acknowledged
             let read = try child.run("prefs-test-helper", ["get-int", suite, "Root"])
@@ -83,7 +79,8 @@ struct ReliabilityTests {
                 continue
             }
             // The next trial starts from a clean set, so its numbers are its own.
-            _ = try child.run("prefs-test-helper", ["clear", suite, "Root"])
+            let cleared = try child.run("prefs-test-helper", ["clear", suite, "Root"])
+            #expect(cleared.status == 0, "\(cleared.stderr)")
         }
         print("[reliability] \(store.rawValue): SIGKILL inside a write loop: \(bad) of 50 trials loaded an error or an unacknowledged state (\(acknowledgedTotal) writes acknowledged in all)")
         #expect(bad == 0)

@@ -100,6 +100,16 @@ struct ChildProcess {
         return process
     }
 
+    /// Starts a process whose stdout the caller reads (stderr is discarded).
+    func start(_ executable: String, _ arguments: [String]) throws -> (process: Process, output: FileHandle) {
+        let process = try process(executable, arguments)
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return (process, output.fileHandleForReading)
+    }
+
     /// Runs to completion and returns its output.
     func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> Output {
         let process = try process(executable, arguments)

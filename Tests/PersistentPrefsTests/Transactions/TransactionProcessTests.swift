@@ -28,12 +28,8 @@ struct TransactionProcessTests {
     /// Starts `prefs-test-helper batch-loop` (k0…k9 = n, n = 1, 2, … as one batch or update
     /// each) and returns once its first transaction is written.
     static func startWriter(_ child: ChildProcess, suite: String, mode: String) throws -> Process {
-        let process = try child.process("prefs-test-helper", ["batch-loop", suite, "Wide", mode])
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        _ = output.fileHandleForReading.availableData  // "started"
+        let (process, output) = try child.start("prefs-test-helper", ["batch-loop", suite, "Wide", mode])
+        _ = output.availableData  // "started"
         return process
     }
 
