@@ -138,6 +138,29 @@ public struct CommandSpec: Equatable, Sendable {
                 and writes nothing. The sample is at version 1; its step renames "Int Value"
                 to "Integer Value". A set stored by a newer version is left alone (exit 1).
                 """, acceptsJSON: true, flags: ["--dry-run"]),
+        CommandSpec(
+            name: "defaults", arguments: ["SUBCOMMAND", "ARGS..."],
+            summary: "the macOS defaults command, for any suite (or --store-dir set, or plist file)",
+            details: """
+                defaults domains                       the suites in the preferences folder
+                defaults read [DOMAIN [KEY]]           as macOS defaults prints them; --json for JSON
+                defaults read-type DOMAIN KEY          Type is string, integer, float, boolean, date,
+                                                       data, array or dictionary
+                defaults write DOMAIN KEY VALUE        VALUE as property-list text: a bare word is a
+                                                       string; ( a, b ), { k = v; }, <integer>5</integer>
+                defaults write DOMAIN KEY -TYPE VALUE  -string -int[eger] -float -bool[ean] -date -data
+                defaults write DOMAIN KEY -array V...  also -array-add, -dict K V..., -dict-add K V...
+                defaults write DOMAIN '{ k = v; }'     replace the whole domain
+                defaults delete DOMAIN [KEY]           the whole domain, or one key
+                defaults rename DOMAIN OLD NEW         one key, in one write
+                defaults export DOMAIN PATH|-          as an XML property list (- is stdout)
+                defaults import DOMAIN PATH|-          replace the domain with a plist file's dictionary
+                A DOMAIN is a suite name ($XDG_CONFIG_HOME/DOMAIN.plist, else ~/.config), a root key
+                with --store-dir DIR, or an absolute path to a plist file. Writes take the suite's
+                lock, re-read the file, apply only the change and replace the file atomically:
+                programs using the library see them at once, plain UserDefaults after synchronize().
+                Bad input changes nothing: exit 2 for a usage error, 1 when the change is refused.
+                """, acceptsJSON: true),
         CommandSpec(name: "help", arguments: ["COMMAND?"], summary: "show help, or one command's help", details: ""),
         CommandSpec(
             name: "key", arguments: ["ROOT"], summary: "switch to the set under another root key",

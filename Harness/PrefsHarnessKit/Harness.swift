@@ -99,12 +99,15 @@ public final class HarnessSession {
     public let storeDescription: String
     /// Where `settings` keeps the SettingsManageable demo files (`nil`: the default folder).
     let settingsDirectory: URL?
+    /// The store the options chose.
+    let storeChoice: StoreChoice
 
     /// Opens the store the options name.
     ///
     /// - Throws: ``HarnessError/usage(_:)`` when it cannot be opened.
     public init(options: HarnessOptions) throws {
         rootKey = options.key ?? "SamplePrefs"
+        storeChoice = options.store
         switch options.store {
         case .standard:
             store = UserDefaultsStore.standard
@@ -134,6 +137,7 @@ public final class HarnessSession {
         self.store = store
         self.storeDescription = storeDescription
         settingsDirectory = nil
+        storeChoice = .standard
     }
 
     /// The sample set under the current root key, reloaded from the store.
@@ -232,6 +236,8 @@ public final class HarnessSession {
                 try PropertyListSerialization.data(fromPropertyList: stored, format: .xml, options: 0)
             }
             console.write(String(decoding: data, as: UTF8.self))
+        case "defaults":
+            try DefaultsTool.run(command.arguments, json: command.json, session: self, console: console)
         case "migrate":
             try migrate(dryRun: command.flags.contains("--dry-run"), json: command.json, console: console)
         case "settings":

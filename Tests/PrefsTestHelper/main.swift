@@ -35,6 +35,8 @@
 //   prefs-test-helper batch-loop SUITE ROOT batch|update   k0…k9 = n for n = 1, 2, … as one batch (or one
 //                                                  update) each, printing "started" after the first
 //   prefs-test-helper poll-consistent SUITE ROOT COUNT     COUNT fresh reads of k0…k9: "reads R mixed M distinct D"
+//   prefs-test-helper plain-set-kinds SUITE -      plain UserDefaults: one value of every kind, synchronize()
+//   prefs-test-helper plain-get SUITE KEY          plain UserDefaults: print "TYPE VALUE" for KEY (synchronize() first)
 //   prefs-test-helper migrate-open SUITE ROOT LOG AT       at the time AT (seconds since 1970) open MigratingPrefs,
 //                                                  whose steps append a line to LOG; print the migrated set
 //   prefs-test-helper migrate-wide SUITE ROOT              print "opening", open WideMigratingPrefs (k… → m…), print "done"
@@ -353,6 +355,37 @@ case "plain-put-int":
     defaults.set(set, forKey: root)
     guard defaults.synchronize() else { fail("synchronize() failed") }
     say("done")
+
+case "plain-set-kinds":
+    let defaults = plainDefaults()
+    defaults.set("hello world", forKey: "String")
+    defaults.set(42, forKey: "Int")
+    defaults.set(-7, forKey: "Negative")
+    defaults.set(1.5, forKey: "Double")
+    defaults.set(true, forKey: "Bool")
+    defaults.set(Date(timeIntervalSince1970: 1_714_564_800), forKey: "Date")  // 2024-05-01 12:00:00 UTC
+    defaults.set(Data([0x0f, 0xbd, 0x77]), forKey: "Data")
+    defaults.set(["a", "b c"], forKey: "Array")
+    defaults.set(["k": "v", "n": 1] as [String: Any], forKey: "Dict")
+    guard defaults.synchronize() else { fail("synchronize() failed") }
+    say("done")
+
+case "plain-get":
+    let defaults = plainDefaults()
+    _ = defaults.synchronize()
+    guard let value = defaults.object(forKey: root) else { say("nil"); break }
+    let unwrapped: Any = (value as Any?).flatMap { $0 } ?? value
+    switch unwrapped {
+    case let string as String: say("string \(string)")
+    case let number as NSNumber:
+        let kind = String(cString: number.objCType)
+        say("number(\(kind)) \(number)")
+    case let date as Date: say("date \(date.timeIntervalSince1970)")
+    case let data as Data: say("data \(data.map { String(format: "%02x", $0) }.joined())")
+    case let array as [Any]: say("array \(array.count)")
+    case let dictionary as [String: Any]: say("dictionary \(dictionary.keys.sorted())")
+    default: say("other \(type(of: unwrapped))")
+    }
 
 case "watch-int":
     let prefs = plainPrefs()

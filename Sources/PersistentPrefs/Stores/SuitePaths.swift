@@ -28,9 +28,14 @@ enum SuitePaths {
             guard let suite, problem(with: suite) == nil else { return nil }
             name = suite
         }
+        return directory.appendingPathComponent(name + ".plist")
+    }
+
+    /// The folder of the suites: `$XDG_CONFIG_HOME` when it is an absolute path, else `~/.config`.
+    static var directory: URL {
         let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
         let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
-        return URL(fileURLWithPath: base, isDirectory: true).appendingPathComponent(name + ".plist")
+        return URL(fileURLWithPath: base, isDirectory: true)
     }
 
     /// The suite name of a `UserDefaults` object made elsewhere, where Foundation lets us see

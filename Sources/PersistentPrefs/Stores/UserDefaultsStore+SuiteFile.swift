@@ -35,6 +35,25 @@ extension UserDefaultsStore {
     static func update(
         suiteFile file: URL, key: String, _ change: (Any?) throws -> Any?, whileLocked: () -> Void = {}
     ) throws -> UInt64? {
+        try update(
+            suiteFile: file, describing: "the key \"\(key)\"", changing: [key], { suite in suite[key] = try change(suite[key]) },
+            whileLocked: whileLocked)
+    }
+
+    /// ``update(suiteFile:key:_:whileLocked:)`` for any number of keys: `change` changes the
+    /// whole suite (its top-level keys), and every key it changes is written, recorded in the
+    /// ledger and checked after a plain save, in one atomic replacement.
+    ///
+    /// - Parameters:
+    ///   - what: What is written, for error messages ("the key \"x\"").
+    ///   - keys: The keys `change` may change, when known (a one-key write): they are recorded
+    ///     in the ledger and checked, changed or not. `nil`: the keys it changed are worked out by
+    ///     comparing the suite before and after.
+    @discardableResult
+    static func update(
+        suiteFile file: URL, describing what: String, changing keys: Set<String>? = nil,
+        _ change: (inout [String: Any]) throws -> Void, whileLocked: () -> Void = {}
+    ) throws -> UInt64? {
         try FileLock.withLock(for: file, exclusive: true) { lock in
             var record = lock.record
             defer { lock.store(record) }
@@ -59,13 +78,14 @@ extension UserDefaultsStore {
                 var suite = read ?? [:]
                 // A file just as the library left it cannot hold a stale save's reverts.
                 if foreign || signature == nil { ledger.reconcile(&suite) }
-                let before = suite[key]
-                suite[key] = try change(before)
+                let before = suite
+                try change(&suite)
+                let changed = (keys ?? PlistValue.changedKeys(before, suite)).sorted()
                 let data: Data
                 do {
                     data = try PlistFile.encoded(suite, format: .xml, for: file)
                 } catch PersistentPrefs.PrefsError.ioError(_, let reason) {
-                    throw PersistentPrefs.PrefsError.ioError(path: file.path, reason: "writing the key \"\(key)\": \(reason)")
+                    throw PersistentPrefs.PrefsError.ioError(path: file.path, reason: "writing \(what): \(reason)")
                 }
                 // Abandoned when someone rewrote the file since it was read: start over from theirs.
                 guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(file.path) == signature }) else {
@@ -75,11 +95,13 @@ extension UserDefaultsStore {
                 record.written = written
                 // Kept on every suite: the first plain save beside the library can already undo a
                 // write, before any other writer has been seen.
-                ledger.record(key, before: before, after: suite[key], beforeIsLatest: !foreign && signature != nil)
+                for key in changed {
+                    ledger.record(key, before: before[key], after: suite[key], beforeIsLatest: !foreign && signature != nil)
+                }
                 ledger.save(to: lock)
                 var settled = Settled.intact
                 if Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow {
-                    settled = try settle(file, written: written, key: key, ours: ledger.entries[key]?.latest)
+                    settled = try settle(file, written: written, ours: changed.map { ($0, ledger.entries[$0]?.latest) })
                 }
                 var digest: UInt64? = PlistFile.digest(data)
                 switch settled {
@@ -101,7 +123,7 @@ extension UserDefaultsStore {
             }
             throw PersistentPrefs.PrefsError.ioError(
                 path: file.path,
-                reason: "another program kept rewriting the suite for \(Int(attemptBudget)) s while the key \"\(key)\" was written")
+                reason: "another program kept rewriting the suite for \(Int(attemptBudget)) s while \(what) was written")
         }
     }
 
@@ -140,14 +162,14 @@ extension UserDefaultsStore {
     }
 
     /// Waits for a plain save that may have read the file before the replacement, then tells
-    /// whether `key` still holds `ours`, the value written as the ledger keeps it (XML, compared
-    /// the same way ``SuiteLedger`` compares values).
-    private static func settle(_ file: URL, written: FileSignature, key: String, ours: Data?) throws -> Settled {
+    /// whether each written key still holds `ours`, the value written as the ledger keeps it
+    /// (XML, compared the same way ``SuiteLedger`` compares values).
+    private static func settle(_ file: URL, written: FileSignature, ours: [(key: String, value: Data?)]) throws -> Settled {
         for step in settleSteps {
             Thread.sleep(forTimeInterval: step)
             guard FileSignature.of(file.path) == written else {
                 let (current, signature, _) = try PlistFile.readSigned(file)
-                return SuiteLedger.xml(current?[key]) == ours ? .kept(signature) : .undone
+                return ours.allSatisfy { SuiteLedger.xml(current?[$0.key]) == $0.value } ? .kept(signature) : .undone
             }
         }
         return .intact

@@ -1,0 +1,336 @@
+import Foundation
+import PersistentPrefs
+
+/// `prefs-harness defaults …`: the macOS `defaults` command for any `UserDefaults` suite on
+/// Linux, a `--store-dir` folder (its root keys are the domains), or a property-list file.
+///
+/// Every write goes through the library: the suite's lock, the file read again, only this change
+/// applied, the file replaced atomically and durable on return, so it is safe beside running
+/// programs. Everything on the command line is parsed before anything is touched.
+enum DefaultsTool {
+    /// The subcommands, for help and errors.
+    static let subcommands = ["domains", "read", "read-type", "write", "delete", "rename", "export", "import"]
+
+    /// Runs `defaults ARGUMENTS`.
+    ///
+    /// - Throws: ``HarnessError/usage(_:)`` for a command line that does not parse (nothing is
+    ///   touched), ``HarnessError/refused(_:)`` for an operation that cannot be done (nothing is written).
+    static func run(_ arguments: [String], json: Bool, session: HarnessSession, console: Console) throws {
+        guard let subcommand = arguments.first else {
+            throw HarnessError.usage("defaults needs a subcommand: \(subcommands.joined(separator: ", "))")
+        }
+        if case .suite = session.storeChoice {
+            throw HarnessError.usage("defaults takes its domain as an argument; leave out --suite (use --store-dir DIR for a folder of sets)")
+        }
+        let rest = Array(arguments.dropFirst())
+        func arity(_ range: ClosedRange<Int>, _ synopsis: String) throws {
+            guard range.contains(rest.count) else { throw HarnessError.usage("usage: defaults \(subcommand) \(synopsis)") }
+        }
+        let places = Places(session: session)
+        switch subcommand {
+        case "domains":
+            try arity(0...0, "")
+            let names = try places.domainNames()
+            console.print(json ? ValueFormatter.jsonText(names, pretty: false) : names.joined(separator: ", "))
+        case "read":
+            try arity(0...2, "[DOMAIN [KEY]]")
+            try read(rest, json: json, places: places, console: console)
+        case "read-type":
+            try arity(2...2, "DOMAIN KEY")
+            let domain = try places.domain(rest[0])
+            let contents = try domain.existingContents()
+            guard let value = contents[rest[1]] else { throw HarnessError.refused(missingPair(domain, rest[1])) }
+            console.print("Type is \(PlistText.kind(of: value)?.rawValue ?? "unknown")")
+        case "write":
+            guard rest.count >= 2 else {
+                throw HarnessError.usage("usage: defaults write DOMAIN KEY [-type] VALUE, or defaults write DOMAIN '{ key = value; }'")
+            }
+            let domain = try places.domain(rest[0])
+            let change = try WriteChange.parse(Array(rest.dropFirst()))
+            try domain.update { contents in try change.apply(to: &contents, domain: domain.name) }
+        case "delete":
+            try arity(1...2, "DOMAIN [KEY]")
+            let domain = try places.domain(rest[0])
+            if rest.count == 1 {
+                guard try domain.remove() else {
+                    throw HarnessError.refused("Domain (\(domain.name)) not found. Defaults have not been changed.")
+                }
+            } else {
+                let key = rest[1]
+                try domain.update { contents in
+                    guard contents.removeValue(forKey: key) != nil else {
+                        throw HarnessError.refused("Domain (\(domain.name)) has no key \(key). Defaults have not been changed.")
+                    }
+                }
+            }
+        case "rename":
+            try arity(3...3, "DOMAIN OLD_KEY NEW_KEY")
+            let domain = try places.domain(rest[0])
+            let (old, new) = (rest[1], rest[2])
+            try domain.update { contents in
+                guard let value = contents.removeValue(forKey: old) else {
+                    throw HarnessError.refused("Key \(old) does not exist in domain \(domain.name); leaving defaults unchanged.")
+                }
+                contents[new] = value
+            }
+        case "export":
+            try arity(2...2, "DOMAIN PATH|-")
+            let domain = try places.domain(rest[0])
+            let contents = try domain.existingContents()
+            let data = try refusing { try PropertyListSerialization.data(fromPropertyList: contents, format: .xml, options: 0) }
+            if rest[1] == "-" {
+                console.write(String(decoding: data, as: UTF8.self))
+            } else {
+                try refusing { try data.write(to: URL(fileURLWithPath: rest[1]), options: .atomic) }
+            }
+        case "import":
+            try arity(2...2, "DOMAIN PATH|-")
+            let domain = try places.domain(rest[0])
+            let imported = try importedDictionary(rest[1], console: console)
+            try domain.update { contents in contents = imported }
+        default:
+            throw HarnessError.usage("unknown defaults subcommand '\(subcommand)'; the subcommands are \(subcommands.joined(separator: ", "))")
+        }
+    }
+
+    private static func read(_ arguments: [String], json: Bool, places: Places, console: Console) throws {
+        func show(_ value: Any, topLevel: Bool) {
+            console.print(json ? ValueFormatter.jsonText(value, pretty: true) : PlistText.describe(value, topLevel: topLevel))
+        }
+        guard let name = arguments.first else {
+            var all: [String: Any] = [:]
+            for name in try places.domainNames() {
+                all[name] = try places.domain(name).contents() ?? [:]
+            }
+            return show(all, topLevel: false)
+        }
+        let domain = try places.domain(name)
+        let contents = try domain.existingContents()
+        guard arguments.count == 2 else { return show(contents, topLevel: false) }
+        guard let value = contents[arguments[1]] else { throw HarnessError.refused(missingPair(domain, arguments[1])) }
+        show(value, topLevel: true)
+    }
+
+    private static func missingPair(_ domain: Domain, _ key: String) -> String {
+        "The domain/default pair of (\(domain.name), \(key)) does not exist"
+    }
+
+    /// The dictionary in the file at `path` (`-`: standard input, as property-list text).
+    private static func importedDictionary(_ path: String, console: Console) throws -> [String: Any] {
+        let value: Any
+        if path == "-" {
+            var lines: [String] = []
+            while let line = console.readLine() { lines.append(line) }
+            value = try DefaultsValues.text(lines.joined(separator: "\n"))
+        } else {
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: path))
+            } catch {
+                throw HarnessError.refused("cannot read \(path): \((error as NSError).localizedDescription)")
+            }
+            do {
+                value = try PropertyListSerialization.propertyList(from: data, format: nil)
+            } catch {
+                throw HarnessError.refused("\(path) is not a property list; nothing was imported")
+            }
+        }
+        guard let dictionary = value as? [String: Any] else {
+            throw HarnessError.refused("\(path == "-" ? "standard input" : path) does not hold a dictionary; nothing was imported")
+        }
+        return dictionary
+    }
+
+    static func refusing<Result>(_ body: () throws -> Result) throws -> Result {
+        do {
+            return try body()
+        } catch let error as HarnessError {
+            throw error
+        } catch let error as PersistentPrefs.PrefsError {
+            throw HarnessError.refused(error.description)
+        } catch {
+            throw HarnessError.refused((error as NSError).localizedDescription)
+        }
+    }
+}
+
+// MARK: - Writes
+
+/// What `defaults write DOMAIN …` asks for, parsed before anything is written.
+public enum WriteChange {
+    /// `write DOMAIN '{ … }'`: the whole domain.
+    case domain([String: Any])
+    /// `write DOMAIN KEY VALUE` (with or without a type flag).
+    case set(String, Any)
+    /// `-array-add`: elements appended to the array under the key (created when absent).
+    case arrayAdd(String, [Any])
+    /// `-dict-add`: pairs merged into the dictionary under the key (created when absent).
+    case dictAdd(String, [String: Any])
+
+    /// Parses the words after the domain: `KEY VALUE`, `KEY -TYPE VALUE…`, or one dictionary.
+    ///
+    /// - Throws: ``HarnessError/usage(_:)`` naming the problem.
+    public static func parse(_ words: [String]) throws -> WriteChange {
+        if words.count == 1 {
+            guard let dictionary = try DefaultsValues.text(words[0]) as? [String: Any] else {
+                throw HarnessError.usage("'\(words[0])' is not a dictionary; defaults write DOMAIN takes '{ key = value; }' (or give a KEY and a VALUE)")
+            }
+            return .domain(dictionary)
+        }
+        let key = words[0]
+        guard !DefaultsValues.typeFlags.contains(key) else {
+            throw HarnessError.usage("the key is missing before \(key) (usage: defaults write DOMAIN KEY \(key) VALUE)")
+        }
+        let rest = Array(words.dropFirst())
+        let flag = rest[0]
+        let isFlag = flag.hasPrefix("-") && flag.count > 1 && !(flag.dropFirst().first?.isNumber ?? false) && flag.dropFirst().first != "."
+        guard isFlag else {
+            guard rest.count == 1 else {
+                throw HarnessError.usage("too many values for \(key): \(rest.dropFirst().map { "'\($0)'" }.joined(separator: " ")) (quote a value with spaces)")
+            }
+            return .set(key, try DefaultsValues.text(flag))
+        }
+        guard DefaultsValues.typeFlags.contains(flag) else {
+            throw HarnessError.usage("unknown type flag '\(flag)'; the flags are \(DefaultsValues.typeFlags.sorted().joined(separator: " "))")
+        }
+        let values = Array(rest.dropFirst())
+        switch flag {
+        case "-array": return .set(key, try DefaultsValues.elements(values))
+        case "-array-add": return .arrayAdd(key, try DefaultsValues.elements(values))
+        case "-dict": return .set(key, try DefaultsValues.pairs(values))
+        case "-dict-add": return .dictAdd(key, try DefaultsValues.pairs(values))
+        default:
+            guard values.count == 1 else {
+                throw HarnessError.usage("\(flag) takes one value, got \(values.count) (quote a value with spaces)")
+            }
+            return .set(key, try DefaultsValues.scalar(values[0], flag: flag))
+        }
+    }
+
+    /// Applies the change to the domain's keys.
+    ///
+    /// - Throws: ``HarnessError/refused(_:)`` for `-array-add` on a value that is not an array
+    ///   (or `-dict-add` on one that is not a dictionary).
+    public func apply(to contents: inout [String: Any], domain: String) throws {
+        switch self {
+        case .domain(let dictionary):
+            contents = dictionary
+        case .set(let key, let value):
+            contents[key] = value
+        case .arrayAdd(let key, let elements):
+            guard let current = contents[key] else { return contents[key] = elements }
+            guard let array = current as? [Any] else {
+                throw HarnessError.refused("-array-add: \(key) in \(domain) is \(PlistText.kind(of: current)?.rawValue ?? "not an array"), not an array; nothing was written")
+            }
+            contents[key] = array + elements
+        case .dictAdd(let key, let pairs):
+            guard let current = contents[key] else { return contents[key] = pairs }
+            guard let dictionary = current as? [String: Any] else {
+                throw HarnessError.refused("-dict-add: \(key) in \(domain) is \(PlistText.kind(of: current)?.rawValue ?? "not a dictionary"), not a dictionary; nothing was written")
+            }
+            contents[key] = dictionary.merging(pairs) { _, new in new }
+        }
+    }
+}
+
+// MARK: - Domains
+
+/// Where domains live for this run: suites in the preferences folder, or the root keys of a
+/// `--store-dir` folder; a DOMAIN starting with `/` is a property-list file either way.
+struct Places {
+    let files: PlistFileStore?
+
+    init(session: HarnessSession) {
+        files = session.store as? PlistFileStore
+    }
+
+    func domainNames() throws -> [String] {
+        try DefaultsTool.refusing { try files?.roots() ?? PreferencesFile.suiteNames() }
+    }
+
+    /// The domain `name` names.
+    ///
+    /// - Throws: ``HarnessError/usage(_:)`` for a name with `/` or `..` that is not an absolute
+    ///   path, an empty name, or the global domain.
+    func domain(_ name: String) throws -> Domain {
+        if name.hasPrefix("/") {
+            let exact = URL(fileURLWithPath: name)
+            let file = name.hasSuffix(".plist") || FileManager.default.fileExists(atPath: name) ? exact : exact.appendingPathExtension("plist")
+            return Domain(name: name, place: .file(PreferencesFile(url: file)))
+        }
+        guard !name.isEmpty else { throw HarnessError.usage("the domain name is empty") }
+        guard !name.contains("/"), !name.contains(".."), !name.contains("\u{0}") else {
+            throw HarnessError.usage("the domain '\(name)' must not contain '/' or '..' (give a plist file as an absolute path)")
+        }
+        guard !["NSGlobalDomain", "-g", "-globalDomain"].contains(name) else {
+            throw HarnessError.usage("the global domain is not kept in a file on Linux; name a suite")
+        }
+        if let files { return Domain(name: name, place: .root(files)) }
+        return Domain(name: name, place: .file(try DefaultsTool.refusing { try PreferencesFile(suiteName: name) }))
+    }
+}
+
+/// One domain: a suite or property-list file, or a root key of a `PlistFileStore`.
+struct Domain {
+    enum Place {
+        case file(PreferencesFile)
+        case root(PlistFileStore)
+    }
+
+    let name: String
+    let place: Place
+
+    /// Its keys and values; `nil` when it does not exist.
+    func contents() throws -> [String: Any]? {
+        try DefaultsTool.refusing {
+            switch place {
+            case .file(let file):
+                return try file.contents()  // a damaged file is moved aside and reported
+            case .root(let store):
+                let view = PersistentPrefs(key: name, store: store)  // reports a damaged file
+                if let error = view.lastError { throw error }
+                return try store.load(root: name)
+            }
+        }
+    }
+
+    /// Its keys and values, or a refusal naming the domain when it does not exist.
+    func existingContents() throws -> [String: Any] {
+        guard let contents = try contents() else { throw HarnessError.refused("Domain \(name) does not exist") }
+        return contents
+    }
+
+    /// Changes its keys in one locked, atomic, durable write (see ``PreferencesFile/update(_:)``).
+    func update(_ change: (inout [String: Any]) throws -> Void) throws {
+        _ = try contents()  // a damaged file is moved aside and reported, never written over
+        try DefaultsTool.refusing {
+            switch place {
+            case .file(let file):
+                try file.update(change)
+            case .root(let store):
+                try withoutActuallyEscaping(change) { change in
+                    _ = try store.apply(
+                        .transform { current in
+                            var updated = current
+                            try change(&updated)
+                            return updated
+                        }, root: name)
+                }
+            }
+        }
+    }
+
+    /// Removes it; `false` when it did not exist.
+    func remove() throws -> Bool {
+        try DefaultsTool.refusing {
+            switch place {
+            case .file(let file):
+                return try file.remove()
+            case .root(let store):
+                guard try store.load(root: name) != nil else { return false }
+                try store.remove(root: name)
+                return true
+            }
+        }
+    }
+}

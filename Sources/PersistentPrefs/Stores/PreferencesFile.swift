@@ -1,0 +1,142 @@
+import Foundation
+
+/// A property-list file of top-level keys — the file of a `UserDefaults` suite on Linux
+/// (`$XDG_CONFIG_HOME/<suite>.plist`, else `~/.config/<suite>.plist`), or any property-list file
+/// holding a dictionary — read and changed the way ``UserDefaultsStore`` changes suites there.
+///
+/// Every change takes the suite's lock (shared by every process using this library), reads the
+/// file again, applies only what it changes, replaces the file atomically and is durable when it
+/// returns. Programs using the library on the suite see the change at once (they watch the
+/// file); programs using plain `UserDefaults` see it after their next `synchronize()`, and a
+/// plain save that raced the change does not undo it (see ``UserDefaultsStore``). A damaged file
+/// is moved aside and reported, never overwritten. The harness's `defaults` commands use it.
+///
+/// ```swift
+/// let suite = try PreferencesFile(suiteName: "com.example.app")
+/// try suite.update { keys in keys["Launches"] = ((keys["Launches"] as? Int) ?? 0) + 1 }
+/// print(try suite.contents() ?? [:])
+/// ```
+///
+/// On Apple platforms `cfprefsd` owns the preferences files; use `UserDefaults` (or the
+/// `defaults` command) there.
+public struct PreferencesFile: Sendable {
+    /// The property-list file.
+    public let url: URL
+
+    /// The file at `url` (a suite file or any property-list file of top-level keys).
+    ///
+    /// - Parameter url: The file; it need not exist yet.
+    public init(url: URL) {
+        self.url = url
+    }
+
+    /// The file of the `UserDefaults` suite `suiteName` in ``preferencesDirectory``.
+    ///
+    /// - Parameter suiteName: The suite.
+    /// - Throws: ``PersistentPrefs/PrefsError/invalidSuiteName(name:reason:)`` for a name with
+    ///   `/` or `..`, an empty name, or a special domain.
+    public init(suiteName: String) throws {
+        if let problem = SuitePaths.problem(with: suiteName) {
+            throw PersistentPrefs.PrefsError.invalidSuiteName(name: suiteName, reason: problem)
+        }
+        url = Self.preferencesDirectory.appendingPathComponent(suiteName + ".plist")
+    }
+
+    /// Where Foundation on Linux keeps `UserDefaults` suites: `$XDG_CONFIG_HOME` when it is an
+    /// absolute path, else `~/.config`.
+    public static var preferencesDirectory: URL {
+        SuitePaths.directory
+    }
+
+    /// The suites in ``preferencesDirectory`` (its `*.plist` files), sorted.
+    ///
+    /// - Returns: The suite names; empty when the folder does not exist.
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be listed.
+    public static func suiteNames() throws -> [String] {
+        let directory = preferencesDirectory
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+        } catch CocoaError.fileReadNoSuchFile {
+            return []
+        } catch {
+            throw PersistentPrefs.PrefsError.ioError(path: directory.path, reason: (error as NSError).localizedDescription)
+        }
+        return names.filter { $0.hasSuffix(".plist") && !$0.hasPrefix(".") && $0 != ".plist" }
+            .map { String($0.dropLast(".plist".count)) }
+            .filter { SuitePaths.problem(with: $0) == nil }
+            .sorted()
+    }
+
+    /// The file's top-level keys and values, read under the suite's shared lock; `nil` when
+    /// there is no file.
+    ///
+    /// A value the library wrote that a stale plain `UserDefaults` save put back is put right
+    /// first, as every read of the library does.
+    ///
+    /// - Returns: The keys and values, as the file holds them.
+    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` for a damaged file,
+    ///   which is moved aside (never overwritten; the reason says where) so the next read finds
+    ///   no file, and ``damageNotice`` reports it until the file is written again;
+    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be read.
+    public func contents() throws -> [String: Any]? {
+        let (suite, reverted) = try FileLock.withLock(for: url, exclusive: false) { lock -> ([String: Any]?, Bool) in
+            let suite = try PlistFile.readSigned(url).dictionary
+            guard DamageNote.notice(for: url) == nil, let suite else { return (suite, false) }
+            let ledger = SuiteLedger(lock)
+            let keys = Set(suite.keys).union(ledger.entries.keys)
+            return (suite, keys.contains { ledger.isReverted($0, in: suite) })
+        }
+        guard reverted else { return suite }
+        var repaired = suite
+        try UserDefaultsStore.update(suiteFile: url, describing: "the suite") { current in repaired = current }
+        return repaired
+    }
+
+    /// Changes the file's top-level keys with `change`, in one durable, atomic write under the
+    /// suite's lock; the file is created when it does not exist.
+    ///
+    /// `change` runs on the file as it is now (read again under the lock) and may run more than
+    /// once, on a newer file, when a program that does not use this library rewrites it
+    /// meanwhile; keep it free of other side effects. When it throws, nothing is written.
+    ///
+    /// - Parameter change: Changes the keys; the values it sets must be property-list values.
+    /// - Throws: What `change` throws;
+    ///   ``PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the
+    ///   keys whose new values a property list cannot hold;
+    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)``. Nothing is written when it throws.
+    public func update(_ change: (inout [String: Any]) throws -> Void) throws {
+        try UserDefaultsStore.update(suiteFile: url, describing: "the suite") { suite in
+            let before = suite
+            try change(&suite)
+            var refused: [String] = []
+            for key in PlistValue.changedKeys(before, suite) {
+                guard let value = suite[key] else { continue }
+                if let normalized = PlistValue.normalized(value) { suite[key] = normalized } else { refused.append(key) }
+            }
+            if !refused.isEmpty { throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: refused.sorted()) }
+        }
+    }
+
+    /// Removes the file (the whole suite), under the suite's lock.
+    ///
+    /// - Returns: Whether there was a file to remove.
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be removed.
+    @discardableResult
+    public func remove() throws -> Bool {
+        try FileLock.withLock(for: url, exclusive: true) { lock in
+            let existed = FileManager.default.fileExists(atPath: url.path)
+            try PlistFile.write(nil, to: url, format: .xml)
+            SuiteLedger().save(to: lock)  // removed on purpose: nothing to put back
+            DamageNote.clear(for: url)
+            return existed
+        }
+    }
+
+    /// The damage reported for this file, or `nil`: after a damaged file was moved aside, every
+    /// reader reports ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (naming where the
+    /// damaged copy went) until the file is written again.
+    public var damageNotice: PersistentPrefs.PrefsError? {
+        DamageNote.notice(for: url)
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import PersistentPrefs
+import Testing
+
+/// `prefs-harness defaults` on suites by name, with real processes and a config folder of
+/// their own: the tool against plain `UserDefaults` both ways, and a tool write seen live by a
+/// program that uses the library.
+@Suite("Harness: defaults across processes")
+struct DefaultsProcessTests {
+    @Test("what the tool writes, plain UserDefaults in another process reads, typed")
+    func toolToPlain() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let writes: [([String], String)] = [
+            (["S", "-string", "hello world"], "string hello world"),
+            (["I", "-int", "42"], "number(q) 42"),
+            (["B", "-bool", "true"], "number(c) 1"),
+            (["D", "-date", "2024-05-01T12:00:00Z"], "date 1714564800.0"),
+            (["X", "-data", "0fbd77"], "data 0fbd77"),
+            (["A", "-array", "a", "b"], "array 2"),
+            (["M", "-dict", "k", "v"], "dictionary [\"k\"]"),
+        ]
+        for (words, expected) in writes {
+            let write = try child.run("prefs-harness", ["defaults", "write", "demo"] + words)
+            #expect(write.status == 0 && write.stdout.isEmpty, "\(words): \(write.stderr)")
+            let read = try child.run("prefs-test-helper", ["plain-get", "demo", words[0]])
+            let kindAndValue = read.stdout.trimmingCharacters(in: .newlines)
+            // NSNumber's type code differs between integer widths; the kind and value must match.
+            if expected.hasPrefix("number") {
+                #expect(kindAndValue.hasPrefix("number(") && kindAndValue.hasSuffix(expected.split(separator: " ").last.map { " \($0)" }!), "\(words): \(kindAndValue)")
+                #expect((kindAndValue.contains("(c)") || kindAndValue.contains("(B)")) == expected.contains("(c)"), "\(words): \(kindAndValue)")
+            } else {
+                #expect(kindAndValue == expected, "\(words): \(read.stderr)")
+            }
+        }
+        let domains = try child.run("prefs-harness", ["defaults", "domains"])
+        #expect(domains.stdout == "demo\n")
+        // read without a domain: every domain, by name.
+        let all = try child.run("prefs-harness", ["defaults", "read"])
+        #expect(all.stdout.hasPrefix("{\n    demo =     {\n        A =         (\n            a,\n"), "\(all.stdout)")
+    }
+
+    @Test("what plain UserDefaults writes in another process, the tool reads as macOS defaults prints it")
+    func plainToTool() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        let write = try child.run("prefs-test-helper", ["plain-set-kinds", "plain", "-"])
+        #expect(write.status == 0, "\(write.stderr)")
+        let read = try child.run("prefs-harness", ["defaults", "read", "plain"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout == DefaultsCommandTests.everyKindPrinted)
+        let types = try child.run("prefs-harness", ["defaults", "read-type", "plain", "Double"])
+        #expect(types.stdout == "Type is float\n")
+        // And the tool's changes land beside them, read back by plain UserDefaults.
+        #expect(try child.run("prefs-harness", ["defaults", "rename", "plain", "Int", "Number"]).status == 0)
+        #expect(try child.run("prefs-test-helper", ["plain-get", "plain", "Int"]).stdout == "nil\n")
+        #expect(try child.run("prefs-test-helper", ["plain-get", "plain", "Number"]).stdout.hasSuffix(" 42\n"))
+        #expect(try child.run("prefs-test-helper", ["plain-get", "plain", "String"]).stdout == "string hello world\n")
+    }
+
+    @Test("a tool write is seen at once by a program that holds the set and observes it")
+    func liveProgramSeesIt() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        #expect(try child.run("prefs-test-helper", ["put-int", "live", "Main", "1"]).status == 0)
+        let (watcher, out) = try child.start("prefs-test-helper", ["watch-int", "live", "Main"])
+        defer {
+            kill(watcher.processIdentifier, SIGKILL)
+            watcher.waitUntilExit()
+        }
+        let lines = LineReader(out)
+        #expect(lines.next(timeout: 10) == "ready")
+        let started = Date()
+        let write = try child.run("prefs-harness", ["defaults", "write", "live", "Main", "-dict-add", "Integer Value", "-int", "77"])
+        #expect(write.status == 0, "\(write.stderr)")
+        #expect(lines.next(timeout: 5) == "77")
+        print("[defaults] a tool write seen by an observing program after \(Int(Date().timeIntervalSince(started) * 1000)) ms (tool start included)")
+        // The rest of the set is kept: -dict-add merged one key into it.
+        let read = try child.run("prefs-harness", ["defaults", "read", "live", "Main"])
+        #expect(read.stdout.contains("\"Integer Value\" = 77;") && read.stdout.contains("\"String Value\" = \"Any String\";"), "\(read.stdout)")
+    }
+
+    @Test("bad suite names and flags through the real executable: exit 2, message on stderr, nothing written")
+    func badInputEndToEnd() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        #expect(try child.run("prefs-harness", ["defaults", "write", "held", "K", "-int", "1"]).status == 0)
+        let file = URL(fileURLWithPath: directory.path + "/held.plist")
+        let before = try Data(contentsOf: file)
+        for words in [["write", "../held", "K", "v"], ["write", "held", "K", "-int", "x"], ["write", "held", "K", "-bogus", "1"]] {
+            let result = try child.run("prefs-harness", ["defaults"] + words)
+            #expect(result.status == 2 && result.stdout.isEmpty && result.stderr.hasPrefix("prefs-harness: "), "\(words): \(result.stderr)")
+        }
+        let refused = try child.run("prefs-harness", ["defaults", "write", "held", "K", "-array-add", "x"])
+        #expect(refused.status == 1 && refused.stderr.contains("not an array"), "\(refused.stderr)")
+        #expect(try Data(contentsOf: file) == before)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(names == ["held.plist", "held.plist.lock"], "\(names)")
+    }
+}
