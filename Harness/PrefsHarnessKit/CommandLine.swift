@@ -88,7 +88,8 @@ public struct CommandSpec: Equatable, Sendable {
                 int: an integer (42, -7). string: any text. array: a, b, c or a JSON array of
                 strings. dict: k=v,k=v or a JSON object of strings. date: ISO 8601
                 (2024-05-01T12:00:00Z, 2024-05-01) or now. Put -- before a VALUE that starts with --.
-                """),
+                --json prints {"key": …, "value": …}.
+                """, acceptsJSON: true),
         CommandSpec(
             name: "batch", arguments: [], summary: "apply NAME VALUE lines from stdin as one batch",
             details: """
@@ -96,20 +97,27 @@ public struct CommandSpec: Equatable, Sendable {
                 Blank lines and lines starting with # are skipped. The changes are written
                 together, in one durable write: a program reading the set sees all of them or
                 none. If any line does not parse or is refused, nothing is written (exit 1).
-                """),
+                --json prints {"root": …, "changes": N}.
+                """, acceptsJSON: true),
         CommandSpec(
             name: "incr", arguments: ["NAME", "BY?"], summary: "add BY (default 1) to an integer, atomically",
             details: """
                 Reads the value under the store's lock and writes the sum in the same step, so
                 increments by any number of processes at once are never lost. A key that is not
-                set counts from its sample default.
-                """),
-        CommandSpec(name: "reset", arguments: [], summary: "put the sample defaults back", details: ""),
-        CommandSpec(name: "delete", arguments: [], summary: "remove the set (its root key) from the store", details: ""),
+                set counts from its sample default. --json prints {"key": …, "value": …}.
+                """, acceptsJSON: true),
+        CommandSpec(
+            name: "reset", arguments: [], summary: "put the sample defaults back",
+            details: "--json prints the set as it now is.", acceptsJSON: true),
+        CommandSpec(
+            name: "delete", arguments: [], summary: "remove the set (its root key) from the store",
+            details: "A root key that holds nothing is refused (exit 1). --json prints {\"root\": …, \"deleted\": true}.",
+            acceptsJSON: true),
         CommandSpec(name: "roots", arguments: [], summary: "list the root keys in the store", details: "", acceptsJSON: true),
         CommandSpec(
             name: "dump", arguments: [], summary: "print the stored set as an XML property list",
-            details: "Read straight from the store, not through the library's cache."),
+            details: "Read straight from the store, not through the library's cache. --json prints it as JSON.",
+            acceptsJSON: true),
         CommandSpec(
             name: "settings", arguments: ["ACTION", "TYPE?", "NAME?", "VALUE?"],
             summary: "show, set or reset the SettingsManageable demo types",
@@ -119,8 +127,9 @@ public struct CommandSpec: Equatable, Sendable {
                 settings reset [app|player]        back to the defaults (player: the bundled file)
                 app is AppSettings (playSFX, themeIndex, fontName, fontSize); player is
                 PlayerSettings (team, isMale, gunType, powerLevels). The files live in DIR/settings
-                with --store-dir DIR, else in the per-user settings folder.
-                """),
+                with --store-dir DIR, else in the per-user settings folder. --json: show as JSON
+                (each setting's value as text).
+                """, acceptsJSON: true),
         CommandSpec(
             name: "watch", arguments: ["NAME..."], summary: "print each change of the set as it happens, until Ctrl-C",
             details: """
@@ -298,7 +307,9 @@ public enum CommandLineParser {
 
     /// A root key given on the command line or at the prompt.
     static func rootKey(_ key: String) throws -> String {
-        guard !key.isEmpty else { throw HarnessError.usage("the root key must not be empty") }
+        guard !key.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+            throw HarnessError.usage("the root key must not be empty or blank")
+        }
         return key
     }
 

@@ -18,6 +18,10 @@ public final class Console {
     private let writeOut: (String) -> Void
     private let writeErr: (String) -> Void
     private let readInput: () -> String?
+    private let measureWidth: () -> Int?
+
+    /// The terminal's width in columns, or `nil` off a terminal (lines are then not cut).
+    public var width: Int? { measureWidth() }
 
     /// A console with explicit sinks.
     ///
@@ -27,15 +31,17 @@ public final class Console {
     ///   - out: Receives standard-output text.
     ///   - err: Receives standard-error text.
     ///   - readLine: Returns the next input line, or `nil` at end of input.
+    ///   - width: Returns the terminal's width in columns, or `nil` off a terminal.
     public init(
         colour: Bool = false, isTerminal: Bool = false, out: @escaping (String) -> Void,
-        err: @escaping (String) -> Void, readLine: @escaping () -> String? = { nil }
+        err: @escaping (String) -> Void, readLine: @escaping () -> String? = { nil }, width: @escaping () -> Int? = { nil }
     ) {
         self.colour = colour
         self.isTerminal = isTerminal
         writeOut = out
         writeErr = err
         readInput = readLine
+        measureWidth = width
     }
 
     /// The process's own standard streams. Colour only when standard output is a terminal
@@ -47,8 +53,34 @@ public final class Console {
             colour: terminal && !noColour, isTerminal: terminal,
             out: { FileHandle.standardOutput.write(Data($0.utf8)) },
             err: { FileHandle.standardError.write(Data($0.utf8)) },
-            readLine: { Swift.readLine(strippingNewline: true) }
+            readLine: terminal && isatty(STDIN_FILENO) == 1
+                ? { [editor = LineEditor(historyFile: LineEditor.defaultHistoryFile, completions: promptCompletions)] in editor.readLine() }
+                : { Swift.readLine(strippingNewline: true) },
+            width: { terminal ? terminalWidth() : nil }
         )
+    }
+
+    /// What Tab completes at the prompt, given the words before the one being typed: command
+    /// names first, then key aliases, `settings` actions or `defaults` subcommands.
+    static func promptCompletions(_ previous: [String]) -> [String] {
+        guard let command = previous.first else {
+            return CommandSpec.all.filter { !["batch", "watch"].contains($0.name) }.map(\.name)
+        }
+        switch (command, previous.count) {
+        case ("get", 1), ("set", 1), ("incr", 1): return SampleKey.allCases.map(\.rawValue)
+        case ("help", 1): return CommandSpec.all.map(\.name)
+        case ("settings", 1): return ["show", "set", "reset"]
+        case ("settings", 2): return ["app", "player"]
+        case ("defaults", 1): return DefaultsTool.subcommands
+        default: return []
+        }
+    }
+
+    /// The width of the terminal on standard output, from `TIOCGWINSZ`, else `$COLUMNS`.
+    private static func terminalWidth() -> Int? {
+        var size = winsize()
+        if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
+        return ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init)
     }
 
     /// Writes a line to standard output.

@@ -166,17 +166,24 @@ public final class HarnessSession {
         case "list":
             try list(json: command.json, console: console)
         case "get":
+            // A read: it never creates the set (nor a suite file), and shows the sample's default
+            // for a key that is not stored, saying so on stderr.
             let key = try SampleKey.named(command.arguments[0])
-            guard let value = try prefs()[key.name] else {
+            let stored = try storedValues()
+            guard let value = stored[key.name] ?? SamplePrefs.sampleDefaults[key.name] else {
                 throw HarnessError.refused("\(key.name) is not set under the root key \"\(rootKey)\"")
             }
             console.print(command.json ? ValueFormatter.jsonText(value, pretty: false) : ValueFormatter.text(value))
+            if stored[key.name] == nil {
+                console.error("(\(key.name) is not stored under \"\(rootKey)\": this is the sample's default)")
+            }
         case "set":
             let key = try SampleKey.named(command.arguments[0])
             let value = try ValueParser.parse(command.arguments[1], for: key)
             let prefs = try prefs()
             try write { try prefs.set(value, forKey: key.name) }
-            console.print("\(key.name) = \(ValueFormatter.text(prefs[key.name] ?? value))")
+            let stored = prefs[key.name] ?? value
+            console.print(command.json ? Self.json(["key": key.name, "value": stored]) : "\(key.name) = \(ValueFormatter.text(stored))")
         case "batch":
             let changes = try BatchInput.read(from: console)
             let prefs = try prefs()
@@ -186,7 +193,8 @@ public final class HarnessSession {
                 }
             }
             let noun = changes.count == 1 ? "change" : "changes"
-            console.print("Wrote \(changes.count) \(noun) to \"\(rootKey)\" in one batch.")
+            console.print(
+                command.json ? Self.json(["root": rootKey, "changes": changes.count]) : "Wrote \(changes.count) \(noun) to \"\(rootKey)\" in one batch.")
         case "incr":
             let key = try SampleKey.named(command.arguments[0])
             guard key == .int else { throw HarnessError.usage("incr works on integer keys; \(key.name) holds \(key.typeName)") }
@@ -209,18 +217,21 @@ public final class HarnessSession {
                     result = sum
                 }
             }
-            console.print("\(key.name) = \(result)")
+            console.print(command.json ? Self.json(["key": key.name, "value": result]) : "\(key.name) = \(result)")
         case "reset":
             let prefs = try prefs()
             try write {
                 prefs.reset()
                 try Self.check(prefs)
             }
-            console.print("Reset \"\(rootKey)\" to the sample defaults.")
+            console.print(command.json ? ValueFormatter.jsonText(prefs.values, pretty: true) : "Reset \"\(rootKey)\" to the sample defaults.")
         case "delete":
+            guard try refusing({ try store.load(root: rootKey) }) != nil else {
+                throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\", so nothing was deleted.")
+            }
             try write { try store.remove(root: rootKey) }
             PersistentPrefs(key: rootKey, store: store).flush()  // drop this process's cached copy
-            console.print("Removed the set under the root key \"\(rootKey)\".")
+            console.print(command.json ? Self.json(["root": rootKey, "deleted": true]) : "Removed the set under the root key \"\(rootKey)\".")
         case "roots":
             let roots = try refusing { try store.roots() }
             if command.json {
@@ -232,6 +243,7 @@ public final class HarnessSession {
             guard let stored = try refusing({ try store.load(root: rootKey) }) else {
                 throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\".")
             }
+            if command.json { return console.print(ValueFormatter.jsonText(stored, pretty: true)) }
             let data = try refusing {
                 try PropertyListSerialization.data(fromPropertyList: stored, format: .xml, options: 0)
             }
@@ -241,7 +253,7 @@ public final class HarnessSession {
         case "migrate":
             try migrate(dryRun: command.flags.contains("--dry-run"), json: command.json, console: console)
         case "settings":
-            try SettingsCommand.run(command.arguments, settingsDirectory: settingsDirectory, console: console)
+            try SettingsCommand.run(command.arguments, json: command.json, settingsDirectory: settingsDirectory, console: console)
         case "watch":
             try WatchCommand.run(
                 names: command.arguments, json: command.json, session: self, console: console,
@@ -283,10 +295,16 @@ public final class HarnessSession {
         console.print(dryRun ? "Nothing was written (dry run)." : "Written in one store write.")
     }
 
-    /// The set as an aligned table (or JSON).
+    /// The set as an aligned table (or JSON). A read: it never creates the set; keys that are
+    /// not stored show the sample's defaults, marked as such.
     func list(json: Bool, console: Console) throws {
-        let values = try prefs().values
-        show(values, json: json, console: console)
+        let values = try storedValues()
+        if json {
+            // The values a program reading the set sees: stored, else the sample's default.
+            show(values.merging(SamplePrefs.sampleDefaults) { stored, _ in stored }, json: true, console: console)
+        } else {
+            for line in table(values, console: console) { console.print(line) }
+        }
     }
 
     /// Prints `values` as the aligned table, or as JSON.
@@ -298,12 +316,16 @@ public final class HarnessSession {
         for line in table(values, console: console) { console.print(line) }
     }
 
-    /// The rows of the table: key, type, value; the sample's keys first, then any others.
+    /// The rows of the table: key, type, value; the sample's keys first (a key that is not
+    /// stored shows the sample's default, marked "(default, not stored)"), then any others. On a
+    /// terminal, rows are cut with "…" to its width rather than wrapping through the columns.
     func table(_ values: [String: Any], console: Console) -> [String] {
         var rows: [(String, String, String)] = [("Key", "Type", "Value")]
+        let defaults = SamplePrefs.sampleDefaults
         for key in SampleKey.allCases {
             guard let value = values[key.name] else {
-                rows.append((key.name, key.typeName, "(not set)"))
+                let shown = defaults[key.name].map { ValueFormatter.text($0) + "  (default, not stored)" } ?? "(not set)"
+                rows.append((key.name, key.typeName, shown))
                 continue
             }
             rows.append((key.name, ValueFormatter.typeName(value, for: key), ValueFormatter.text(value)))
@@ -317,9 +339,19 @@ public final class HarnessSession {
         return rows.enumerated().map { index, row in
             let name = row.0.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
             let type = row.1.padding(toLength: typeWidth, withPad: " ", startingAt: 0)
-            let line = "  \(name)  \(type)  \(row.2)"
+            var line = "  \(name)  \(type)  \(row.2)"
+            if let width = console.width, line.count > width { line = String(line.prefix(max(width - 1, 1))) + "…" }
             return index == 0 ? console.styled(line, .dim) : line
         }
+    }
+
+    /// A small JSON object on one line (booleans as `true`/`false`).
+    static func json(_ object: [String: Any]) -> String {
+        let members = object.sorted { $0.key < $1.key }.map { key, value -> String in
+            let text = type(of: value) == Bool.self ? String(describing: value) : ValueFormatter.jsonText(value, pretty: false)
+            return ValueFormatter.jsonText(key, pretty: false) + ":" + text
+        }
+        return "{" + members.joined(separator: ",") + "}"
     }
 
     private func write(_ body: () throws -> Void) throws {

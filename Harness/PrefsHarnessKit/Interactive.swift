@@ -16,10 +16,11 @@ public struct Interactive {
         screen = LiveScreen(console: console)
     }
 
-    /// Runs until `quit` or end of input (Ctrl-D); returns the exit code.
+    /// Runs until `quit` or end of input (Ctrl-D); returns the exit code: 0, or — for a piped
+    /// session (not a terminal) — 1 when any command failed.
     public func run() -> Int32 {
-        // First use of the root key: an empty set gets the sample defaults.
         var messages = opening()
+        var failed = false
         defer { screen.stop() }
         while true {
             let shown = messages
@@ -27,20 +28,40 @@ public struct Interactive {
             screen.draw { show(shown) }
             guard let line = console.readLine() else {
                 console.print()
-                return ExitCode.success
+                return failed && !console.isTerminal ? ExitCode.refused : ExitCode.success
             }
             messages = []
             do {
-                let words = try Tokenizer.words(line)
+                let words = try Self.words(line)
                 guard let word = words.first else { continue }
-                if word == "quit" || word == "exit" { return ExitCode.success }
+                if word == "quit" || word == "exit" { return failed && !console.isTerminal ? ExitCode.refused : ExitCode.success }
                 messages = try perform(word, Array(words.dropFirst()))
-            } catch let error as HarnessError {
-                messages = [console.styled(error.message, .red)]
             } catch {
-                messages = [console.styled(String(describing: error), .red)]
+                failed = true
+                let message = (error as? HarnessError)?.message ?? String(describing: error)
+                // On a terminal the screen shows it; otherwise it goes to stderr, as on the command line.
+                if console.isTerminal {
+                    messages = [console.styled(message, .red)]
+                } else {
+                    console.error("prefs-harness: \(message)")
+                }
             }
         }
+    }
+
+    /// The words of a prompt line. For `set NAME VALUE…` the rest of the line after NAME is the
+    /// value as typed (so `set array a, b, c`, `set string hello world` and
+    /// `set array ["x","y"]` work as on the command line), unless it is one quoted word.
+    static func words(_ line: String) throws -> [String] {
+        let words = try Tokenizer.words(line)
+        guard words.first == "set", words.count >= 3 else { return words }
+        let (leading, rest) = try Tokenizer.split(line, leading: 2)
+        guard let quote = rest.first, quote == "\"" || quote == "'", try Tokenizer.words(rest).count == 1,
+            rest.last == quote
+        else {
+            return leading + [rest]
+        }
+        return leading + (try Tokenizer.words(rest))
     }
 
     /// Runs one command and returns what it printed.
@@ -49,7 +70,10 @@ public struct Interactive {
         if command.arguments == ["--help"] { return [Harness.help(command.spec)] }
         switch command.spec.name {
         case "help":
-            return [Harness.help(try CommandLineParser.helpTopic(command.arguments.first))]
+            guard let topic = try CommandLineParser.helpTopic(command.arguments.first) else { return Self.promptHelp() }
+            return [Harness.help(topic)]
+        case "list" where !command.json:
+            return []  // the screen shows the table
         case "key":
             session.rootKey = try CommandLineParser.rootKey(command.arguments[0])
             return ["Now on the root key \"\(session.rootKey)\"."] + opening()
@@ -70,11 +94,25 @@ public struct Interactive {
         }
     }
 
-    /// Opens the sample set under the current root key (writing the defaults into an empty
-    /// set); returns an error message when it cannot be opened.
+    /// The commands the prompt takes, one line each (what `help` shows there).
+    static func promptHelp() -> [String] {
+        let specs = CommandSpec.all.filter { !["batch", "watch"].contains($0.name) }
+        let width = specs.map(\.synopsis.count).max() ?? 0
+        return ["Commands at this prompt (COMMAND --help for one):"]
+            + specs.map { "  \($0.synopsis.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.summary)" }
+            + ["Values are typed as on the command line: set array a, b, c   set string hello world"]
+    }
+
+    /// The footer's list of commands.
+    static var commandList: String {
+        "Commands: " + CommandSpec.all.filter { !["batch", "watch"].contains($0.name) }.map(\.name).joined(separator: ", ")
+    }
+
+    /// Reads the set under the current root key, without writing anything (an empty root key
+    /// stays empty); returns an error message when it cannot be read.
     private func opening() -> [String] {
         do {
-            _ = try session.prefs()
+            _ = try session.storedValues()
             return []
         } catch let error as HarnessError {
             return [console.styled(error.message, .red)]
@@ -90,7 +128,7 @@ public struct Interactive {
         console.print()
         for message in messages { console.print(message) }
         if !messages.isEmpty { console.print() }
-        console.print(console.styled("Commands: list, get NAME, set NAME VALUE, reset, delete, roots, dump, key ROOT, help, quit", .dim))
+        console.print(console.styled(Self.commandList, .dim))
         console.write(console.styled("prefs [\(session.rootKey)]> ", .bold))
     }
 
@@ -103,10 +141,9 @@ public struct Interactive {
         do {
             let values = try session.storedValues()
             if values.isEmpty {
-                lines.append("  (nothing is stored under this root key; get, set or list writes the defaults)")
-            } else {
-                lines += session.table(values, console: console)
+                lines.append("  (nothing is stored under this root key: the sample's defaults are shown; set or reset writes)")
             }
+            lines += session.table(values, console: console)
         } catch let error as HarnessError {
             lines.append(console.styled(error.message, .red))
         } catch {

@@ -30,7 +30,7 @@ enum SettingsCommand {
     }
 
     /// Runs `settings ACTION [TYPE [NAME VALUE]]`.
-    static func run(_ arguments: [String], settingsDirectory: URL?, console: Console) throws {
+    static func run(_ arguments: [String], json: Bool = false, settingsDirectory: URL?, console: Console) throws {
         if let settingsDirectory { SettingsLocation.directory = settingsDirectory }
         let action = arguments[0]
         let kinds = try selectedKinds(arguments.count > 1 ? arguments[1] : nil)
@@ -41,6 +41,10 @@ enum SettingsCommand {
             for kind in kinds {
                 try refusing(kind.load)
                 rows += kind.fields().map { ("\(kind.name).\($0.name)", $0.type, $0.text()) }
+            }
+            if json {
+                let object = Dictionary(uniqueKeysWithValues: rows.dropFirst().map { ($0.0, $0.2) })
+                return console.print(ValueFormatter.jsonText(object, pretty: true))
             }
             for line in aligned(rows) { console.print(line) }
             console.print("Files in \(SettingsLocation.directory?.path ?? SettingsLocation.defaultDirectory.path)")

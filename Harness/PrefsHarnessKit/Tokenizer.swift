@@ -1,3 +1,5 @@
+import Foundation
+
 /// Splits an interactive command line into words, the way a shell would for simple input:
 /// spaces separate words; single quotes keep everything literally; double quotes keep
 /// spaces and honour `\"` and `\\`; a backslash outside quotes escapes the next character.
@@ -34,6 +36,37 @@ public enum Tokenizer {
         }
         if inWord { words.append(current) }
         return words
+    }
+
+    /// The first `count` words of `line`, and the rest of it as typed (leading spaces removed).
+    ///
+    /// - Throws: ``HarnessError/usage(_:)`` as ``words(_:)`` does, for the leading words.
+    public static func split(_ line: String, leading count: Int) throws -> (words: [String], rest: String) {
+        var words: [String] = []
+        var index = line.startIndex
+        while words.count < count {
+            while index < line.endIndex, line[index] == " " || line[index] == "\t" { index = line.index(after: index) }
+            guard index < line.endIndex else { break }
+            var end = index
+            var quote: Character?
+            while end < line.endIndex {
+                let character = line[end]
+                if let open = quote {
+                    if character == open { quote = nil }
+                } else if character == "'" || character == "\"" {
+                    quote = character
+                } else if character == " " || character == "\t" {
+                    break
+                } else if character == "\\" {
+                    end = line.index(after: end)
+                    guard end < line.endIndex else { break }
+                }
+                end = line.index(after: end)
+            }
+            words += try Self.words(String(line[index..<end]))
+            index = end
+        }
+        return (words, String(line[index...]).trimmingCharacters(in: .whitespaces))
     }
 
     /// Reads up to the closing quote. Inside double quotes, `\"` and `\\` are escapes and any

@@ -13,6 +13,15 @@ extension PersistentPrefs {
     /// if case .incorrectKeys(let keys) = prefs.lastError {
     ///     print("not allowed:", keys)        // ["Unknown"]
     /// }
+    ///
+    /// switch prefs.lastError {
+    /// case nil: break                                              // the last operation worked
+    /// case .typeMismatch(let key, let expected, let found)?:
+    ///     print("\(key) holds \(found), not \(expected); the default was used")
+    /// case .invalidValue(let key, let reason)?: print("\(key): \(reason)")
+    /// case .corruptStore(let path, _)?: print("damaged, moved aside:", path)
+    /// case let error?: print(error)                                // every case has a sentence
+    /// }
     /// ```
     public enum PrefsError: Error {
         /// A write used keys that are not in ``PersistentPrefs/keys``.
@@ -90,6 +99,11 @@ extension PersistentPrefs {
         /// and stays readable; writes to it are refused, so a downgraded app cannot destroy its
         /// newer data, unless the subclass opts in with ``PersistentPrefs/writesNewerSchemaVersions``.
         case newerSchemaVersion(root: String, stored: Int, supported: Int)
+
+        /// Several `@Pref` properties of the subclass use the key `key` with different types
+        /// (`types`, sorted): they would read and overwrite each other's values. Reported when an
+        /// instance is made, and in ``PersistentPrefs/problems``; give each property its own key.
+        case conflictingDeclarations(key: String, types: [String])
     }
 }
 
@@ -116,6 +130,7 @@ extension PersistentPrefs.PrefsError: Equatable {
         case let (.migrationFailed(a1, s1, n1, r1), .migrationFailed(a2, s2, n2, r2)):
             return a1 == a2 && s1 == s2 && n1 == n2 && r1 == r2
         case let (.newerSchemaVersion(r1, s1, k1), .newerSchemaVersion(r2, s2, k2)): return r1 == r2 && s1 == s2 && k1 == k2
+        case let (.conflictingDeclarations(k1, t1), .conflictingDeclarations(k2, t2)): return k1 == k2 && t1 == t2
         default: return false
         }
     }
@@ -140,27 +155,24 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
         case .invalidStoredValue(let key):
             return "The value stored under the root key \"\(key)\" is not a dictionary with String keys; it was left untouched."
         case .corruptStore(let path, let reason):
-            return "The preferences store at \(path) is unreadable: \(reason)."
+            return "The preferences store at \(path) is unreadable: \(reason.asClause)."
         case .ioError(let path, let reason):
-            return "Could not read or write \(path): \(reason). Nothing was changed."
+            return "Could not read or write \(path): \(reason.asClause). Nothing was changed."
         case .invalidSuiteName(let name, let reason):
-            return "\"\(name)\" cannot be a UserDefaults suite: \(reason). Nothing was read or written."
+            return "\"\(name)\" cannot be a UserDefaults suite: \(reason.asClause). Nothing was read or written."
         case .typeMismatch(let key, let expected, let found):
             return "The value stored under \"\(key)\" is \(found), not \(expected); the default was used and the stored value left as it is."
         case .invalidValue(let key, let reason):
             return "The value for \"\(key)\" is not allowed (\(reason)): a write of it stores nothing, and found stored it reads as the default."
         case .migrationFailed(let root, let step, let name, let reason):
-            return "The set \"\(root)\" could not be migrated: the step to version \(step) (\(name)) failed: \(Self.clause(reason)). Nothing was written; the set stays as stored, and writes to it are refused until it can be migrated."
+            return "The set \"\(root)\" could not be migrated: the step to version \(step) (\(name)) failed: \(reason.asClause). Nothing was written; the set stays as stored, and writes to it are refused until it can be migrated."
+        case .conflictingDeclarations(let key, let types):
+            return "Several @Pref properties use the key \"\(key)\" with different types (\(types.joined(separator: ", "))), so they overwrite each other's values; give each its own key."
         case .newerSchemaVersion(let root, let stored, let supported):
             return "The set \"\(root)\" was stored by a newer version of the program (schema version \(stored); this code knows up to \(supported)). It stays readable and untouched; writes to it are refused."
         case .transactionInProgress(let root):
             return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself); make the change through the batch or the update's dictionary. Nothing was written."
         }
-    }
-
-    /// `text` without its closing full stop, to go inside a sentence.
-    private static func clause(_ text: String) -> String {
-        text.hasSuffix(".") ? String(text.dropLast()) : text
     }
 
     private static func list(_ keys: [String]) -> String {
@@ -173,4 +185,11 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
 extension PersistentPrefs.PrefsError: LocalizedError {
     /// The same sentence as ``description``.
     public var errorDescription: String? { description }
+}
+
+extension String {
+    /// The text without its closing full stop, to go inside a sentence that has its own.
+    var asClause: String {
+        hasSuffix(".") ? String(dropLast()) : self
+    }
 }

@@ -108,9 +108,65 @@ open class PersistentPrefs: NSObject {
 
     /// The outcome of the most recent operation on this instance: `nil` after a successful
     /// read or write, otherwise the reason it failed.
+    ///
+    /// As in RVS_PersistentPrefs, every operation sets it, so a problem one read reports is gone
+    /// after the next successful read. Check it right after the operation you care about (a
+    /// write, a migration); for what is wrong with the set as it stands, whatever was read last,
+    /// use ``problems``.
     open var lastError: PrefsError? {
         get { state.withLock { $0.lastError } }
         set { state.withLock { $0.lastError = newValue } }
+    }
+
+    /// What is wrong with this set now, worked out afresh on each call: it lists a problem for
+    /// as long as its cause lasts, whatever was read since (unlike ``lastError``).
+    ///
+    /// - A damaged store (``PrefsError/corruptStore(path:reason:)``) until
+    ///   ``acknowledgeDamage()`` or a write, or a set that cannot be read.
+    /// - Every stored value a `@Pref` cannot read as its type
+    ///   (``PrefsError/typeMismatch(key:expected:found:)``) or whose rule, or ``validators``
+    ///   entry, refuses it (``PrefsError/invalidValue(key:reason:)``): until the key is written.
+    /// - `@Pref` properties that share a key with different types
+    ///   (``PrefsError/conflictingDeclarations(key:types:)``).
+    /// - A set stored by a newer schema version, or one whose migration fails
+    ///   (see <doc:EvolvingAPreferenceSet>).
+    ///
+    /// ```swift
+    /// for problem in prefs.problems { log(problem.description) }   // [] when all is well
+    /// ```
+    ///
+    /// Reading it reads the set (as any read does) and leaves ``lastError`` alone.
+    public var problems: [PrefsError] {
+        let saved = lastError
+        defer { lastError = saved }
+        var found: [PrefsError] = []
+        let stored: [String: Any]
+        let domain: PrefsDomain
+        do {
+            domain = try resolvedDomain()
+            stored = try domain.values()
+        } catch {
+            return [PrefsDomain.mapped(error)] + declarationConflicts
+        }
+        if let notice = domain.damageNotice() { found.append(notice) }
+        var checked = Set<String>()
+        for pref in declaredPrefs() where checked.insert(pref.key).inserted {
+            if let value = stored[pref.key], let problem = pref.readingProblem(value) { found.append(problem) }
+        }
+        for (key, validator) in validators.sorted(by: { $0.key < $1.key }) {
+            if let value = stored[key], let reason = validator.problem(with: value) {
+                found.append(.invalidValue(key: key, reason: reason))
+            }
+        }
+        found += declarationConflicts
+        if let version = try? domain.schemaVersion() {
+            do {
+                _ = try schemaPlan.report(on: stored, from: version, root: key)
+            } catch {
+                found.append(PrefsDomain.mapped(error))
+            }
+        }
+        return found
     }
 
     /// Rules for the values of keys, beside those of `@Pref` declarations (`in:`, `validate:`):
@@ -190,6 +246,11 @@ open class PersistentPrefs: NSObject {
     /// Set it once, before creating instances, to share sets between programs (on Apple
     /// platforms, an App Group identifier). Changing it redirects later operations of all
     /// such instances; it does not move data between suites.
+    ///
+    /// ```swift
+    /// PersistentPrefs.groupID = "group.com.example.shared"   // before the first instance
+    /// let prefs = AppPrefs()                                  // lives in that suite
+    /// ```
     public static var groupID: String? {
         get { group.withLock { $0 } }
         set {
@@ -264,6 +325,7 @@ open class PersistentPrefs: NSObject {
                 let accepted = try vetted(initial)
                 try domain.write(.merge(accepted), schema: schemaPlan)
             }
+            if let conflict = declarationConflicts.first { throw conflict }
         }
     }
 
@@ -311,6 +373,12 @@ open class PersistentPrefs: NSObject {
     /// Same checks and guarantees as ``values``, for one key: the key must be in ``keys``
     /// and the value must be a property-list value.
     ///
+    /// ```swift
+    /// prefs["Volume"] = 7                  // stored; lastError == nil
+    /// let volume = prefs["Volume"] as? Int // 7
+    /// prefs["Volume"] = nil                // removed: a @Pref reads its default again
+    /// ```
+    ///
     /// - Parameter key: A key of the set (one of ``keys``), not the root key.
     public subscript(_ key: String) -> Any? {
         get { rawValue(forKey: key) }
@@ -320,6 +388,10 @@ open class PersistentPrefs: NSObject {
     /// The number of values in the set.
     ///
     /// `open`, as in RVS_PersistentPrefs, so a subclass may override it.
+    ///
+    /// ```swift
+    /// if prefs.count == 0 { prefs.values = prefs.declaredDefaults }   // first run
+    /// ```
     open var count: Int {
         read { try SetView.values($0, $1).count } ?? 0
     }
@@ -457,6 +529,10 @@ open class PersistentPrefs: NSObject {
     ///
     /// The throwing form of ``flush()``.
     ///
+    /// ```swift
+    /// do { try prefs.reload() } catch { print("cannot read the set:", error) }
+    /// ```
+    ///
     /// - Returns: The set as stored.
     /// - Throws: A store error (for example ``PrefsError/invalidStoredValue(key:)``).
     @discardableResult
@@ -469,6 +545,15 @@ open class PersistentPrefs: NSObject {
 
     /// Drops the in-memory copy of the set and reads it again from the store (including
     /// another process's writes). Every instance of this root key sees the reloaded set.
+    ///
+    /// Rarely needed: sets are live, so another process's write is seen without it. It is for
+    /// stores that cannot tell (a custom ``PrefsStore`` that does not call
+    /// ``PrefsStore/setDidChange(root:)``):
+    ///
+    /// ```swift
+    /// prefs.flush()
+    /// if let error = prefs.lastError { print("cannot read the set:", error) }
+    /// ```
     public func flush() {
         record { try reload() }
     }
@@ -503,16 +588,29 @@ open class PersistentPrefs: NSObject {
     }
 
     /// Returns every key to its default by removing the whole set from the store.
+    ///
+    /// ```swift
+    /// prefs.resetAll()          // every @Pref reads its default; the root key is gone
+    /// ```
     public func resetAll() {
         clear()
     }
 
     /// Empties the set and removes its root key from the store.
+    ///
+    /// ```swift
+    /// prefs.clear()
+    /// assert(prefs.values.isEmpty)
+    /// ```
     public func clear() {
         record { try setValues([:]) }
     }
 
     /// Removes this root key's set from the store and reloads the (now empty) set.
+    ///
+    /// ```swift
+    /// prefs.deleteAll()         // as clear(), then read again from the store
+    /// ```
     public func deleteAll() {
         record {
             try setValues([:])

@@ -71,6 +71,12 @@ public final class SamplePrefs: PersistentPrefs {
         }
     }
 
+    /// The sample's defaults in their stored form (the date is now), worked out without touching
+    /// any store: what a read shows for a key that is not stored.
+    public static var sampleDefaults: [String: Any] {
+        SamplePrefs(key: "SampleDefaults", store: InMemoryStore()).declaredDefaults
+    }
+
     // MARK: - Schema
 
     /// Version 1. Its one step is there to show a migration: a set that stores the integer under

@@ -98,8 +98,12 @@ enum FileLock {
             descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
             guard descriptor >= 0 else { throw AtomicFile.posixFailure("open", lockPath).prefsError }
         } else {
-            // Nothing to lock against where there is no folder, or no lock file can exist.
-            guard FileManager.default.fileExists(atPath: directory.path) else { return try body(Held(descriptor: nil, exclusive: false)) }
+            // Nothing to lock against where there is no folder, or no lock file can exist; and a
+            // reader of a file that does not exist (with no lock file either) creates nothing: a
+            // writer replaces files atomically, so the reader sees no file or a whole one.
+            guard FileManager.default.fileExists(atPath: directory.path),
+                FileManager.default.fileExists(atPath: file.path) || FileManager.default.fileExists(atPath: lockPath)
+            else { return try body(Held(descriptor: nil, exclusive: false)) }
             var opened = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
             if opened < 0 { opened = open(lockPath, O_RDONLY | O_CLOEXEC) }
             guard opened >= 0 else {

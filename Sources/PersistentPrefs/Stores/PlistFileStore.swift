@@ -10,6 +10,11 @@ import Foundation
 
 /// A ``PrefsStore`` that keeps each set in its own binary property-list file in a directory.
 ///
+/// ```swift
+/// let store = PlistFileStore(directory: URL(fileURLWithPath: "/var/lib/myapp/prefs"))
+/// let prefs = AppPrefs(key: "Main", store: store)      // the file /var/lib/myapp/prefs/Main~….plist
+/// ```
+///
 /// - Each root key has one file, `<encoded root key>.plist`; the name encoding is
 ///   reversible and cannot leave the directory (`/`, `..`, NUL and other special characters
 ///   are percent-encoded). A root key with upper-case letters also gets `~<hash>` of the exact
@@ -76,7 +81,8 @@ public final class PlistFileStore: PrefsStore, Sendable {
         let url = try fileURL(forRoot: root)
         let legacy = directory.appendingPathComponent(Self.encode(root) + ".plist")
         guard legacy != url, url.lastPathComponent.utf8.count <= Self.maximumEncodedLength + 30,
-            Self.legacyChecked.withLock({ $0.insert(url.path).inserted })
+            Self.legacyChecked.withLock({ $0.insert(url.path).inserted }),
+            FileManager.default.fileExists(atPath: legacy.path)  // else nothing to move, and no lock (or folder) to create
         else { return url }
         try FileLock.withLock(for: url, exclusive: true) {
             guard !FileManager.default.fileExists(atPath: url.path), FileManager.default.fileExists(atPath: legacy.path) else { return }

@@ -6,6 +6,22 @@ import Foundation
 /// ``UserDefaultsStore`` (the default) and ``InMemoryStore`` (tests and previews); a store of
 /// your own can keep sets anywhere.
 ///
+/// ```swift
+/// /// Sets in a key-value database of your own (one process; its writes are atomic).
+/// struct DatabaseStore: PrefsStore {
+///     let database: MyDatabase
+///     var identifier: String { "db:\(database.name)" }
+///     func load(root: String) throws -> [String: Any]? { try database.dictionary(forKey: root) }
+///     func save(_ values: [String: Any], root: String) throws { try database.set(values, forKey: root) }
+///     func remove(root: String) throws { try database.remove(forKey: root) }
+///     func roots() throws -> [String] { try database.keys().sorted() }
+///     // apply(_:root:) comes from the protocol: load, change.applied(to:), save.
+/// }
+///
+/// // A PrefsChange, applied by hand:
+/// let after = try PrefsChange.set(key: "Volume", value: 7).applied(to: ["Volume": 5])   // ["Volume": 7]
+/// ```
+///
 /// Contract:
 /// - ``save(_:root:)`` and ``remove(root:)`` return only when the change is durable: a
 ///   process killed right after they return must find the change on its next start.

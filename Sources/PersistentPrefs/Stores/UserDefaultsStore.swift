@@ -44,6 +44,11 @@ public struct UserDefaultsStore: PrefsStore {
     ///
     /// Unlike ``init(suiteName:)``, an empty name is refused rather than taken as `.standard`.
     ///
+    /// ```swift
+    /// let store = try UserDefaultsStore.named("com.example.shared")
+    /// let prefs = AppPrefs(key: "Main", store: store)
+    /// ```
+    ///
     /// - Parameter suiteName: The suite to use.
     /// - Returns: The store.
     /// - Throws: ``PersistentPrefs/PrefsError/invalidSuiteName(name:reason:)`` for a name with

@@ -35,9 +35,9 @@ extension SettingsError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .encodingFailed(let type, let reason):
-            return "\(type) could not be encoded as a property list: \(reason)."
+            return "\(type) could not be encoded as a property list: \(reason.asClause)."
         case .decodingFailed(let path, let reason):
-            return "The settings file \(path) could not be read: \(reason). It was left as it is."
+            return "The settings file \(path) could not be read: \(reason.asClause). It was left as it is."
         case .noBundledSettings(let type):
             return "There is no bundled \(type).plist with default settings."
         case .noSettingsFile(let path):
@@ -45,9 +45,9 @@ extension SettingsError: CustomStringConvertible {
         case .nothingToResetTo(let type):
             return "\(type) has neither bundled defaults nor an initial copy to reset to."
         case .ioFailed(let path, let reason):
-            return "Could not read or write \(path): \(reason). Nothing was changed."
+            return "Could not read or write \(path): \(reason.asClause). Nothing was changed."
         case .migrationFailed(let path, let step, let name, let reason):
-            return "The settings file \(path) could not be migrated: the step to version \(step) (\(name)) failed: \(reason.hasSuffix(".") ? String(reason.dropLast()) : reason). It was left as it is."
+            return "The settings file \(path) could not be migrated: the step to version \(step) (\(name)) failed: \(reason.asClause). It was left as it is."
         case .newerSchemaVersion(let path, let stored, let supported):
             return "The settings file \(path) was written by a newer version of the program (schema version \(stored); this code knows up to \(supported)), so it is not overwritten."
         }

@@ -164,6 +164,16 @@ extension SettingsManageable where Self: Codable {
     public func update() -> Bool { Self.succeeded { try updateThrowing() } }
 
     /// Writes the current values to the settings file, atomically, or throws why it cannot.
+    ///
+    /// ```swift
+    /// do {
+    ///     try player.loadThrowing()
+    ///     player.gunType = 2
+    ///     try player.updateThrowing()
+    /// } catch let error as SettingsError {
+    ///     print(error)            // names the file and what went wrong
+    /// }
+    /// ```
     public func updateThrowing() throws {
         try SettingsFile(for: self).write(self)
     }

@@ -34,6 +34,15 @@ public struct SettingsStorage<Value> {
     private let set: (Value) -> Void
 
     /// What the most recent read or write of this property found; see ``Status``.
+    ///
+    /// ```swift
+    /// final class UserSettings {
+    ///     @SettingsStorage("planet") var planet: Planet = .earth
+    /// }
+    /// let settings = UserSettings()
+    /// _ = settings.planet
+    /// if let error = settings.$planet.lastError { print(error) }   // e.g. a stored value of another type
+    /// ```
     public let projectedValue: Status
 
     /// The stored value, or the default when the key is absent or holds another type.

@@ -51,46 +51,23 @@ public struct Pref<Value> {
     /// Why a value is not allowed (`nil` when it is), or `nil` without a rule.
     @inlinable var rule: ((Value) -> String?)? { core.rule }
 
-    /// A value with a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default, read while the key is not stored.
-    ///   - key: The key in the set.
-    public init(wrappedValue: Value, _ key: String) {
-        self.init(wrappedValue: wrappedValue, key, rule: nil)
-    }
-
-    /// A value with a default and a rule: a value for which `validate` returns `false` or throws
-    /// is refused on write, and read as the default when found stored.
-    ///
-    /// ```swift
-    /// @Pref("Name", validate: { !$0.isEmpty }) var name = "x"
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default, read while the key is not stored (or stores a refused value).
-    ///   - key: The key in the set.
-    ///   - validate: Returns whether a value is allowed, or throws an error whose description
-    ///     says why not. It must depend on the value only (it runs on every write of the key, at
-    ///     times under the store's lock).
-    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool) {
-        self.init(
-            wrappedValue: wrappedValue, key,
-            rule: { PrefsValidator.reason(validate, $0, rule: "the rule of \"\(key)\"") })
-    }
-
-    private init(wrappedValue: Value, _ key: String, rule: ((Value) -> String?)?) {
+    /// The one initialiser behind the public ones (see `Pref+Storable.swift`, which admits only
+    /// the types a property list can hold).
+    init(wrappedValue: Value, _ key: String, rule: ((Value) -> String?)?) {
         self.key = key
         defaultValue = wrappedValue
         core = PrefCore(codec: PrefCodec.make(), rule: rule)
         observationKey = PrefsKeySpace.keyPath(key)
     }
 
-    /// An optional value whose default is `nil`; assigning `nil` removes the key.
-    ///
-    /// - Parameter key: The key in the set.
-    public init<Wrapped>(_ key: String) where Value == Wrapped? {
-        self.init(wrappedValue: nil, key)
+    /// The rule of a `validate:` closure, for the initialisers that take one.
+    static func rule(_ validate: @escaping (Value) throws -> Bool, key: String) -> (Value) -> String? {
+        { PrefsValidator.reason(validate, $0, rule: "the rule of \"\(key)\"") }
+    }
+
+    /// The rule of an `in:` range.
+    static func rule(_ range: ClosedRange<Value>) -> (Value) -> String? where Value: Comparable {
+        { range.contains($0) ? nil : "\($0) is outside \(range)" }
     }
 
     /// The reason `value` is not allowed, or `nil` when it is.
@@ -133,23 +110,6 @@ public struct Pref<Value> {
     }
 }
 
-extension Pref where Value: Comparable {
-    /// A value with a default that must lie in `range`; others are refused on write, and read as
-    /// the default when found stored.
-    ///
-    /// ```swift
-    /// @Pref("Volume", in: 0...11) var volume = 5
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default, read while the key is not stored (or stores a refused value).
-    ///   - key: The key in the set.
-    ///   - range: The values allowed.
-    public init(wrappedValue: Value, _ key: String, in range: ClosedRange<Value>) {
-        self.init(wrappedValue: wrappedValue, key, rule: { range.contains($0) ? nil : "\($0) is outside \(range)" })
-    }
-}
-
 /// The parts of a ``Pref`` that reads rarely touch: how values are stored, and the rule.
 @usableFromInline
 final class PrefCore<Value> {
@@ -172,11 +132,23 @@ protocol DeclaredPref {
     /// Why the stored value `stored` is not allowed (its rule refuses it, or it is not of the
     /// declared type), or `nil` when it is.
     func problem(withStored stored: Any) -> String?
+    /// The declared type's name.
+    var typeName: String { get }
+    /// What a read of `stored` reports: a type mismatch or a refused value; `nil` when it reads fine.
+    func readingProblem(_ stored: Any) -> PersistentPrefs.PrefsError?
 }
 
 extension Pref: DeclaredPref {
     var storedDefault: Any? { try? codec.encode(defaultValue) }
     var hasRule: Bool { rule != nil }
+    var typeName: String { "\(Value.self)" }
+
+    func readingProblem(_ stored: Any) -> PersistentPrefs.PrefsError? {
+        guard let value = codec.decode(stored) else {
+            return .typeMismatch(key: key, expected: typeName, found: PlistValue.describe(stored))
+        }
+        return problem(with: value).map { .invalidValue(key: key, reason: $0) }
+    }
 
     func problem(withStored stored: Any) -> String? {
         guard let rule else { return nil }
@@ -244,7 +216,7 @@ extension PersistentPrefs {
     }
 
     /// The `@Pref` properties of this instance, from its class and its superclasses.
-    private func declaredPrefs() -> [any DeclaredPref] {
+    func declaredPrefs() -> [any DeclaredPref] {
         var prefs: [any DeclaredPref] = []
         var mirror: Mirror? = Mirror(reflecting: self)
         while let current = mirror {
@@ -267,6 +239,19 @@ extension PersistentPrefs {
         return rules
     }
 
+    /// `@Pref` properties of this instance's class that share a key but not a type (they would
+    /// fight over the key), one error per key, by key; found once per class.
+    var declarationConflicts: [PrefsError] {
+        let type = ObjectIdentifier(Swift.type(of: self))
+        if let known = declarationConflictsByClass.withLock({ $0[type] }) { return known }
+        var typesByKey: [String: [String]] = [:]
+        for pref in declaredPrefs() { typesByKey[pref.key, default: []].append(pref.typeName) }
+        let conflicts = typesByKey.filter { Set($0.value).count > 1 }.sorted { $0.key < $1.key }
+            .map { PrefsError.conflictingDeclarations(key: $0.key, types: $0.value.sorted()) }
+        declarationConflictsByClass.withLock { $0[type] = conflicts }
+        return conflicts
+    }
+
     /// The keys of the `@Pref` properties of this instance's class and its superclasses.
     var declaredPrefKeys: [String] {
         let type = ObjectIdentifier(Swift.type(of: self))
@@ -279,6 +264,9 @@ extension PersistentPrefs {
 
 /// The `@Pref` keys of each class, found once by reflection.
 private let declaredKeysByClass = Locked<[ObjectIdentifier: [String]]>([:])
+
+/// The conflicting `@Pref` declarations of each class, found once by reflection.
+private let declarationConflictsByClass = Locked<[ObjectIdentifier: [PersistentPrefs.PrefsError]]>([:])
 
 /// The `@Pref` properties with a rule of each class, found once by reflection. The rules are
 /// the declarations' own (the same for every instance of a class).

@@ -105,12 +105,57 @@ struct HarnessCommandTests {
         let recorder = RecordingConsole(input: ["set int 9", "key Other", "set string \"two words\"", "bogus", "quit"])
         let session = HarnessSession(rootKey: "First", store: store)
         let status = Interactive(session: session, console: recorder.console).run()
-        #expect(status == 0)
+        #expect(status == 1, "a piped session with a failed command ends with 1")
         #expect(try store.load(root: "First")?["Integer Value"] as? Int == 9)
         #expect(try store.load(root: "Other")?["String Value"] as? String == "two words")
         #expect(recorder.out.contains("root key: Other"))
-        #expect(recorder.out.contains("unknown command 'bogus'"))
+        #expect(recorder.err == "prefs-harness: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, roots, dump, settings, watch, migrate, defaults, help, key, quit\n")
+        #expect(!recorder.out.contains("bogus"))
         #expect(recorder.input.isEmpty)
+    }
+
+    @Test("at the prompt, values are typed as on the command line; help lists the prompt's commands; key refuses blanks")
+    func promptValues() throws {
+        let store = InMemoryStore()
+        let recorder = RecordingConsole(input: [
+            "set array a, b, c", "set string hello world", "set dict {\"k\": \"v w\"}", "set \"Date Value\" 2024-05-01",
+            "help", "key '   '",
+        ])
+        let status = Interactive(session: HarnessSession(rootKey: "P", store: store), console: recorder.console).run()
+        let stored = try #require(try store.load(root: "P"))
+        #expect(stored["Array Value"] as? [String] == ["a", "b", "c"])
+        #expect(stored["String Value"] as? String == "hello world")
+        #expect(stored["Dictionary Value"] as? [String: String] == ["k": "v w"])
+        #expect(stored["Date Value"] as? Date == Date(timeIntervalSince1970: 1_714_521_600))
+        #expect(recorder.out.contains("Commands at this prompt"))
+        #expect(recorder.out.contains("  key ROOT "))
+        #expect(recorder.out.contains("Commands: list, get, set, incr, reset, delete, roots, dump, settings, migrate, defaults, help, key, quit"))
+        #expect(recorder.err == "prefs-harness: the root key must not be empty or blank\n")
+        #expect(status == 1)
+        let json = RecordingConsole(input: ["set array [\"x\",\"y z\"]"])
+        #expect(Interactive(session: HarnessSession(rootKey: "J", store: store), console: json.console).run() == 0)
+        #expect(try store.load(root: "J")?["Array Value"] as? [String] == ["x", "y z"])
+    }
+
+    @Test("--json wherever there is output: set, incr, batch, reset, delete, dump")
+    func jsonEverywhere() throws {
+        let session = HarnessSession(rootKey: "J", store: InMemoryStore())
+        #expect(Self.run(["set", "int", "5", "--json"], session).1.out == "{\"key\":\"Integer Value\",\"value\":5}\n")
+        #expect(Self.run(["incr", "int", "--json"], session).1.out == "{\"key\":\"Integer Value\",\"value\":6}\n")
+        #expect(Self.run(["batch", "--json"], session, input: ["string x"]).1.out == "{\"changes\":1,\"root\":\"J\"}\n")
+        let dump = Self.run(["dump", "--json"], session).1.out
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(dump.utf8)) as? [String: Any])
+        #expect(object["Integer Value"] as? Int == 6 && object["String Value"] as? String == "x")
+        let reset = Self.run(["reset", "--json"], session).1.out
+        #expect((try JSONSerialization.jsonObject(with: Data(reset.utf8)) as? [String: Any])?["Integer Value"] as? Int == 12345)
+        #expect(Self.run(["delete", "--json"], session).1.out == "{\"deleted\":true,\"root\":\"J\"}\n")
+    }
+
+    @Test("delete of a set that does not exist says so and exits 1")
+    func deleteMissing() {
+        let (status, recorder) = Self.run(["delete"], HarnessSession(rootKey: "Nothing", store: InMemoryStore()))
+        #expect(status == 1)
+        #expect(recorder.err == "Nothing is stored under the root key \"Nothing\", so nothing was deleted.")
     }
 
     @Test("end of input (Ctrl-D) leaves the interactive mode cleanly")

@@ -62,7 +62,7 @@ struct HarnessParsingTests {
         (["--suite", "NSGlobalDomain", "list"], "global domain"),
         (["--store-dir", "", "list"], "--store-dir needs a directory"),
         (["--frobnicate"], "unknown option '--frobnicate'"),
-        (["set", "--json", "int", "5"], "unknown option '--json' for set"),
+        (["list", "--dry-run"], "unknown option '--dry-run' for list"),
         (["help", "bogus"], "no help for unknown command 'bogus'"),
     ]
 

@@ -26,8 +26,15 @@ struct HarnessProcessTests {
         #expect(list.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])
         #expect(object.keys.sorted() == ["Array Value", "Date Value", "Dictionary Value", "Integer Value", "String Value"])
+        // Reads never write: the set, its suite file and its lock file are not created.
         let roots = try child.run("prefs-harness", ["--suite", "s", "roots", "--json"])
-        #expect(try JSONSerialization.jsonObject(with: Data(roots.stdout.utf8)) as? [String] == ["SamplePrefs"])
+        #expect(try JSONSerialization.jsonObject(with: Data(roots.stdout.utf8)) as? [String] == [])
+        for read in [["get", "int"], ["list"], ["dump"], ["roots"], ["defaults", "read", "s"]] {
+            _ = try child.run("prefs-harness", ["--suite", "s"] + read)
+        }
+        _ = try child.run("prefs-harness", ["--suite", "s"], input: "key typo1\nlist\nget int\nquit\n")
+        _ = try child.run("prefs-harness", ["--store-dir", directory.path + "/sets", "list"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
     @Test("usage errors exit 2, print to stderr only, and leave the store byte for byte unchanged")

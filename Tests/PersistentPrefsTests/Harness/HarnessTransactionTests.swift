@@ -13,7 +13,7 @@ struct HarnessTransactionTests {
     func batchWritesOnce() throws {
         let store = CountingStore()
         let session = HarnessSession(rootKey: "B", store: store)
-        _ = Self.run(["list"], session)  // the sample defaults are written when the set is made
+        _ = Self.run(["set", "int", "1"], session)  // the set exists (a write puts the sample defaults in an empty set)
         let writes = store.writeCount
         let (status, console) = Self.run(
             ["batch"], session, input: ["int 42", "# a comment", "", "String Value hello world", "array a, b, c"])
