@@ -127,8 +127,9 @@ public struct CommandSpec: Equatable, Sendable {
                 settings reset [app|player]        back to the defaults (player: the bundled file)
                 app is AppSettings (playSFX, themeIndex, fontName, fontSize); player is
                 PlayerSettings (team, isMale, gunType, powerLevels). The files live in DIR/settings
-                with --store-dir DIR, else in the per-user settings folder. --json: show as JSON
-                (each setting's value as text).
+                with --store-dir DIR, else in the per-user settings folder. --json: show as a JSON
+                object (each setting's value as text), set as {"type.name": value}, reset as the
+                list of types reset.
                 """, acceptsJSON: true),
         CommandSpec(
             name: "watch", arguments: ["NAME..."], summary: "print each change of the set as it happens, until Ctrl-C",

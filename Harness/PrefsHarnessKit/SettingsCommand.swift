@@ -59,14 +59,16 @@ enum SettingsCommand {
             }
             try field.assign(arguments[3])
             try refusing(kind.save)
-            console.print("\(kind.name).\(field.name) = \(field.text())")
+            let setting = "\(kind.name).\(field.name)"
+            console.print(json ? ValueFormatter.jsonText([setting: field.text()], pretty: false) : "\(setting) = \(field.text())")
         case "reset":
             guard arguments.count <= 2 else { throw HarnessError.usage("settings reset takes at most a TYPE (app or player)") }
             for kind in kinds {
                 try refusing(kind.load)
                 try refusing(kind.reset)
-                console.print("Reset \(kind.name) settings.")
+                if !json { console.print("Reset \(kind.name) settings.") }
             }
+            if json { console.print(ValueFormatter.jsonText(kinds.map(\.name), pretty: false)) }
         default:
             throw HarnessError.usage("unknown settings action '\(action)'; the actions are show, set, reset")
         }

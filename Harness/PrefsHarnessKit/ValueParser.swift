@@ -22,7 +22,7 @@ public enum ValueParser {
         switch key {
         case .int:
             guard let int = Int(text.trimmingCharacters(in: .whitespaces)) else {
-                throw HarnessError.usage("'\(text)' is not an integer for \(key.name)")
+                throw HarnessError.usage("'\(text)' is not an integer for \(key.name) (write it as 42 or -7)")
             }
             return int
         case .string:
@@ -40,7 +40,7 @@ public enum ValueParser {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("[") {
             guard let array = json(trimmed) as? [Any], let strings = array as? [String] else {
-                throw HarnessError.usage("'\(text)' is not a JSON array of strings for \(key.name)")
+                throw HarnessError.usage("'\(text)' is not a JSON array of strings for \(key.name) (write it as a, b, c or [\"a\",\"b\"])")
             }
             return strings
         }
@@ -53,7 +53,7 @@ public enum ValueParser {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("{") {
             guard let object = json(trimmed) as? [String: Any], let strings = object as? [String: String] else {
-                throw HarnessError.usage("'\(text)' is not a JSON object of strings for \(key.name)")
+                throw HarnessError.usage("'\(text)' is not a JSON object of strings for \(key.name) (write it as k=v, k2=v2 or {\"k\":\"v\"})")
             }
             return strings
         }
@@ -63,7 +63,7 @@ public enum ValueParser {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = parts[0].trimmingCharacters(in: .whitespaces)
             guard parts.count == 2, !name.isEmpty else {
-                throw HarnessError.usage("'\(pair)' is not a k=v pair in '\(text)' for \(key.name)")
+                throw HarnessError.usage("'\(pair)' is not a k=v pair in '\(text)' for \(key.name) (write it as k=v, k2=v2 or {\"k\":\"v\"})")
             }
             guard result[name] == nil else {
                 throw HarnessError.usage("'\(name)' appears twice in '\(text)' for \(key.name)")
@@ -84,7 +84,7 @@ public enum ValueParser {
             formatter.formatOptions = options
             if let date = formatter.date(from: trimmed) { return date }
         }
-        throw HarnessError.usage("'\(text)' is not an ISO 8601 date (or 'now') for \(key.name)")
+        throw HarnessError.usage("'\(text)' is not an ISO 8601 date (or 'now') for \(key.name) (write it as 2024-05-01 or 2024-05-01T12:00:00Z)")
     }
 
     private static func json(_ text: String) -> Any? {

@@ -72,6 +72,9 @@ struct HarnessValueTests {
         } catch let error as HarnessError {
             #expect(error == .usage(error.message))
             #expect(error.message.contains(fragment), "\(error.message)")
+            if !fragment.contains("twice") {
+                #expect(error.message.contains("(write it as "), "says how to write it: \(error.message)")
+            }
         } catch {
             Issue.record("unexpected \(error)")
         }
