@@ -129,7 +129,7 @@ open class PersistentPrefs: NSObject {
     /// - `@Pref` properties that share a key with different types
     ///   (``PrefsError/conflictingDeclarations(key:types:)``).
     /// - A set stored by a newer schema version, or one whose migration fails
-    ///   (see <doc:EvolvingAPreferenceSet>).
+    ///   (see <doc:EvolvingAPreferenceSet>; pending steps run as a dry run, writing nothing).
     ///
     /// ```swift
     /// for problem in prefs.problems { log(problem.description) }   // [] when all is well
