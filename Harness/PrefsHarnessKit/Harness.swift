@@ -358,14 +358,6 @@ public final class HarnessSession {
         try refusing { try SignalGuard.deferringSignals(body) }
     }
 
-    private func refusing<Result>(_ body: () throws -> Result) throws -> Result {
-        do {
-            return try body()
-        } catch let error as PersistentPrefs.PrefsError {
-            throw HarnessError.refused(error.description)
-        }
-    }
-
     private static func check(_ prefs: PersistentPrefs) throws {
         if let error = prefs.lastError { throw HarnessError.refused(error.description) }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import PersistentPrefs
 
 /// Why a harness command did not succeed, and the exit code that says so.
 public enum HarnessError: Error, Equatable, Sendable {
@@ -21,6 +22,23 @@ public enum HarnessError: Error, Equatable, Sendable {
         switch self {
         case .usage(let message), .refused(let message): return message
         }
+    }
+}
+
+/// Runs `body`, turning what the library refuses into a refusal (exit code 1) with its sentence:
+/// a `PrefsError` or a `SettingsError` by its description, any other failure (Foundation's, say)
+/// by its localized description. A ``HarnessError`` passes through unchanged.
+func refusing<Result>(_ body: () throws -> Result) throws -> Result {
+    do {
+        return try body()
+    } catch let error as HarnessError {
+        throw error
+    } catch let error as PersistentPrefs.PrefsError {
+        throw HarnessError.refused(error.description)
+    } catch let error as SettingsError {
+        throw HarnessError.refused(error.description)
+    } catch {
+        throw HarnessError.refused((error as NSError).localizedDescription)
     }
 }
 

@@ -162,14 +162,6 @@ enum SettingsCommand {
         return try trimmed.split(separator: ",").map { try int(String($0), name) }
     }
 
-    private static func refusing(_ body: () throws -> Void) throws {
-        do {
-            try body()
-        } catch let error as SettingsError {
-            throw HarnessError.refused(error.description)
-        }
-    }
-
     private static func aligned(_ rows: [(String, String, String)]) -> [String] {
         let first = rows.map(\.0.count).max() ?? 0
         let second = rows.map(\.1.count).max() ?? 0

@@ -164,9 +164,9 @@ extension PersistentPrefs {
     /// - Throws: What ``migrate()`` would throw.
     public func migrationPreview() throws -> PrefsMigrationReport {
         let plan = schemaPlan
-        let domain = try resolvedDomain()
         var report: PrefsMigrationReport?
         try recordingThrows {
+            let domain = try resolvedDomain()
             let stored = try domain.reload()
             report = try plan.report(on: stored, from: try domain.schemaVersion(), root: key)
         }

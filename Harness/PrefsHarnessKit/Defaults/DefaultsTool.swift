@@ -141,17 +141,6 @@ enum DefaultsTool {
         return dictionary
     }
 
-    static func refusing<Result>(_ body: () throws -> Result) throws -> Result {
-        do {
-            return try body()
-        } catch let error as HarnessError {
-            throw error
-        } catch let error as PersistentPrefs.PrefsError {
-            throw HarnessError.refused(error.description)
-        } catch {
-            throw HarnessError.refused((error as NSError).localizedDescription)
-        }
-    }
 }
 
 // MARK: - Writes
@@ -245,7 +234,7 @@ struct Places {
     }
 
     func domainNames() throws -> [String] {
-        try DefaultsTool.refusing { try files?.roots() ?? PreferencesFile.suiteNames() }
+        try refusing { try files?.roots() ?? PreferencesFile.suiteNames() }
     }
 
     /// The domain `name` names.
@@ -266,7 +255,7 @@ struct Places {
             throw HarnessError.usage("the global domain is not kept in a file on Linux; name a suite")
         }
         if let files { return Domain(name: name, place: .root(files)) }
-        return Domain(name: name, place: .file(try DefaultsTool.refusing { try PreferencesFile(suiteName: name) }))
+        return Domain(name: name, place: .file(try refusing { try PreferencesFile(suiteName: name) }))
     }
 }
 
@@ -282,13 +271,12 @@ struct Domain {
 
     /// Its keys and values; `nil` when it does not exist.
     func contents() throws -> [String: Any]? {
-        try DefaultsTool.refusing {
+        try refusing {
             switch place {
+            // A damaged file is moved aside, and reported (corruptStore) by the read that finds it.
             case .file(let file):
-                return try file.contents()  // a damaged file is moved aside and reported
+                return try file.contents()
             case .root(let store):
-                let view = PersistentPrefs(key: name, store: store)  // reports a damaged file
-                if let error = view.lastError { throw error }
                 return try store.load(root: name)
             }
         }
@@ -301,9 +289,10 @@ struct Domain {
     }
 
     /// Changes its keys in one locked, atomic, durable write (see ``PreferencesFile/update(_:)``).
+    /// The write re-reads the file under the lock: a damaged file is moved aside and reported
+    /// there, and nothing is written over it.
     func update(_ change: (inout [String: Any]) throws -> Void) throws {
-        _ = try contents()  // a damaged file is moved aside and reported, never written over
-        try DefaultsTool.refusing {
+        try refusing {
             switch place {
             case .file(let file):
                 try file.update(change)
@@ -322,7 +311,7 @@ struct Domain {
 
     /// Removes it; `false` when it did not exist.
     func remove() throws -> Bool {
-        try DefaultsTool.refusing {
+        try refusing {
             switch place {
             case .file(let file):
                 return try file.remove()

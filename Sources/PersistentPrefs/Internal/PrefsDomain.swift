@@ -57,8 +57,6 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             numbers = ExactNumber.table(for: values)
             self.version = version
         }
-
-        var valuesAndSchema: ([String: Any], Int) { (values, schema) }
     }
 
     init(store: any PrefsStore, root: String) {
@@ -103,9 +101,10 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         var report: PrefsMigrationReport?
         try write(.transform { $0 }, schema: plan, onlyMigrate: true) { report = $0 }
         if let report { return report }
-        let (values, schema) = try cache.withLock { cache in try loaded(&cache) }.valuesAndSchema
+        let snapshot = try cache.withLock { cache in try loaded(&cache) }
+        let schema = snapshot.schema
         if schema > plan.version, !plan.writesNewer { throw plan.newer(stored: schema, root: root) }
-        return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: values, after: values)
+        return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: snapshot.values, after: snapshot.values)
     }
 
     /// The damage every reader of this set reports (see ``DamageNote``), or `nil`.
@@ -253,8 +252,9 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         }
         let stored: [String: Any]
         var version: UInt64?
-        let applied = reading ? change : .replace((try? change.applied(to: [:])) ?? [:])
         do {
+            // Not reading: the change applied to an empty set, as a replacement.
+            let applied = reading ? change : .replace(try change.applied(to: [:]))
             if let versioned = store as? any VersionedStore {
                 (stored, version) = try versioned.versionedApply(applied, root: root)
             } else {
