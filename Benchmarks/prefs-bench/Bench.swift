@@ -77,7 +77,8 @@ enum Bench {
                 // One of the processes of the concurrent-increment row.
                 return TransactionRows.incrementWorker(arguments: String(argument.dropFirst("--increment-worker=".count)))
             case _ where argument.hasPrefix("--write-once="):
-                // SUITE,N,batch|single: N sets in one batch or one by one, for `strace -c`.
+                // SUITE,N,batch|single|batches: N sets in one batch or one by one, for `strace -c`
+                // (SUITE starting with "/" is a PlistFileStore folder instead).
                 return TransactionRows.writeOnce(arguments: String(argument.dropFirst("--write-once=".count)))
             default:
                 FileHandle.standardError.write(Data("prefs-bench: unknown argument '\(argument)'\n".utf8))
@@ -215,8 +216,9 @@ enum Bench {
         let propagation = Live.propagation(suite: suite + "-live", changes: config.propagationChanges)
         let idle = Live.idleCPU(seconds: config.idleSeconds, sets: 100)
         if let propagation {
-            print(String(format: "propagation  B's setter -> A's handler, median     %8.2f ms", propagation.median))
+            print(String(format: "propagation  B's setter call -> A's handler, median%8.2f ms", propagation.median))
             print(String(format: "propagation  same, p99 (%d changes)               %8.2f ms", propagation.count, propagation.p99))
+            print(String(format: "propagation  B's setter return -> A's handler     %8.2f ms (< 0: heard first)", propagation.medianFromReturn))
         } else {
             print("propagation  (the writer process failed; see stderr)")
         }

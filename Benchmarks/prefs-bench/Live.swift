@@ -6,15 +6,20 @@ import PersistentPrefsSample
 /// observing costs an idle process.
 enum Live {
     struct Latency {
+        /// From the writer's setter being called to the handler running.
         let median: Double
         let p99: Double
+        /// From the writer's setter returning: negative when the handler ran first (readers take
+        /// no lock, so they see the new file while the writer still flushes the folder and
+        /// releases its lock).
+        let medianFromReturn: Double
         let count: Int
     }
 
-    /// Milliseconds from the writer process's setter returning to this process's handler
-    /// running, for `changes` writes spaced 4 ms apart (so each is its own event), or `nil`
-    /// when the writer failed. Both sides read `CLOCK_MONOTONIC`, which is one clock for the
-    /// whole machine.
+    /// Milliseconds from the writer process's setter being called (and returning) to this
+    /// process's handler running, for `changes` writes spaced 4 ms apart (so each is its own
+    /// event), or `nil` when the writer failed. Both sides read `CLOCK_MONOTONIC`, which is one
+    /// clock for the whole machine.
     static func propagation(suite: String, changes: Int) -> Latency? {
         guard let store = UserDefaultsStore(suiteName: suite), let executable = Bundle.main.executableURL else { return nil }
         defer { Bench.removeSuite(store, suite: suite) }
@@ -39,30 +44,37 @@ enum Live {
         Thread.sleep(forTimeInterval: 0.2)  // the last event
 
         var latencies: [Double] = []
+        var fromReturn: [Double] = []
         let arrived = arrivals.first
         for line in String(decoding: printed, as: UTF8.self).split(separator: "\n") {
             let fields = line.split(separator: " ")
-            guard fields.count == 2, let value = Int(fields[0]), let sent = UInt64(fields[1]), let seen = arrived[value] else { continue }
-            latencies.append((Double(seen) - Double(sent)) / 1_000_000)
+            guard fields.count == 3, let value = Int(fields[0]), let called = UInt64(fields[1]), let returned = UInt64(fields[2]),
+                let seen = arrived[value]
+            else { continue }
+            latencies.append((Double(seen) - Double(called)) / 1_000_000)
+            fromReturn.append((Double(seen) - Double(returned)) / 1_000_000)
         }
         guard !latencies.isEmpty else { return nil }
         latencies.sort()
+        fromReturn.sort()
         let p99 = latencies[min(latencies.count - 1, Int((Double(latencies.count) * 0.99).rounded(.up)) - 1)]
-        return Latency(median: latencies[latencies.count / 2], p99: p99, count: latencies.count)
+        return Latency(
+            median: latencies[latencies.count / 2], p99: p99, medianFromReturn: fromReturn[fromReturn.count / 2], count: latencies.count)
     }
 
     /// The writer process: `SUITE,COUNT`; sets the int to 1…COUNT, printing each value and the
-    /// monotonic time its setter returned.
+    /// monotonic times its setter was called and returned.
     static func writer(arguments: String) -> Int32 {
         let parts = arguments.split(separator: ",")
         guard parts.count == 2, let count = Int(parts[1]), let store = UserDefaultsStore(suiteName: String(parts[0])) else { return 2 }
         let prefs = SamplePrefs(key: "Live", store: store)
         var lines = ""
         for value in 1...count {
+            let called = DispatchTime.now().uptimeNanoseconds
             prefs.int = value
             let returned = DispatchTime.now().uptimeNanoseconds
             guard prefs.lastError == nil else { return 1 }
-            lines += "\(value) \(returned)\n"
+            lines += "\(value) \(called) \(returned)\n"
             Thread.sleep(forTimeInterval: 0.004)
         }
         FileHandle.standardOutput.write(Data(lines.utf8))
@@ -84,7 +96,9 @@ enum Live {
             let prefs = SamplePrefs(key: "Idle \(index)", store: index.isMultiple(of: 2) ? store : files)
             held.append((prefs, prefs.observeChanges { _ in }))
         }
-        Thread.sleep(forTimeInterval: 0.5)  // let the last writes' events settle
+        // Let the setup's events settle, and the pooled threads that delivered them retire
+        // (libdispatch lets an idle one go after about 5 s): what is measured is a quiet process.
+        Thread.sleep(forTimeInterval: 6)
         let before = cpuMilliseconds()
         Thread.sleep(forTimeInterval: seconds)
         let spent = cpuMilliseconds() - before

@@ -209,8 +209,22 @@ enum TransactionRows {
     /// by one, or writes N batches of 10.
     static func writeOnce(arguments: String) -> Int32 {
         let parts = arguments.split(separator: ",")
-        guard parts.count == 3, let count = Int(parts[1]), let store = UserDefaultsStore(suiteName: String(parts[0])) else { return 2 }
-        defer { Bench.removeSuite(store, suite: String(parts[0])) }
+        guard parts.count == 3, let count = Int(parts[1]) else { return 2 }
+        let target = String(parts[0])
+        let store: any PrefsStore
+        if target.hasPrefix("/") {  // a PlistFileStore folder, removed after
+            store = PlistFileStore(directory: URL(fileURLWithPath: target))
+        } else {
+            guard let suite = UserDefaultsStore(suiteName: target) else { return 2 }
+            store = suite
+        }
+        defer {
+            if let suite = store as? UserDefaultsStore {
+                Bench.removeSuite(suite, suite: target)
+            } else {
+                try? FileManager.default.removeItem(atPath: target)
+            }
+        }
         let prefs = TenPrefs(key: "Ten", store: store)
         _ = prefs.values
         if parts[2] == "batch" {

@@ -223,8 +223,38 @@ public final class LineEditor {
     public init(historyFile: URL?, completions: @escaping ([String]) -> [String]) {
         self.historyFile = historyFile
         self.completions = completions
-        let saved = historyFile.flatMap { try? String(contentsOf: $0, encoding: .utf8) } ?? ""
-        history = saved.split(separator: "\n").map(String.init).suffix(Self.historyLimit)
+        history = historyFile.map(Self.loadHistory) ?? []
+    }
+
+    /// The lines kept in `file`, oldest first (none when it cannot be read).
+    public static func loadHistory(_ file: URL) -> [String] {
+        let saved = (try? String(contentsOf: file, encoding: .utf8)) ?? ""
+        return saved.split(separator: "\n").map(String.init).suffix(historyLimit)
+    }
+
+    /// Replaces `file` with `lines`, privately: the history holds typed values, so the file is
+    /// made mode 0600 (a new file, renamed into place) in a folder made 0700, and an existing
+    /// folder of this user's is made 0700 too. A failure only loses the history.
+    public static func saveHistory(_ lines: [String], to file: URL) {
+        let folder = file.deletingLastPathComponent().path
+        try? FileManager.default.createDirectory(
+            atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        var info = stat()
+        guard lstat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR, info.st_uid == geteuid() else { return }
+        if info.st_mode & 0o077 != 0 { chmod(folder, 0o700) }
+        let temporary = folder + "/.\(file.lastPathComponent).\(getpid()).tmp"
+        unlink(temporary)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            try handle.write(contentsOf: Data((lines.joined(separator: "\n") + "\n").utf8))
+            try handle.close()
+        } catch {
+            unlink(temporary)
+            return
+        }
+        if rename(temporary, file.path) != 0 { unlink(temporary) }
     }
 
     /// The history file: `$XDG_STATE_HOME/prefs-harness/history`, else
@@ -279,9 +309,7 @@ public final class LineEditor {
         guard !line.trimmingCharacters(in: .whitespaces).isEmpty, history.last != line else { return }
         history.append(line)
         if history.count > Self.historyLimit { history.removeFirst(history.count - Self.historyLimit) }
-        guard let historyFile else { return }
-        try? FileManager.default.createDirectory(at: historyFile.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try? (history.joined(separator: "\n") + "\n").write(to: historyFile, atomically: true, encoding: .utf8)
+        if let historyFile { Self.saveHistory(history, to: historyFile) }
     }
 
     private func write(_ text: String) {

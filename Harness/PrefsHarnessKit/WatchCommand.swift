@@ -40,6 +40,7 @@ enum WatchCommand {
         }
         let watched = keys.isEmpty ? "every key" : keys.sorted().joined(separator: ", ")
         console.error("Watching \(watched) of \"\(root)\" in \(session.storeDescription); Ctrl-C to stop.")
+        if let problem = observation.problem { console.error("warning: \(problem)") }
         wait()
         observation.cancel()
     }

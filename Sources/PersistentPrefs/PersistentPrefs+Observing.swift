@@ -43,10 +43,29 @@ public struct PrefsChangeEvent: Sendable, Hashable, CustomStringConvertible {
 /// ```
 public final class PrefsObservation: Sendable {
     private let stop: Locked<(@Sendable () -> Void)?>
+    private let currentProblem: (@Sendable () -> PersistentPrefs.PrefsError?)?
 
-    /// An observation that ends with `stop` (run once).
-    init(_ stop: (@Sendable () -> Void)?) {
+    /// An observation that ends with `stop` (run once), whose ``problem`` `problem` tells.
+    init(_ stop: (@Sendable () -> Void)?, problem: (@Sendable () -> PersistentPrefs.PrefsError?)? = nil) {
         self.stop = Locked(stop)
+        currentProblem = problem
+    }
+
+    /// Why changes made by other programs reach this observation late, or `nil` while they are
+    /// reported as they happen.
+    ///
+    /// ``PersistentPrefs/PrefsError/watchDegraded(path:reason:)`` while the operating system
+    /// cannot watch the store's file (on Linux: no `inotify` instance or watch left for this
+    /// user): the library then looks at the file a few times a second, so the handler is still
+    /// called, up to about half a second late, and it tries the operating system again every few
+    /// seconds. Changes made through the library in this process are always reported at once.
+    ///
+    /// ```swift
+    /// let observation = prefs.observeChanges { _ in refresh() }
+    /// if let problem = observation.problem { log.warning("\(problem)") }
+    /// ```
+    public var problem: PersistentPrefs.PrefsError? {
+        isCancelled ? nil : currentProblem?()
     }
 
     /// Stops observing. No call of the handler starts after this returns, except one another
@@ -89,8 +108,9 @@ extension PersistentPrefs {
     ///   set, and cancel its own observation. Events of one set are delivered one at a time, in
     ///   the order the set changed; a burst of outside writes may arrive as one event, and the
     ///   set then holds the last of them.
-    /// - It runs on the thread that made the change (for outside changes, the library's watcher
-    ///   thread): keep it short, or hand the work to your own queue or actor.
+    /// - It runs on the thread that made the change (for outside changes, a thread of the
+    ///   library's, on which one set is reloaded at a time: a slow handler delays no other set):
+    ///   keep it short, or hand the work to your own queue or actor.
     /// - The observation keeps the set live (read, watched) while it runs, even if this instance
     ///   goes away; it observes the set this instance uses now (its root key and store).
     ///
@@ -106,7 +126,9 @@ extension PersistentPrefs {
     ///     that changed.
     /// - Returns: The observation; observing stops when it is cancelled or deallocated. When the
     ///   set cannot be reached (an invalid suite, for example), it is returned cancelled and
-    ///   ``lastError`` says why.
+    ///   ``lastError`` says why. When the operating system cannot watch the store's file, the
+    ///   observation runs on polling and ``lastError`` (and the observation's
+    ///   ``PrefsObservation/problem``) is ``PrefsError/watchDegraded(path:reason:)``.
     public func observeChanges(
         to keys: [String] = [], _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void
     ) -> PrefsObservation {
@@ -114,11 +136,14 @@ extension PersistentPrefs {
         record {
             let domain = try observedDomain()
             let id = domain.feed.subscribe(keys: Set(keys), handler)
-            observation = PrefsObservation {
-                domain.feed.unsubscribe(id)
-                PrefsDomain.release(domain)
-            }
+            observation = PrefsObservation(
+                {
+                    domain.feed.unsubscribe(id)
+                    PrefsDomain.release(domain)
+                }, problem: { domain.watchProblem() })
         }
+        // The observation runs; `lastError` says when other programs' changes will reach it late.
+        if let problem = observation.problem { lastError = problem }
         return observation
     }
 

@@ -75,11 +75,13 @@ extension PersistentPrefs {
         /// `found` describes it. The read returned the default; the stored value is untouched.
         case typeMismatch(key: String, expected: String, found: String)
 
-        /// A write to the set under the root key `root` was attempted where it cannot run: an
-        /// ``PersistentPrefs/update(_:)`` inside a ``PersistentPrefs/batch(_:)`` of the same
-        /// instance, or a write (or reload) from inside an `update` body of the same set, which
-        /// would wait for itself. Nothing was written; change the set through the `update`
-        /// body's dictionary, or the batch, instead.
+        /// A write was attempted where it cannot run, because the set under the root key `root`
+        /// is being written on this thread: an ``PersistentPrefs/update(_:)`` inside a
+        /// ``PersistentPrefs/batch(_:)`` of the same instance, or, from inside an `update` body of
+        /// `root`, a write (or reload) of the same set or a write of another set kept in the same
+        /// file (another root key of the same suite), which would wait for the lock this thread
+        /// holds. Nothing was written; change the set through the `update` body's dictionary, or
+        /// the batch, and write the other set after the `update` returns.
         case transactionInProgress(root: String)
 
         /// The value for `key` breaks the key's rule (a `@Pref` range or `validate:` closure, or
@@ -99,6 +101,21 @@ extension PersistentPrefs {
         /// and stays readable; writes to it are refused, so a downgraded app cannot destroy its
         /// newer data, unless the subclass opts in with ``PersistentPrefs/writesNewerSchemaVersions``.
         case newerSchemaVersion(root: String, stored: Int, supported: Int)
+
+        /// A write gave up waiting for the lock of the file at `path`: another writer held it for
+        /// `waited` seconds (longer than ``PersistentPrefs/lockTimeout``), typically a process that
+        /// is stopped (`SIGSTOP`, a debugger) or stuck in the middle of a write. `holderPID` is that
+        /// process, where it can be known (always on Linux). Nothing was written; reads are not
+        /// affected, since they never wait for a writer.
+        case lockTimeout(path: String, holderPID: Int32?, waited: TimeInterval)
+
+        /// Changes other programs make to the file at `path` are not reported at once, because the
+        /// operating system's file watching cannot be used (`reason` says why: for example every
+        /// `inotify` instance this user may have is in use). The library looks at the file itself
+        /// instead, a few times a second, and tries the watcher again now and then: sets stay
+        /// current, observers are still told, a little later. Listed in ``PersistentPrefs/problems``
+        /// and ``PrefsObservation/problem`` for as long as it lasts.
+        case watchDegraded(path: String, reason: String)
 
         /// Several `@Pref` properties of the subclass use the key `key` with different types
         /// (`types`, sorted): they would read and overwrite each other's values. Reported when an
@@ -131,6 +148,8 @@ extension PersistentPrefs.PrefsError: Equatable {
             return a1 == a2 && s1 == s2 && n1 == n2 && r1 == r2
         case let (.newerSchemaVersion(r1, s1, k1), .newerSchemaVersion(r2, s2, k2)): return r1 == r2 && s1 == s2 && k1 == k2
         case let (.conflictingDeclarations(k1, t1), .conflictingDeclarations(k2, t2)): return k1 == k2 && t1 == t2
+        case let (.lockTimeout(p1, h1, w1), .lockTimeout(p2, h2, w2)): return p1 == p2 && h1 == h2 && w1 == w2
+        case let (.watchDegraded(p1, r1), .watchDegraded(p2, r2)): return p1 == p2 && r1 == r2
         default: return false
         }
     }
@@ -170,8 +189,13 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
             return "Several @Pref properties use the key \"\(key)\" with different types (\(types.joined(separator: ", "))), so they overwrite each other's values; give each its own key."
         case .newerSchemaVersion(let root, let stored, let supported):
             return "The set \"\(root)\" was stored by a newer version of the program (schema version \(stored); this code knows up to \(supported)). It stays readable and untouched; writes to it are refused."
+        case .lockTimeout(let path, let holder, let waited):
+            let who = holder.map { "process \($0) holds it" } ?? "another process holds it"
+            return "Gave up writing \(path) after waiting \(String(format: "%.1f", waited)) s for its lock (\(path).lock): \(who), perhaps stopped or stuck. Nothing was written; reads are not affected."
+        case .watchDegraded(let path, let reason):
+            return "Changes to \(path) by other programs are not reported at once: \(reason.asClause). Values stay current, a little later."
         case .transactionInProgress(let root):
-            return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself); make the change through the batch or the update's dictionary. Nothing was written."
+            return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself, as would a write of another set in the same file); make the change through the batch or the update's dictionary, or after it. Nothing was written."
         }
     }
 

@@ -130,6 +130,8 @@ open class PersistentPrefs: NSObject {
     ///   (``PrefsError/conflictingDeclarations(key:types:)``).
     /// - A set stored by a newer schema version, or one whose migration fails
     ///   (see <doc:EvolvingAPreferenceSet>; pending steps run as a dry run, writing nothing).
+    /// - Changes by other programs reaching the set late, because the operating system cannot
+    ///   watch its file (``PrefsError/watchDegraded(path:reason:)``): the library polls meanwhile.
     ///
     /// ```swift
     /// for problem in prefs.problems { log(problem.description) }   // [] when all is well
@@ -149,6 +151,7 @@ open class PersistentPrefs: NSObject {
             return [PrefsDomain.mapped(error)] + declarationConflicts
         }
         if let notice = domain.damageNotice() { found.append(notice) }
+        if let degraded = domain.watchProblem() { found.append(degraded) }
         var checked = Set<String>()
         for pref in declaredPrefs() where checked.insert(pref.key).inserted {
             if let value = stored[pref.key], let problem = pref.readingProblem(value) { found.append(problem) }
@@ -257,6 +260,26 @@ open class PersistentPrefs: NSObject {
             group.withLock { $0 = newValue }
             groupGeneration.increment()
         }
+    }
+
+    /// How long a write waits for the file's lock while another writer holds it, in seconds
+    /// (5 by default), before it gives up with ``PrefsError/lockTimeout(path:holderPID:waited:)``.
+    ///
+    /// Every write of a shared store takes a lock that all processes using the library share, for
+    /// the few milliseconds it takes to re-read and replace the file. A writer that is stopped
+    /// (`SIGSTOP`, a debugger) or stuck while holding it would otherwise block every other writer
+    /// of that file; reads never wait for it. Applies to every store and style in this process.
+    ///
+    /// ```swift
+    /// PersistentPrefs.lockTimeout = 1      // a command-line tool that should fail fast
+    /// prefs.volume = 7
+    /// if case .lockTimeout(let path, let pid, _)? = prefs.lastError {
+    ///     print("\(path) is locked by process \(pid.map(String.init) ?? "?")")
+    /// }
+    /// ```
+    public static var lockTimeout: TimeInterval {
+        get { FileLock.timeout.withLock { $0 } }
+        set { FileLock.timeout.withLock { $0 = max(0, newValue.isNaN ? 0 : newValue) } }
     }
 
     // MARK: - Initialisers

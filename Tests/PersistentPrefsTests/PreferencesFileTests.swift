@@ -2,6 +2,12 @@ import Foundation
 import PersistentPrefs
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 @Suite("PreferencesFile")
 struct PreferencesFileTests {
     @Test("several keys change in one write; values are vetted; remove deletes the file")
@@ -49,11 +55,11 @@ struct PreferencesFileTests {
         #expect((try? PreferencesFile(suiteName: "com.example.app"))?.url.lastPathComponent == "com.example.app.plist")
     }
 
-    @Test("a damaged file is moved aside, reads as absent, and is reported")
-    func damaged() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let file = PreferencesFile(url: URL(fileURLWithPath: directory.path + "/broken.plist"))
+    @Test("a damaged suite file is moved aside, reads as absent, and is reported until written")
+    func damagedSuite() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        let file = try PreferencesFile(suiteName: suite.name)
         try Data("not a plist".utf8).write(to: file.url)
         #expect(throws: PersistentPrefs.PrefsError.self) { try file.contents() }
         #expect(!FileManager.default.fileExists(atPath: file.url.path))
@@ -65,5 +71,43 @@ struct PreferencesFileTests {
         #expect(path == file.url.path)
         try file.update { $0["k"] = "v" }
         #expect(file.damageNotice == nil)  // written again: whole
+    }
+
+    @Test("a file named by path that does not parse is reported, and left where it is with nothing made beside it")
+    func damagedPath() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let file = PreferencesFile(url: URL(fileURLWithPath: directory.path + "/notes.txt"))
+        let text = Data("not a plist".utf8)
+        try text.write(to: file.url)
+        #expect(throws: PersistentPrefs.PrefsError.self) { try file.contents() }
+        #expect(throws: PersistentPrefs.PrefsError.self) { try file.update { $0["k"] = "v" } }
+        #expect(throws: PersistentPrefs.PrefsError.self) { try file.remove() }
+        #expect(FileManager.default.contents(atPath: file.url.path) == text)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["notes.txt"])
+        #expect(file.damageNotice == nil)
+    }
+
+    @Test("a FIFO or a device is never read or replaced", arguments: ["fifo", "/dev/null"])
+    func notRegular(kind: String) throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        var path = kind
+        if kind == "fifo" {
+            path = directory.path + "/pipe.plist"
+            #expect(mkfifo(path, 0o600) == 0)
+        }
+        let file = PreferencesFile(url: URL(fileURLWithPath: path))
+        for attempt in [{ _ = try file.contents() }, { try file.update { $0["k"] = "v" } }, { _ = try file.remove() }] {
+            do {
+                try attempt()
+                Issue.record("\(path) was used as a property list")
+            } catch let error as PersistentPrefs.PrefsError {
+                #expect(error.description.contains("not a regular file"), "\(error)")
+            }
+        }
+        var info = stat()
+        #expect(lstat(path, &info) == 0 && info.st_mode & S_IFMT == (kind == "fifo" ? S_IFIFO : S_IFCHR))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == (kind == "fifo" ? ["pipe.plist"] : []))
     }
 }

@@ -40,6 +40,15 @@
 //   prefs-test-helper migrate-open SUITE ROOT LOG AT       at the time AT (seconds since 1970) open MigratingPrefs,
 //                                                  whose steps append a line to LOG; print the migrated set
 //   prefs-test-helper migrate-wide SUITE ROOT              print "opening", open WideMigratingPrefs (k… → m…), print "done"
+//   prefs-test-helper hold-lock - FILE             take FILE's writers' lock (flock on FILE.lock), print "held PID", wait
+//   prefs-test-helper hold-inotify - -             take inotify instances until none is left, print "held N", wait
+//   prefs-test-helper put-int-within SUITE ROOT N SECONDS  lockTimeout = SECONDS, int = N; print "ok" or "error …"
+//   prefs-test-helper watch-report SUITE ROOT      print "ready PROBLEM", "problems K lastError watchDegraded|other"
+//                                                  (K: watchDegraded entries in problems), then "int N PROBLEM" after each
+//                                                  change of the int (PROBLEM: the observation's problem, or "live")
+//
+// With PREFS_HELPER_AS_NOBODY=1 in the environment (and run as root), the helper first becomes
+// the user nobody (65534), so per-user limits it exhausts are not the test runner's.
 //
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
@@ -97,6 +106,10 @@ func waitToBeKilled() -> Never {
     while true { sleep(60) }
 }
 
+if ProcessInfo.processInfo.environment["PREFS_HELPER_AS_NOBODY"] == "1" {
+    guard setgroups(0, nil) == 0, setgid(65534) == 0, setuid(65534) == 0 else { fail("cannot become nobody") }
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count >= 3 else { fail("usage: prefs-test-helper COMMAND SUITE ROOT [ARG]") }
 let (command, suite, root) = (arguments[0], arguments[1], arguments[2])
@@ -124,6 +137,14 @@ let explicitStore: (any PrefsStore)? = {
     }
     guard let defaults = UserDefaults(suiteName: suite) else { fail("cannot open suite \(suite)") }
     return defaults
+}
+
+/// A value shared between threads.
+final class Shared<Value>: @unchecked Sendable {  // `value` is only touched while holding `lock`
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<Result>(_ body: (inout Value) -> Result) -> Result { lock.lock(); defer { lock.unlock() }; return body(&value) }
 }
 
 /// A thread-safe counter.
@@ -600,6 +621,48 @@ case "poll-consistent":
         if let first = numbers[0] { seen.insert(first) }
     }
     say("reads \(count) mixed \(mixed) distinct \(seen.count)")
+
+case "hold-lock":
+    // A writer stopped while it holds the lock is what the tests play: the parent sends SIGSTOP.
+    let descriptor = open(root + ".lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard descriptor >= 0, flock(descriptor, LOCK_EX) == 0 else { fail("cannot lock \(root).lock") }
+    say("held \(getpid())")
+    while true { sleep(60) }
+
+case "hold-inotify":
+    #if os(Linux)
+        var held = 0
+        while inotify_init1(Int32(IN_CLOEXEC)) >= 0 { held += 1 }
+        say("held \(held)")
+        while true { sleep(60) }
+    #else
+        fail("hold-inotify: inotify is Linux's")
+    #endif
+
+case "put-int-within":
+    guard arguments.count == 5, let n = Int(arguments[3]), let seconds = Double(arguments[4]) else {
+        fail("put-int-within needs N SECONDS")
+    }
+    PersistentPrefs.lockTimeout = seconds
+    let prefs = samplePrefs()
+    prefs[SamplePrefs.Key.int.rawValue] = n
+    say(prefs.lastError.map { "error \($0)" } ?? "ok")
+
+case "watch-report":
+    let prefs = plainPrefs()
+    let key = SamplePrefs.Key.int.rawValue
+    let problem = Shared<PrefsObservation?>(nil)
+    let describe: @Sendable () -> String = { problem.withLock { $0?.problem.map { "\($0)" } } ?? "live" }
+    let observation = prefs.observeChanges(to: [key]) { _ in
+        say("int \(plainPrefs().value(forKey: key, as: Int.self).map(String.init) ?? "nil") \(describe())")
+    }
+    guard !observation.isCancelled else { fail("cannot observe: \(String(describing: prefs.lastError))") }
+    problem.withLock { $0 = observation }
+    let degradedProblems = prefs.problems.filter { if case .watchDegraded = $0 { return true } else { return false } }
+    let degradedError = prefs.lastError.map { if case .watchDegraded = $0 { return true } else { return false } } ?? false
+    say("ready \(describe())")
+    say("problems \(degradedProblems.count) lastError \(degradedError ? "watchDegraded" : "other")")
+    while true { sleep(60) }
 
 case "raw-read":
     guard let defaults = UserDefaults(suiteName: suite) else { fail("cannot open suite \(suite)") }

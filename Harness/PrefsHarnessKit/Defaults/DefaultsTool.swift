@@ -81,7 +81,7 @@ enum DefaultsTool {
             if rest[1] == "-" {
                 console.write(String(decoding: data, as: UTF8.self))
             } else {
-                try refusing { try data.write(to: URL(fileURLWithPath: rest[1]), options: .atomic) }
+                try DefaultsFiles.export(data, to: rest[1])
             }
         case "import":
             try arity(2...2, "DOMAIN PATH|-")
@@ -123,12 +123,7 @@ enum DefaultsTool {
             while let line = console.readLine() { lines.append(line) }
             value = try DefaultsValues.text(lines.joined(separator: "\n"))
         } else {
-            let data: Data
-            do {
-                data = try Data(contentsOf: URL(fileURLWithPath: path))
-            } catch {
-                throw HarnessError.refused("cannot read \(path): \((error as NSError).localizedDescription)")
-            }
+            let data = try DefaultsFiles.read(path)
             do {
                 value = try PropertyListSerialization.propertyList(from: data, format: nil)
             } catch {

@@ -23,10 +23,11 @@ enum AtomicFile {
 
     /// Replaces `url` with `data` (file mode 0600), creating its directory (mode 0700) if needed.
     ///
-    /// A symbolic link at `url` is written through: its target is replaced, the link stays.
-    /// Callers hold the file's exclusive lock, so a temporary file of this file's that is
-    /// already there was left by a writer that died; the first write of each file in a process
-    /// removes those.
+    /// A symbolic link at `url` in a private folder is written through: its target is replaced,
+    /// the link stays. In a folder other users can write, a link is refused, and so is anything
+    /// at `url` that is not a regular file (see ``SharedFolders``). Callers hold the file's
+    /// exclusive lock, so a temporary file of this file's that is already there was left by a
+    /// writer that died; the first write of each file in a process removes those.
     ///
     /// - Parameters:
     ///   - data: The new contents.
@@ -36,9 +37,10 @@ enum AtomicFile {
     /// - Returns: The signature of the new file, or `nil` when the write was abandoned.
     @discardableResult
     static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
-        let target = resolvingLink(url)
+        try createDirectory(url.deletingLastPathComponent())
+        let target = try SharedFolders.writableTarget(url)
         let directory = target.deletingLastPathComponent()
-        try createDirectory(directory)
+        if target != url { try createDirectory(directory) }  // a link's target may be elsewhere
         removeStaleTemporaries(of: target)
         // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which looks at the disk).
         let unique = String(UInt64.random(in: .min ... .max), radix: 16)
@@ -81,8 +83,13 @@ enum AtomicFile {
     }
 
     /// Removes `url` durably; `false` when there was no such file.
+    ///
+    /// - Parameter throughLink: Whether a symbolic link at `url` stands for its target, which is
+    ///   then removed (a store file; refused for a link in a shared folder, see
+    ///   ``SharedFolders``), rather than being removed itself.
     @discardableResult
-    static func remove(_ url: URL) throws(Failure) -> Bool {
+    static func remove(_ url: URL, throughLink: Bool = false) throws(Failure) -> Bool {
+        let url = throughLink ? try SharedFolders.writableTarget(url) : url
         if unlink(url.path) != 0 {
             guard errno == ENOENT else { throw posixFailure("unlink", url.path) }
             return false
@@ -91,8 +98,10 @@ enum AtomicFile {
         return true
     }
 
-    /// Creates `directory` (and its parents) with mode 0700 unless it exists.
+    /// Creates `directory` (and its parents) with mode 0700 unless it exists; refuses a folder
+    /// that is a link planted in a shared folder (see ``SharedFolders/checkFolder(_:)``).
     static func createDirectory(_ directory: URL) throws(Failure) {
+        try SharedFolders.checkFolder(directory)
         var isDirectory: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
             guard isDirectory.boolValue else { throw Failure(path: directory.path, reason: "it exists and is not a directory") }

@@ -11,21 +11,49 @@ import Foundation
 /// makes and drops one instance after another does not start a thread for each), so an idle
 /// process keeps nothing running and nothing polls.
 ///
-/// Listeners run on the backend's thread, never under a lock of the watcher; several changes
-/// that arrive together are reported once.
-final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked
+/// Where the operating system cannot watch (no `inotify` instance left for this user, no watch
+/// left, a folder it may not watch), the watcher looks at the files itself every
+/// ``pollInterval`` — one `stat` per file — and tries the backend again every ``retryInterval``;
+/// ``degradation(for:)`` says so meanwhile. Sets stay current either way.
+///
+/// Each listener runs on a queue of its own, one call at a time, never on the backend's thread
+/// and never under a lock of the watcher: a listener that is slow or stuck (a reload waiting for
+/// a write in progress) delays no other listener. Changes that arrive while a listener runs are
+/// reported once, after it.
+final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the rest is immutable
     /// What a listener is called with: nothing, it re-reads what it needs.
     typealias Listener = @Sendable () -> Void
+    /// What a backend reports: by folder, the names that changed, or `nil` when anything in the
+    /// folder may have (the folder appeared or went, or events were lost).
+    typealias Report = @Sendable ([String: Set<String>?]) -> Void
+    /// Makes a backend, or throws why the operating system cannot watch.
+    typealias BackendFactory = @Sendable (@escaping Report) throws -> any WatchBackend
 
     /// The watcher of this process.
     static let shared = ChangeWatcher()
 
     /// How long the backend outlives its last listener.
     let linger: TimeInterval
+    /// How often files are looked at while the backend cannot watch them.
+    let pollInterval: TimeInterval
+    /// How often a backend that failed is tried again.
+    let retryInterval: TimeInterval
+    private let makeBackend: BackendFactory
 
     /// A watcher whose backend stops `linger` seconds after its last listener goes.
-    init(linger: TimeInterval = 1) {
+    ///
+    /// - Parameters:
+    ///   - pollInterval: How often files are looked at while the backend cannot watch them.
+    ///   - retryInterval: How often a backend that failed is tried again.
+    ///   - makeBackend: Makes the backend (the platform's by default).
+    init(
+        linger: TimeInterval = 1, pollInterval: TimeInterval = 0.5, retryInterval: TimeInterval = 5,
+        makeBackend: @escaping BackendFactory = ChangeWatcher.platformBackend
+    ) {
         self.linger = linger
+        self.pollInterval = pollInterval
+        self.retryInterval = retryInterval
+        self.makeBackend = makeBackend
     }
 
     /// Names one registration, for ``unwatch(_:)``.
@@ -36,7 +64,9 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked
     private struct Entry {
         let directory: String
         let name: String
-        let listener: Listener
+        let delivery: Delivery
+
+        var path: String { directory + "/" + name }
     }
 
     private struct State {
@@ -45,40 +75,65 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked
         /// How many entries watch each folder.
         var directories: [String: Int] = [:]
         var backend: (any WatchBackend)?
+        /// Why the backend could not be made, while it cannot.
+        var backendFailure: String?
+        /// When the backend (or a folder it could not watch) was last tried.
+        var lastAttempt: TimeInterval = 0
+        /// Folders the running backend cannot watch, with why.
+        var unwatchable: [String: String] = [:]
+        /// The files looked at by polling, as last seen (`nil`: absent).
+        var polled: [String: FileSignature?] = [:]
+        var poller: (any DispatchSourceTimer)?
         /// Bumped whenever the last listener goes: a scheduled stop happens only if no listener
         /// came and went since it was scheduled.
         var idleGeneration = 0
+
+        /// Whether files in `directory` are polled.
+        func isPolled(_ directory: String) -> Bool {
+            backend == nil || unwatchable[directory] != nil
+        }
     }
 
     private let state = Locked(State())
+    private let pollQueue = DispatchQueue(label: "PersistentPrefs.ChangeWatcher.poll")
 
     /// Calls `listener` whenever `file` may have changed (created, replaced, rewritten, removed,
     /// or its folder created or removed), until ``unwatch(_:)``.
     ///
-    /// - Returns: The registration, or `nil` where this platform has no way to watch files.
-    func watch(_ file: URL, _ listener: @escaping Listener) -> Token? {
+    /// - Returns: The registration.
+    func watch(_ file: URL, _ listener: @escaping Listener) -> Token {
         let directory = file.deletingLastPathComponent().standardizedFileURL.path
-        let name = file.lastPathComponent
+        let entry = Entry(directory: directory, name: file.lastPathComponent, delivery: Delivery(listener))
         return state.withLock { state in
-            if state.backend == nil {
-                state.backend = Self.makeBackend { [weak self] changes in self?.deliver(changes) }
-            }
-            guard let backend = state.backend else { return nil }
+            if state.backend == nil, state.backendFailure == nil { startBackend(&state) }
             state.nextID += 1
-            state.entries[state.nextID] = Entry(directory: directory, name: name, listener: listener)
+            state.entries[state.nextID] = entry
             state.directories[directory, default: 0] += 1
-            if state.directories[directory] == 1 { backend.add(directory) }
+            if state.directories[directory] == 1, let backend = state.backend {
+                backend.add(directory)
+                state.unwatchable = backend.failures(retrying: false)
+            }
+            if state.isPolled(directory) {
+                if state.polled[entry.path] == nil { state.polled[entry.path] = .some(FileSignature.of(entry.path)) }
+                startPolling(&state)
+            }
             return Token(id: state.nextID)
         }
     }
 
-    /// Ends a registration made by ``watch(_:_:)``; the backend stops with the last one.
+    /// Ends a registration made by ``watch(_:_:)``: no call of its listener starts after this
+    /// returns, except one another thread was already starting. The backend stops with the last one.
     func unwatch(_ token: Token) {
         let idle: Int? = state.withLock { state in
             guard let entry = state.entries.removeValue(forKey: token.id) else { return nil }
+            entry.delivery.cancel()
+            if !state.entries.values.contains(where: { $0.path == entry.path }) { state.polled[entry.path] = nil }
             let remaining = (state.directories[entry.directory] ?? 1) - 1
             state.directories[entry.directory] = remaining > 0 ? remaining : nil
-            if remaining <= 0 { state.backend?.remove(entry.directory) }
+            if remaining <= 0 {
+                state.backend?.remove(entry.directory)
+                state.unwatchable[entry.directory] = nil
+            }
             guard state.entries.isEmpty else { return nil }
             state.idleGeneration += 1
             return state.idleGeneration
@@ -87,49 +142,201 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked
         DispatchQueue.global().asyncAfter(deadline: .now() + linger) { self.stop(ifIdleSince: idle) }
     }
 
+    /// Why changes of `file` are found by polling rather than reported by the operating system,
+    /// or `nil` when they are reported (or `file` is not watched).
+    func degradation(for file: URL) -> String? {
+        let directory = file.deletingLastPathComponent().standardizedFileURL.path
+        return state.withLock { state in
+            guard state.directories[directory] != nil else { return nil }
+            guard let reason = state.backendFailure ?? state.unwatchable[directory] else { return nil }
+            let (poll, retry) = (String(format: "%g", pollInterval), String(format: "%g", retryInterval))
+            return "\(reason); the library looks at the file every \(poll) s instead and tries again every \(retry) s"
+        }
+    }
+
     /// Stops the backend if nothing was watched since the last listener went (`generation`).
     private func stop(ifIdleSince generation: Int) {
-        let stopped: (any WatchBackend)? = state.withLock { state in
+        let stopped: ((any WatchBackend)?, (any DispatchSourceTimer)?)? = state.withLock { state in
             guard state.entries.isEmpty, state.idleGeneration == generation else { return nil }
-            defer { state.backend = nil }
-            return state.backend
+            defer {
+                state.backend = nil
+                state.backendFailure = nil
+                state.unwatchable = [:]
+                state.polled = [:]
+                state.poller = nil
+            }
+            return (state.backend, state.poller)
         }
-        stopped?.stop()
+        stopped?.0?.stop()
+        stopped?.1?.cancel()
     }
 
-    /// Whether a backend is running (for tests: it stops ``linger`` after the last registration).
-    var isRunning: Bool { state.withLock { $0.backend != nil } }
+    /// Whether a backend or the poller is running (for tests: they stop ``linger`` after the
+    /// last registration).
+    var isRunning: Bool { state.withLock { $0.backend != nil || $0.poller != nil } }
 
-    /// Calls the listeners of the files that changed: by folder, the names that changed, or
-    /// `nil` when anything in the folder may have (the folder appeared or went, or events were
-    /// lost).
+    /// Signals the listeners of the files that changed: by folder, the names that changed, or
+    /// `nil` when anything in the folder may have.
     private func deliver(_ changes: [String: Set<String>?]) {
-        let listeners = state.withLock { state in
-            state.entries.values.compactMap { entry -> Listener? in
+        guard !changes.isEmpty else { return }
+        let deliveries = state.withLock { state -> [Delivery] in
+            // A backend learns that a folder cannot be watched while it reports (one reappeared).
+            if let backend = state.backend {
+                state.unwatchable = backend.failures(retrying: false)
+                if !state.unwatchable.isEmpty { startPolling(&state) }
+            }
+            return state.entries.values.compactMap { entry -> Delivery? in
                 guard let names = changes[entry.directory] else { return nil }
-                return names.map { $0.contains(entry.name) } ?? true ? entry.listener : nil
+                return names.map { $0.contains(entry.name) } ?? true ? entry.delivery : nil
             }
         }
-        for listener in listeners { listener() }
+        for delivery in deliveries { delivery.signal() }
     }
 
-    private static func makeBackend(_ report: @escaping @Sendable ([String: Set<String>?]) -> Void) -> (any WatchBackend)? {
+    // MARK: - The backend, and polling where it cannot watch
+
+    /// Makes the backend and gives it every folder in use; on failure, notes why (so files are
+    /// polled) and when to try again.
+    private func startBackend(_ state: inout State) {
+        state.lastAttempt = ProcessInfo.processInfo.systemUptime
+        do {
+            let backend = try makeBackend { [weak self] changes in self?.deliver(changes) }
+            for directory in state.directories.keys { backend.add(directory) }
+            state.backend = backend
+            state.backendFailure = nil
+            state.unwatchable = backend.failures(retrying: false)
+        } catch {
+            state.backendFailure = "\(error)"
+        }
+    }
+
+    /// Starts the timer that polls, unless it runs.
+    private func startPolling(_ state: inout State) {
+        guard state.poller == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: pollQueue)
+        timer.schedule(deadline: .now() + pollInterval, repeating: pollInterval, leeway: .milliseconds(50))
+        timer.setEventHandler { [weak self] in self?.poll() }
+        state.poller = timer
+        timer.resume()
+    }
+
+    /// One round of polling: the backend (or the folders it could not watch) tried again when due,
+    /// the polled files looked at, their listeners told; the timer stops when nothing is polled.
+    private func poll() {
+        var changes: [String: Set<String>?] = [:]
+        let paths = state.withLock { state -> [String] in
+            guard !state.entries.isEmpty else { return [] }  // lingering: nothing to look at or retry
+            let now = ProcessInfo.processInfo.systemUptime
+            if now - state.lastAttempt >= retryInterval {
+                let polledBefore = Set(state.directories.keys.filter { state.isPolled($0) })
+                if state.backend == nil {
+                    startBackend(&state)
+                } else if let backend = state.backend {
+                    state.lastAttempt = now
+                    state.unwatchable = backend.failures(retrying: true)
+                }
+                // Watched again: what changed between the last look and the watch starting is
+                // not reported by the backend, so every listener there reads again.
+                for directory in polledBefore where !state.isPolled(directory) { changes[directory] = .some(nil) }
+            }
+            state.polled = state.polled.filter { state.isPolled(($0.key as NSString).deletingLastPathComponent) }
+            for entry in state.entries.values where state.isPolled(entry.directory) && state.polled[entry.path] == nil {
+                state.polled[entry.path] = .some(FileSignature.of(entry.path))
+            }
+            if state.polled.isEmpty, state.backend != nil {
+                state.poller?.cancel()
+                state.poller = nil
+            }
+            return Array(state.polled.keys)
+        }
+        // Looked at outside the lock: a slow file system delays only this timer.
+        let seen = paths.map { ($0, FileSignature.of($0)) }
+        state.withLock { state in
+            for (path, signature) in seen {
+                guard let previous = state.polled[path], previous != signature else { continue }
+                state.polled[path] = .some(signature)
+                let url = URL(fileURLWithPath: path)
+                let directory = url.deletingLastPathComponent().path
+                if changes[directory] != .some(nil) { changes[directory, default: []]?.insert(url.lastPathComponent) }
+            }
+        }
+        deliver(changes)
+    }
+
+    /// The platform's backend: `inotify` on Linux, dispatch sources on Apple platforms.
+    static let platformBackend: BackendFactory = { report in
         #if canImport(Glibc) || canImport(Musl)
-            return InotifyBackend(report: report)
+            return try InotifyBackend(report: report)
         #elseif canImport(Darwin)
             return DispatchBackend(report: report)
         #else
-            return nil
+            throw BackendUnavailable(reason: "this platform has no way to watch files")
         #endif
+    }
+}
+
+/// Why a watch backend could not start.
+struct BackendUnavailable: Error, CustomStringConvertible {
+    let reason: String
+    var description: String { reason }
+}
+
+// MARK: - Delivery
+
+extension ChangeWatcher {
+    /// Runs one listener on a serial queue of its own (a thread from the system's pool, never
+    /// the backend's), one call at a time; signals that arrive while it runs make one more call
+    /// after it, so a burst of changes costs one call and a stuck listener delays only itself.
+    fileprivate final class Delivery: @unchecked Sendable {  // `flags` is a Locked; the rest is immutable
+        private let listener: Listener
+        private let queue = DispatchQueue(label: "PersistentPrefs.ChangeWatcher.delivery")
+        private let flags = Locked((running: false, pending: false, cancelled: false))
+
+        init(_ listener: @escaping Listener) {
+            self.listener = listener
+        }
+
+        /// Asks for a call of the listener.
+        func signal() {
+            let starts = flags.withLock { flags -> Bool in
+                guard !flags.cancelled else { return false }
+                flags.pending = true
+                guard !flags.running else { return false }
+                flags.running = true
+                return true
+            }
+            if starts { queue.async { self.run() } }
+        }
+
+        /// No call starts after this returns (one already starting may still run).
+        func cancel() {
+            flags.withLock { $0.cancelled = true }
+        }
+
+        private func run() {
+            while flags.withLock({ flags -> Bool in
+                guard flags.pending, !flags.cancelled else {
+                    flags.running = false
+                    return false
+                }
+                flags.pending = false
+                return true
+            }) {
+                listener()
+            }
+        }
     }
 }
 
 /// How the operating system watches folders for ``ChangeWatcher``.
 protocol WatchBackend: AnyObject, Sendable {
-    /// Starts watching `directory` (which may not exist yet).
+    /// Starts watching `directory` (which may not exist yet: it is waited for).
     func add(_ directory: String)
     /// Stops watching `directory`.
     func remove(_ directory: String)
     /// Stops for good and releases what the backend holds.
     func stop()
+    /// The folders asked for that cannot be watched (not those that do not exist yet), with why;
+    /// with `retrying`, after trying each of them again.
+    func failures(retrying: Bool) -> [String: String]
 }

@@ -8,20 +8,30 @@ import Foundation
     import Darwin
 #endif
 
-/// An advisory lock (`flock`) on a sidecar file, `<file>.lock`, shared by every process that
-/// uses this library on the same file. Each holder opens the lock file itself, so threads of
-/// one process exclude each other as well.
+/// The writers' lock of a file: an advisory lock (`flock`) on a sidecar file, `<file>.lock`,
+/// shared by every process that uses this library on the same file. Each holder opens the lock
+/// file itself, so threads of one process exclude each other as well.
+///
+/// Only writers take it. Files are replaced atomically (or, by plain `UserDefaults`, rewritten
+/// in a way ``PlistFile`` reads through), so a reader never needs a lock a writer holds and never
+/// waits for one: a stopped or stuck writer cannot block a read.
+///
+/// A writer waits at most ``timeout`` for the lock, then gives up with
+/// ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)`` naming the file and the
+/// process holding the lock (from `/proc/locks` on Linux, else from the record below). A thread
+/// that already holds the lock and asks for it again (a write from inside a write to the same
+/// file, which would wait for itself) is refused at once with
+/// ``PersistentPrefs/PrefsError/transactionInProgress(root:)``.
+///
+/// The lock file is never a link and always this user's own, mode 0600: it is opened with
+/// `O_NOFOLLOW`, and one another user made (or one with other names, hard links) is refused
+/// rather than used, since its notes hold copies of written values.
 ///
 /// The lock file also keeps what writers note for each other: a small record (``Held/record``:
-/// the signature of the file as the library's last write left it, and when a write by someone
-/// else — a program using plain `UserDefaults` — was last seen), and after it, from
-/// ``notesOffset``, a block of notes (``Held/notes``, the ``SuiteLedger``). Neither is synced:
-/// they are hints, and a lost or damaged one is ignored.
-///
-/// Readers need no write access: where the lock file cannot be created or opened for writing
-/// (a read-only mount, an immutable lock file), a reader takes the lock through a read-only
-/// descriptor, or reads without it when there is no lock file to open, since then no writer can
-/// hold it either.
+/// the signature of the file as the library's last write left it, when a write by someone else —
+/// a program using plain `UserDefaults` — was last seen, and the process holding the lock), and
+/// after it, from ``notesOffset``, a block of notes (``Held/notes``, the ``SuiteLedger``). Neither
+/// is synced: they are hints, and a lost or damaged one is ignored.
 enum FileLock {
     /// What writers keep in the lock file.
     struct Record {
@@ -33,16 +43,18 @@ enum FileLock {
 
     /// Where the notes block starts in the lock file.
     static let notesOffset: Int64 = 64
+    /// Where the holder's process id is kept (after the record's six fields).
+    private static let holderOffset: off_t = 48
+
+    /// How long a writer waits for the lock before giving up (``PersistentPrefs/lockTimeout``).
+    static let timeout = Locked<TimeInterval>(5)
 
     /// A lock being held, with access to the lock file's ``Record`` and notes.
     struct Held {
-        fileprivate let descriptor: Int32?
-        /// Whether this is an exclusive lock, so the record and notes may be written.
-        fileprivate let exclusive: Bool
+        fileprivate let descriptor: Int32
 
         /// The record in the lock file (empty when there is none yet).
         var record: Record {
-            guard let descriptor else { return Record() }
             var fields = [Int64](repeating: 0, count: 6)
             let size = fields.count * MemoryLayout<Int64>.size
             let read = fields.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, size, 0) }
@@ -52,9 +64,8 @@ enum FileLock {
                 foreignWriteSeen: TimeInterval(bitPattern: UInt64(bitPattern: fields[5])))
         }
 
-        /// Replaces the record (writers only; a failure just loses the hint).
+        /// Replaces the record (a failure just loses the hint).
         func store(_ record: Record) {
-            guard let descriptor, exclusive else { return }
             var fields = record.written?.fields ?? [0, 0, 0, 0, 0]
             fields.append(Int64(bitPattern: record.foreignWriteSeen.bitPattern))
             _ = fields.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
@@ -62,7 +73,6 @@ enum FileLock {
 
         /// The notes block, or `nil` when there is none.
         var notes: Data? {
-            guard let descriptor else { return nil }
             var length: UInt32 = 0
             guard pread(descriptor, &length, 4, off_t(notesOffset)) == 4, length > 0, length < 1 << 26 else { return nil }
             var data = Data(count: Int(length))
@@ -70,55 +80,174 @@ enum FileLock {
             return read == Int(length) ? data : nil
         }
 
-        /// Replaces the notes block (writers only; a failure just loses the hint).
+        /// Replaces the notes block (a failure just loses the hint).
         func storeNotes(_ data: Data) {
-            guard let descriptor, exclusive, data.count < 1 << 26 else { return }
+            guard data.count < 1 << 26 else { return }
             var block = withUnsafeBytes(of: UInt32(data.count)) { Data($0) }
             block.append(data)
             _ = block.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset)) }
         }
     }
 
-    /// Runs `body` holding the lock for `file`: exclusive for writers, shared for readers.
-    static func withLock<Result>(for file: URL, exclusive: Bool, _ body: () throws -> Result) throws -> Result {
-        try withLock(for: file, exclusive: exclusive) { (_: Held) in try body() }
+    /// Runs `body` holding the lock for `file`, waiting at most ``timeout`` for it.
+    ///
+    /// - Parameters:
+    ///   - file: The file to be written.
+    ///   - label: What is being written (a root key), named by the error a nested write from
+    ///     inside `body` gets.
+    ///   - body: The write.
+    /// - Throws: ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``,
+    ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when this thread holds the
+    ///   lock already, ``PersistentPrefs/PrefsError/ioError(path:reason:)`` for a lock file that
+    ///   cannot be used; or what `body` throws.
+    static func withLock<Result>(for file: URL, label: String, _ body: (Held) throws -> Result) throws -> Result {
+        let lockPath = file.path + ".lock"
+        if let outer = heldByThisThread(lockPath) { throw PersistentPrefs.PrefsError.transactionInProgress(root: outer) }
+        do {
+            try AtomicFile.createDirectory(file.deletingLastPathComponent())
+        } catch {
+            throw error.prefsError
+        }
+        let descriptor = try openLockFile(lockPath)
+        defer { close(descriptor) }
+        try acquire(descriptor, lockPath: lockPath, file: file)
+        return try holding(descriptor, lockPath: lockPath, label: label) { try body(Held(descriptor: descriptor)) }
     }
 
-    /// Runs `body` holding the lock for `file`, with access to the lock file's record.
-    static func withLock<Result>(for file: URL, exclusive: Bool, _ body: (Held) throws -> Result) throws -> Result {
+    /// ``withLock(for:label:_:)`` without the record.
+    static func withLock<Result>(for file: URL, label: String, _ body: () throws -> Result) throws -> Result {
+        try withLock(for: file, label: label) { (_: Held) in try body() }
+    }
+
+    /// Runs `body` holding the lock for `file` if it can be had at once (or this thread holds it
+    /// already); `nil`, without running `body`, when another writer holds it.
+    ///
+    /// For a reader's rare repair (moving a damaged file aside), which must not wait.
+    static func withLockIfFree<Result>(for file: URL, _ body: () throws -> Result) throws -> Result? {
         let lockPath = file.path + ".lock"
-        let directory = file.deletingLastPathComponent()
-        let descriptor: Int32
-        if exclusive {
-            do {
-                try AtomicFile.createDirectory(directory)
-            } catch {
-                throw error.prefsError
-            }
-            descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-            guard descriptor >= 0 else { throw AtomicFile.posixFailure("open", lockPath).prefsError }
-        } else {
-            // Nothing to lock against where there is no folder, or no lock file can exist; and a
-            // reader of a file that does not exist (with no lock file either) creates nothing: a
-            // writer replaces files atomically, so the reader sees no file or a whole one.
-            guard FileManager.default.fileExists(atPath: directory.path),
-                FileManager.default.fileExists(atPath: file.path) || FileManager.default.fileExists(atPath: lockPath)
-            else { return try body(Held(descriptor: nil, exclusive: false)) }
-            var opened = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-            if opened < 0 { opened = open(lockPath, O_RDONLY | O_CLOEXEC) }
-            guard opened >= 0 else {
-                guard errno == ENOENT || errno == EACCES || errno == EROFS || errno == EPERM else {
-                    throw AtomicFile.posixFailure("open", lockPath).prefsError
-                }
-                return try body(Held(descriptor: nil, exclusive: false))
-            }
-            descriptor = opened
-        }
+        if heldByThisThread(lockPath) != nil { return try body() }
+        let descriptor = try openLockFile(lockPath)
         defer { close(descriptor) }
-        while flock(descriptor, exclusive ? LOCK_EX : LOCK_SH) != 0 {
-            guard errno == EINTR else { throw AtomicFile.posixFailure("flock", lockPath).prefsError }
+        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw AtomicFile.posixFailure("flock", lockPath).prefsError }
+            return nil
         }
-        defer { flock(descriptor, LOCK_UN) }
-        return try body(Held(descriptor: descriptor, exclusive: exclusive))
+        return try holding(descriptor, lockPath: lockPath, label: file.lastPathComponent, body)
+    }
+
+    // MARK: - Private
+
+    /// Which thread of this process holds which lock file, and for what.
+    private struct Holder {
+        let thread: pthread_t
+        let label: String
+    }
+
+    private static let holders = Locked<[String: Holder]>([:])
+
+    /// What this thread holds `lockPath` for, or `nil` when it does not hold it.
+    private static func heldByThisThread(_ lockPath: String) -> String? {
+        let me = pthread_self()
+        return holders.withLock { holders in
+            holders[lockPath].flatMap { pthread_equal($0.thread, me) != 0 ? $0.label : nil }
+        }
+    }
+
+    /// Runs `body` with the lock taken on `descriptor`; releases it after.
+    private static func holding<Result>(_ descriptor: Int32, lockPath: String, label: String, _ body: () throws -> Result) rethrows
+        -> Result
+    {
+        var pid = Int64(getpid())
+        _ = pwrite(descriptor, &pid, 8, holderOffset)
+        holders.withLock { $0[lockPath] = Holder(thread: pthread_self(), label: label) }
+        defer {
+            holders.withLock { $0[lockPath] = nil }
+            var none: Int64 = 0
+            _ = pwrite(descriptor, &none, 8, holderOffset)
+            flock(descriptor, LOCK_UN)
+        }
+        return try body()
+    }
+
+    /// Opens (creating it, mode 0600) the lock file, refusing one that is a link, not a regular
+    /// file, another user's, or has other names.
+    private static func openLockFile(_ lockPath: String) throws -> Int32 {
+        // O_NONBLOCK: a FIFO planted as the lock file must not block the open (refused below).
+        let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
+        guard descriptor >= 0 else {
+            if errno == ELOOP {
+                throw PersistentPrefs.PrefsError.ioError(
+                    path: lockPath,
+                    reason: "the lock file is a symbolic link, which the library never follows; remove it (nothing was written)")
+            }
+            throw AtomicFile.posixFailure("open", lockPath).prefsError
+        }
+        var info = stat()
+        var problem: String?
+        if fstat(descriptor, &info) != 0 {
+            problem = "fstat failed: \(String(cString: strerror(errno)))"
+        } else if info.st_mode & S_IFMT != S_IFREG {
+            problem = "the lock file is \(SharedFolders.describe(info.st_mode & S_IFMT)), not a regular file; remove it (nothing was written)"
+        } else if info.st_uid != geteuid() {
+            problem = "the lock file belongs to user \(info.st_uid), not to this user (\(geteuid())); a lock file someone else made could be read or held by them, so it is not used and nothing was written (remove it if it should not be there)"
+        } else if info.st_nlink != 1 {
+            problem = "the lock file has \(info.st_nlink) names (hard links); it is not used, so nothing was written (remove it)"
+        } else if info.st_mode & 0o077 != 0, fchmod(descriptor, 0o600) != 0 {
+            problem = "the lock file is readable by others (mode \(String(info.st_mode & 0o777, radix: 8))) and could not be made private; nothing was written"
+        }
+        if let problem {
+            close(descriptor)
+            throw PersistentPrefs.PrefsError.ioError(path: lockPath, reason: problem)
+        }
+        return descriptor
+    }
+
+    /// Takes the exclusive lock on `descriptor`, waiting at most ``timeout``.
+    private static func acquire(_ descriptor: Int32, lockPath: String, file: URL) throws {
+        var started: TimeInterval?
+        var pause: TimeInterval = 0.0001
+        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+            guard errno == EWOULDBLOCK || errno == EINTR else { throw AtomicFile.posixFailure("flock", lockPath).prefsError }
+            let now = ProcessInfo.processInfo.systemUptime
+            if started == nil { started = now }
+            let waited = now - started!
+            let limit = timeout.withLock { $0 }
+            guard waited < limit else {
+                throw PersistentPrefs.PrefsError.lockTimeout(path: file.path, holderPID: holder(of: descriptor), waited: waited)
+            }
+            // Short sleeps, so a lock handed over is taken within a couple of milliseconds.
+            Thread.sleep(forTimeInterval: min(Double.random(in: pause / 2...pause), limit - waited))
+            pause = min(pause * 2, 0.002)
+        }
+    }
+
+    /// The process holding the lock of the open lock file `descriptor`, where it can be known:
+    /// on Linux from `/proc/locks`; elsewhere the process id a library writer notes in the file.
+    private static func holder(of descriptor: Int32) -> Int32? {
+        #if os(Linux)
+            var info = stat()
+            if fstat(descriptor, &info) == 0, let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) {
+                let device = UInt64(info.st_dev)
+                let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
+                let minor = (device & 0xff) | ((device >> 12) & ~0xff)
+                let id = "\(String(major, radix: 16).leftPadded(to: 2)):\(String(minor, radix: 16).leftPadded(to: 2)):\(info.st_ino)"
+                for line in table.split(separator: "\n") {
+                    let fields = line.split(separator: " ")
+                    // "1: FLOCK  ADVISORY  WRITE 1234 fe:00:5678 0 EOF"; waiters have "->" after the number.
+                    guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == id, let pid = Int32(fields[4]) else { continue }
+                    return pid > 0 ? pid : nil
+                }
+            }
+        #endif
+        var pid: Int64 = 0
+        guard pread(descriptor, &pid, 8, holderOffset) == 8, pid > 0, pid <= Int64(Int32.max) else { return nil }
+        return Int32(pid)
+    }
+}
+
+extension String {
+    /// The string with zeros in front, to `length` characters.
+    func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
     }
 }

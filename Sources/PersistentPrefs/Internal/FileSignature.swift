@@ -32,7 +32,8 @@ struct FileSignature: Hashable, Sendable {
         return FileSignature(info)
     }
 
-    private init(_ info: stat) {
+    /// The signature in a `stat` result.
+    init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)

@@ -13,7 +13,9 @@
     /// What a folder reports: an atomic replace is `IN_MOVED_TO`, an in-place rewrite (plain
     /// `UserDefaults`) `IN_CLOSE_WRITE`, a removal `IN_DELETE` or `IN_MOVED_FROM`. A folder that
     /// does not exist yet is watched through its nearest existing ancestor until it appears; a
-    /// watched folder that goes away is reported and waited for in the same way.
+    /// watched folder that goes away is reported and waited for in the same way. A folder the
+    /// kernel will not watch (no watch left for this user, no permission) is listed in
+    /// ``failures(retrying:)``, and ``ChangeWatcher`` polls it.
     final class InotifyBackend: WatchBackend, @unchecked Sendable {  // `table` is a Locked; the descriptors are immutable
         private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
         private static let folderEvents = UInt32(IN_DELETE_SELF | IN_MOVE_SELF)
@@ -24,6 +26,8 @@
             var folders: [String: Int32?] = [:]
             /// Ancestors watched until a missing folder appears.
             var ancestors: [String: Int32] = [:]
+            /// Folders that exist (or whose ancestor does) but cannot be watched, with why.
+            var failures: [String: String] = [:]
             var stopped = false
         }
 
@@ -32,13 +36,25 @@
         private let wake: (read: Int32, write: Int32)
         private let report: @Sendable ([String: Set<String>?]) -> Void
 
-        init?(report: @escaping @Sendable ([String: Set<String>?]) -> Void) {
+        /// Starts the thread that reads the events.
+        ///
+        /// - Throws: ``BackendUnavailable`` saying why there is no `inotify` instance (most often:
+        ///   every instance this user may have is in use, `fs.inotify.max_user_instances`).
+        init(report: @escaping @Sendable ([String: Set<String>?]) -> Void) throws {
             let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-            guard descriptor >= 0 else { return nil }
+            guard descriptor >= 0 else {
+                let failure = errno
+                var reason = "inotify_init1 failed: \(String(cString: strerror(failure)))"
+                if failure == EMFILE {
+                    reason += " (every inotify instance this user may have is in use, see fs.inotify.max_user_instances, or the process is out of file descriptors)"
+                }
+                throw BackendUnavailable(reason: reason)
+            }
             var ends: [Int32] = [-1, -1]
             guard pipe(&ends) == 0 else {
+                let reason = "pipe failed: \(String(cString: strerror(errno)))"
                 close(descriptor)
-                return nil
+                throw BackendUnavailable(reason: reason)
             }
             for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
             self.descriptor = descriptor
@@ -61,8 +77,16 @@
         func remove(_ directory: String) {
             table.withLock { table in
                 guard !table.stopped, let watch = table.folders.removeValue(forKey: directory) else { return }
+                table.failures[directory] = nil
                 if let watch, !isInUse(watch, table) { inotify_rm_watch(descriptor, watch) }
                 attachMissing(&table)
+            }
+        }
+
+        func failures(retrying: Bool) -> [String: String] {
+            table.withLock { table in
+                if retrying, !table.stopped, !table.failures.isEmpty { attachMissing(&table) }
+                return table.failures
             }
         }
 
@@ -134,8 +158,11 @@
                 if appeared {
                     let missing = Set(table.folders.filter { $0.value == nil }.keys)
                     attachMissing(&table)
-                    // A folder that appeared may already hold files written before the watch began.
-                    for folder in missing where table.folders[folder] != .some(nil) { changes[folder] = .some(nil) }
+                    // A folder that appeared may already hold files written before the watch began
+                    // (one that cannot be watched is reported too: the watcher polls it from now).
+                    for folder in missing where table.folders[folder] != .some(nil) || table.failures[folder] != nil {
+                        changes[folder] = .some(nil)
+                    }
                 }
             }
         }
@@ -143,10 +170,12 @@
         // MARK: - Watches
 
         /// Watches each missing folder that now exists, and the nearest existing ancestor of each
-        /// one that does not; drops ancestor watches no longer needed.
+        /// one that does not; drops ancestor watches no longer needed. A folder the kernel refuses
+        /// to watch for another reason than its absence goes to `failures`.
         private func attachMissing(_ table: inout Table) {
             var needed: [String: Int32] = [:]
             for (folder, watch) in table.folders where watch == nil {
+                table.failures[folder] = nil
                 // A folder below the ancestor can be created between the failed watch of the
                 // folder and the watch of the ancestor, and its creation is then never reported:
                 // look again while the path grew meanwhile.
@@ -156,7 +185,14 @@
                         table.folders[folder] = added
                         break
                     }
-                    guard let ancestor = watchAncestor(of: folder, &table, &needed) else { break }
+                    guard errno == ENOENT || errno == ENOTDIR else {
+                        table.failures[folder] = Self.refusal(folder)
+                        break
+                    }
+                    guard let ancestor = watchAncestor(of: folder, &table, &needed) else {
+                        table.failures[folder] = Self.refusal(folder)
+                        break
+                    }
                     let below = Self.child(of: ancestor, toward: folder)
                     guard let below, FileManager.default.fileExists(atPath: below) else { break }
                 }
@@ -185,6 +221,14 @@
                 ancestor = (ancestor as NSString).deletingLastPathComponent
             }
             return nil
+        }
+
+        /// Why the kernel refused a watch for `folder`, from `errno`.
+        private static func refusal(_ folder: String) -> String {
+            let failure = errno
+            var reason = "inotify cannot watch \(folder): \(String(cString: strerror(failure)))"
+            if failure == ENOSPC { reason += " (every inotify watch this user may have is in use, see fs.inotify.max_user_watches)" }
+            return reason
         }
 
         /// The path one component below `ancestor` on the way to `folder`, or `nil`.

@@ -58,7 +58,9 @@ enum PlistFile {
             let now = Date()
             if let previous = unchangedSince, previous.signature == signature, previous.data == data {
                 if now.timeIntervalSince(previous.at) >= quietPeriod {
-                    guard movingAside else { throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: problem) }
+                    guard movingAside else {
+                        throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(problem); it was left as it is")
+                    }
                     if let dictionary = try moveAside(url, signature: signature, reason: problem) {
                         return (dictionary, FileSignature.of(url.path), nil)
                     }
@@ -91,7 +93,7 @@ enum PlistFile {
     {
         guard let dictionary else {
             do {
-                try AtomicFile.remove(AtomicFile.resolvingLink(url))
+                try AtomicFile.remove(url, throughLink: true)
             } catch {
                 throw error.prefsError
             }
@@ -157,12 +159,21 @@ enum PlistFile {
     // MARK: - Private
 
     /// The bytes of `url` and the signature of the version read, or `nil` when there is no file.
+    ///
+    /// Only a regular file is read (a link is followed): a FIFO would block the read, and a
+    /// device such as `/dev/zero` never end it.
     private static func contents(of url: URL) throws -> (Data, FileSignature)? {
         for _ in 0..<100 {
-            guard let before = FileSignature.of(url.path) else {
+            var info = stat()
+            guard stat(url.path, &info) == 0 else {
                 if errno == ENOENT || errno == ENOTDIR { return nil }
                 throw AtomicFile.posixFailure("stat", url.path).prefsError
             }
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                throw PersistentPrefs.PrefsError.ioError(
+                    path: url.path, reason: "it is \(SharedFolders.describe(info.st_mode & S_IFMT)), not a regular file; it was left as it is")
+            }
+            let before = FileSignature(info)
             guard before.size <= maximumReadSize else {
                 throw PersistentPrefs.PrefsError.ioError(
                     path: url.path, reason: "the file is \(before.size >> 20) MB, over the limit of \(maximumReadSize >> 20) MB for a preferences file")
@@ -213,7 +224,27 @@ enum PlistFile {
     /// agree on where it goes) and throws the error that reports it. If the file turns out to
     /// have been a writer at work after all (it parses once moved, or changed since
     /// `signature`), it is put back and its dictionary returned; `nil` means "read it again".
+    ///
+    /// Done holding the file's writers' lock, so no library write can land meanwhile; a reader
+    /// does not wait for it: while a writer holds it, the damage is reported and the file left
+    /// where it is (that writer moves it aside when it reads it).
     private static func moveAside(_ url: URL, signature: FileSignature, reason: String) throws -> [String: Any]? {
+        let outcome: [String: Any]??
+        do {
+            outcome = try FileLock.withLockIfFree(for: url) { try moveAsideHoldingLock(url, signature: signature, reason: reason) }
+        } catch let error as PersistentPrefs.PrefsError {
+            if case .corruptStore = error { throw error }
+            throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(reason); it was left in place (\(error))")
+        }
+        guard let outcome else {
+            throw PersistentPrefs.PrefsError.corruptStore(
+                path: url.path, reason: "\(reason); it was left in place while another process writes the store")
+        }
+        return outcome
+    }
+
+    /// The body of ``moveAside(_:signature:reason:)``, for a caller holding the lock.
+    private static func moveAsideHoldingLock(_ url: URL, signature: FileSignature, reason: String) throws -> [String: Any]? {
         let modified = Date(timeIntervalSince1970: TimeInterval(signature.seconds))
         let stamp = ISO8601DateFormatter().string(from: modified).replacingOccurrences(of: ":", with: "-")
         let id = String(FNV1a.hash(signature.fields.flatMap { withUnsafeBytes(of: $0) { Array($0) } }) & 0xffff_ffff, radix: 16)

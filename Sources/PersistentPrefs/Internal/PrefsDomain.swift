@@ -195,6 +195,13 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         if late { cancel?() }  // stopped while the registration was being made
     }
 
+    /// Why outside changes of the set reach it late (see ``WatchableStore/watchProblem(root:)``),
+    /// or `nil`.
+    func watchProblem() -> PersistentPrefs.PrefsError? {
+        guard case .watching = watch.withLock({ $0 }) else { return nil }
+        return (store as? any WatchableStore)?.watchProblem(root: root)
+    }
+
     /// Stops listening for outside changes (the last user is gone).
     func stopWatching() {
         let cancel = watch.withLock { state -> (@Sendable () -> Void)? in

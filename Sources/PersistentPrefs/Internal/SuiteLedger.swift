@@ -8,9 +8,9 @@ import Foundation
 /// lock; when a library write lands between its read and its write, the save puts back the
 /// value the key had before. The ledger recognises that: a key whose value in the file is one
 /// the library itself replaced recently (its hash is in the key's history) was reverted by a
-/// stale save, and the library's latest value is put back at the next library access of the
-/// key (any write to the suite, or a load of that key). A value the library never wrote there
-/// is a deliberate change by someone else and is adopted.
+/// stale save, and the library's latest value is put back by the library's next write to the
+/// suite (reads never write: until then they show the file as it is). A value the library never
+/// wrote there is a deliberate change by someone else and is adopted.
 ///
 /// Only writes of the last ``horizon`` are kept (a stale save can only undo writes made while
 /// it was between its read and its write), at most ``capacity`` keys. A suite that was removed
@@ -120,15 +120,6 @@ struct SuiteLedger {
             defer { offset += Int(count) }
             return bytes[offset..<offset + Int(count)]
         }
-    }
-
-    /// Whether `value`, found under `key` in `suite`, is a value the library replaced (a stale
-    /// save put it back).
-    func isReverted(_ key: String, in suite: [String: Any]?) -> Bool {
-        guard let suite, !suite.isEmpty, let entry = entries[key] else { return false }
-        let value = suite[key]
-        let found = Self.xml(value)
-        return found != entry.latest && entry.history.contains(Self.hash(found))
     }
 
     /// Puts the library's latest values back where a stale save reverted them, and adopts

@@ -23,8 +23,9 @@ import Foundation
 ///   key too long for a file name gets a shortened name with a hash, and its full key in a
 ///   `.root` file beside it.
 /// - Several processes can share the directory: every change takes an advisory lock
-///   (`flock` on `<file>.lock`), re-reads the file and applies only the change, so two
-///   processes changing different keys of one root key both keep theirs.
+///   (`flock` on `<file>.lock`, waited for at most ``PersistentPrefs/PersistentPrefs/lockTimeout``),
+///   re-reads the file and applies only the change, so two processes changing different keys of
+///   one root key both keep theirs. Reads take no lock, so a stopped writer never delays them.
 /// - Writes are atomic and durable: the new file is written beside the old one, flushed
 ///   with `fsync`, renamed over it, and the directory is flushed. A crash leaves the old
 ///   file or the new one, never a mix.
@@ -33,7 +34,9 @@ import Foundation
 /// - A file that cannot be parsed is moved aside (`<name>.plist.corrupt-<timestamp>`) and
 ///   reported as ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)``;
 ///   it is never silently replaced.
-/// - The directory is created with mode 0700 and files with mode 0600.
+/// - The directory is created with mode 0700 and files with mode 0600. In a directory other
+///   users can write, symbolic links at the files' places are refused, never written through
+///   (see <doc:SharedMachines>).
 ///
 /// ```swift
 /// let store = PlistFileStore(directory: URL(fileURLWithPath: "/var/lib/myapp/prefs"))
@@ -74,22 +77,29 @@ public final class PlistFileStore: PrefsStore, Sendable {
         return directory.appendingPathComponent("\(encoded.prefix(120))~\(Self.hash(root)).plist")
     }
 
-    /// The file of `root`, after moving a file named by an earlier version (`Main.plist`, which
-    /// a case-insensitive file system shares with `main.plist`) to its current name, once per
-    /// root key and process.
-    private func currentFileURL(forRoot root: String) throws -> URL {
-        let url = try fileURL(forRoot: root)
+    /// The file named by an earlier version for `root` (`Main.plist`, which a case-insensitive
+    /// file system shares with `main.plist`), while it may still need moving to `url`, its
+    /// current name; `nil` once this process knows there is none.
+    private func legacyFile(forRoot root: String, current url: URL) -> URL? {
         let legacy = directory.appendingPathComponent(Self.encode(root) + ".plist")
         guard legacy != url, url.lastPathComponent.utf8.count <= Self.maximumEncodedLength + 30,
-            Self.legacyChecked.withLock({ $0.insert(url.path).inserted }),
-            FileManager.default.fileExists(atPath: legacy.path)  // else nothing to move, and no lock (or folder) to create
-        else { return url }
-        try FileLock.withLock(for: url, exclusive: true) {
-            guard !FileManager.default.fileExists(atPath: url.path), FileManager.default.fileExists(atPath: legacy.path) else { return }
+            !Self.legacyChecked.withLock({ $0.contains(url.path) })
+        else { return nil }
+        guard FileManager.default.fileExists(atPath: legacy.path) else {
+            Self.legacyChecked.withLock { _ = $0.insert(url.path) }
+            return nil
+        }
+        return legacy
+    }
+
+    /// Moves `legacy` to its current name `url` (unless a file has that name already), once per
+    /// root key and process. Call it holding `url`'s lock.
+    private func moveLegacyFile(_ legacy: URL, to url: URL) throws {
+        if !FileManager.default.fileExists(atPath: url.path), FileManager.default.fileExists(atPath: legacy.path) {
             guard rename(legacy.path, url.path) == 0 else { throw AtomicFile.posixFailure("rename", legacy.path).prefsError }
             try AtomicFile.syncDirectory(directory.path)
         }
-        return url
+        Self.legacyChecked.withLock { _ = $0.insert(url.path) }
     }
 
     /// The files already checked for an old name in this process.
@@ -219,24 +229,26 @@ public final class PlistFileStore: PrefsStore, Sendable {
 
 }
 
-extension String {
-    fileprivate func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
-    }
-}
-
 // MARK: - VersionedStore
 
 extension PlistFileStore: VersionedStore {
+    /// Reads without a lock (files are replaced atomically), so a stopped writer never blocks it.
     func versionedLoad(root: String) throws -> (set: [String: Any]?, version: UInt64?) {
-        let url = try currentFileURL(forRoot: root)
-        let (set, _, digest) = try FileLock.withLock(for: url, exclusive: false) { try PlistFile.readSigned(url) }
+        var url = try fileURL(forRoot: root)
+        if let legacy = legacyFile(forRoot: root, current: url) {
+            // Renamed now if the lock is free; else (or when the lock file cannot be used) read
+            // where it is, and renamed by the next write.
+            let moved: Void? = (try? FileLock.withLockIfFree(for: url) { try moveLegacyFile(legacy, to: url) }) ?? nil
+            if moved == nil, !FileManager.default.fileExists(atPath: url.path) { url = legacy }
+        }
+        let (set, _, digest) = try PlistFile.readSigned(url)
         return (set, digest)
     }
 
     func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
-        let url = try currentFileURL(forRoot: root)
-        return try FileLock.withLock(for: url, exclusive: true) {
+        let url = try fileURL(forRoot: root)
+        return try FileLock.withLock(for: url, label: root) {
+            if let legacy = legacyFile(forRoot: root, current: url) { try moveLegacyFile(legacy, to: url) }
             let current = change.buildsOnCurrent ? (try PlistFile.read(url) ?? [:]) : [:]
             let updated = try change.applied(to: current)
             var version: UInt64?
@@ -274,5 +286,9 @@ extension PlistFileStore: WatchableStore {
     func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
         guard let file = try? fileURL(forRoot: root) else { return nil }
         return ChangeWatcher.shared.watching(file, onChange)
+    }
+
+    func watchProblem(root: String) -> PersistentPrefs.PrefsError? {
+        (try? fileURL(forRoot: root)).flatMap(ChangeWatcher.shared.problem(for:))
     }
 }

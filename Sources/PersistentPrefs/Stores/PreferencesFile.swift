@@ -8,8 +8,10 @@ import Foundation
 /// file again, applies only what it changes, replaces the file atomically and is durable when it
 /// returns. Programs using the library on the suite see the change at once (they watch the
 /// file); programs using plain `UserDefaults` see it after their next `synchronize()`, and a
-/// plain save that raced the change does not undo it (see ``UserDefaultsStore``). A damaged file
-/// is moved aside and reported, never overwritten. The harness's `defaults` commands use it.
+/// plain save that raced the change does not undo it (see ``UserDefaultsStore``). Reads take no
+/// lock and never write. A damaged suite file is moved aside and reported, never overwritten; a
+/// file named by path (``init(url:)``) is never moved or replaced unless it is a property list:
+/// anything else there is reported and left as it is. The harness's `defaults` commands use it.
 ///
 /// ```swift
 /// let suite = try PreferencesFile(suiteName: "com.example.app")
@@ -23,11 +25,19 @@ public struct PreferencesFile: Sendable {
     /// The property-list file.
     public let url: URL
 
+    /// Whether a damaged file is moved aside (a suite's file) or left where it is (a file named
+    /// by path).
+    private let movesDamagedFileAside: Bool
+
     /// The file at `url` (a suite file or any property-list file of top-level keys).
+    ///
+    /// A file named this way is never moved aside: one that is not a property list of top-level
+    /// keys (or not a regular file) is reported, and left as it is.
     ///
     /// - Parameter url: The file; it need not exist yet.
     public init(url: URL) {
         self.url = url
+        movesDamagedFileAside = false
     }
 
     /// The file of the `UserDefaults` suite `suiteName` in ``preferencesDirectory``.
@@ -40,6 +50,7 @@ public struct PreferencesFile: Sendable {
             throw PersistentPrefs.PrefsError.invalidSuiteName(name: suiteName, reason: problem)
         }
         url = Self.preferencesDirectory.appendingPathComponent(suiteName + ".plist")
+        movesDamagedFileAside = true
     }
 
     /// Where Foundation on Linux keeps `UserDefaults` suites: `$XDG_CONFIG_HOME` when it is an
@@ -68,29 +79,20 @@ public struct PreferencesFile: Sendable {
             .sorted()
     }
 
-    /// The file's top-level keys and values, read under the suite's shared lock; `nil` when
-    /// there is no file.
+    /// The file's top-level keys and values as the file holds them; `nil` when there is no file.
     ///
-    /// A value the library wrote that a stale plain `UserDefaults` save put back is put right
-    /// first, as every read of the library does.
+    /// Takes no lock (a stopped or stuck writer never delays it) and writes nothing: a value the
+    /// library wrote that a stale plain `UserDefaults` save put back is shown as the file has it,
+    /// until the library's next write to the suite puts it right.
     ///
     /// - Returns: The keys and values, as the file holds them.
-    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` for a damaged file,
-    ///   which is moved aside (never overwritten; the reason says where) so the next read finds
-    ///   no file, and ``damageNotice`` reports it until the file is written again;
-    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be read.
+    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` for a damaged file: a
+    ///   suite's file is moved aside (never overwritten; the reason says where) so the next read
+    ///   finds no file, and ``damageNotice`` reports it until the file is written again; a file
+    ///   named by path is left where it is. ``PersistentPrefs/PrefsError/ioError(path:reason:)``
+    ///   when it cannot be read, or is not a regular file.
     public func contents() throws -> [String: Any]? {
-        let (suite, reverted) = try FileLock.withLock(for: url, exclusive: false) { lock -> ([String: Any]?, Bool) in
-            let suite = try PlistFile.readSigned(url).dictionary
-            guard DamageNote.notice(for: url) == nil, let suite else { return (suite, false) }
-            let ledger = SuiteLedger(lock)
-            let keys = Set(suite.keys).union(ledger.entries.keys)
-            return (suite, keys.contains { ledger.isReverted($0, in: suite) })
-        }
-        guard reverted else { return suite }
-        var repaired = suite
-        try UserDefaultsStore.update(suiteFile: url, describing: "the suite") { current in repaired = current }
-        return repaired
+        try PlistFile.read(url, movingAside: movesDamagedFileAside)
     }
 
     /// Changes the file's top-level keys with `change`, in one durable, atomic write under the
@@ -106,7 +108,12 @@ public struct PreferencesFile: Sendable {
     ///   keys whose new values a property list cannot hold;
     ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)``. Nothing is written when it throws.
     public func update(_ change: (inout [String: Any]) throws -> Void) throws {
-        try UserDefaultsStore.update(suiteFile: url, describing: "the suite") { suite in
+        // A file named by path that is not a property list is refused before anything (a lock
+        // file) is made beside it; the write reads it again under the lock.
+        if !movesDamagedFileAside { _ = try contents() }
+        try UserDefaultsStore.update(
+            suiteFile: url, describing: "the suite", label: url.lastPathComponent, movingAside: movesDamagedFileAside
+        ) { suite in
             let before = suite
             try change(&suite)
             var refused: [String] = []
@@ -124,7 +131,8 @@ public struct PreferencesFile: Sendable {
     /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be removed.
     @discardableResult
     public func remove() throws -> Bool {
-        try FileLock.withLock(for: url, exclusive: true) { lock in
+        if !movesDamagedFileAside { _ = try contents() }  // a file that is not a property list is left alone
+        return try FileLock.withLock(for: url, label: url.lastPathComponent) { lock in
             let existed = FileManager.default.fileExists(atPath: url.path)
             try PlistFile.write(nil, to: url, format: .xml)
             SuiteLedger().save(to: lock)  // removed on purpose: nothing to put back

@@ -211,12 +211,21 @@ protocol WatchableStore {
     ///
     /// - Returns: How to stop, or `nil` when this store cannot watch that set.
     func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+
+    /// Why changes of the set under `root` by others reach this process late (found by polling
+    /// rather than reported by the operating system), or `nil`.
+    func watchProblem(root: String) -> PersistentPrefs.PrefsError?
 }
 
 extension ChangeWatcher {
+    /// ``degradation(for:)`` as the error a store reports.
+    func problem(for file: URL) -> PersistentPrefs.PrefsError? {
+        degradation(for: file).map { .watchDegraded(path: file.path, reason: $0) }
+    }
+
     /// ``watch(_:_:)``, as a way to stop for ``WatchableStore``.
-    func watching(_ file: URL, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
-        guard let token = watch(file, onChange) else { return nil }
+    func watching(_ file: URL, _ onChange: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        let token = watch(file, onChange)
         return { self.unwatch(token) }
     }
 }

@@ -48,6 +48,6 @@ extension UserDefaultsStore {
             }
             if changed { handler(PrefsChangeEvent(root: key, keys: [key], storeIdentifier: store.identifier)) }
         }
-        return PrefsObservation(stop)
+        return PrefsObservation(stop) { store.watchProblem(root: key) }
     }
 }

@@ -13,7 +13,8 @@ import Foundation
 //   seconds wait a few milliseconds after replacing the file and check it: if a plain save that
 //   read the old file rewrote it without the library's change, the change is applied again.
 // - The lock file keeps a ``SuiteLedger`` of the library's recent writes: a save that reverts a
-//   key later still is recognised at the next library access of the key, and put right.
+//   key later still is recognised at the library's next write to the suite, and put right.
+//   Reads never write: until then a read shows the file as it is.
 extension UserDefaultsStore {
     /// After a write by someone else is seen, how long writes keep checking that theirs stuck.
     static let foreignWindow: TimeInterval = 10
@@ -36,7 +37,7 @@ extension UserDefaultsStore {
         suiteFile file: URL, key: String, _ change: (Any?) throws -> Any?, whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         try update(
-            suiteFile: file, describing: "the key \"\(key)\"", changing: [key], { suite in suite[key] = try change(suite[key]) },
+            suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key], { suite in suite[key] = try change(suite[key]) },
             whileLocked: whileLocked)
     }
 
@@ -46,15 +47,19 @@ extension UserDefaultsStore {
     ///
     /// - Parameters:
     ///   - what: What is written, for error messages ("the key \"x\"").
+    ///   - label: The root key (or suite) written, named by the refusal of a nested write (see
+    ///     ``FileLock/withLock(for:label:_:)``).
     ///   - keys: The keys `change` may change, when known (a one-key write): they are recorded
     ///     in the ledger and checked, changed or not. `nil`: the keys it changed are worked out by
     ///     comparing the suite before and after.
+    ///   - movingAside: Whether a damaged file is moved aside (a suite's file), or left where it
+    ///     is and the write refused (a file named by path).
     @discardableResult
     static func update(
-        suiteFile file: URL, describing what: String, changing keys: Set<String>? = nil,
+        suiteFile file: URL, describing what: String, label: String, changing keys: Set<String>? = nil, movingAside: Bool = true,
         _ change: (inout [String: Any]) throws -> Void, whileLocked: () -> Void = {}
     ) throws -> UInt64? {
-        try FileLock.withLock(for: file, exclusive: true) { lock in
+        try FileLock.withLock(for: file, label: label) { lock in
             var record = lock.record
             defer { lock.store(record) }
             // A suite moved aside as damaged starts a new history: nothing from before is put back.
@@ -71,7 +76,7 @@ extension UserDefaultsStore {
                     Thread.sleep(forTimeInterval: Double.random(in: 0...pause))
                     pause = min(pause * 2, 0.02)
                 }
-                let (read, signature, _) = try PlistFile.readSigned(file)
+                let (read, signature, _) = try PlistFile.readSigned(file, movingAside: movingAside)
                 // A file the library did not leave this way (or did not create) was written by someone else.
                 let foreign = signature != nil && record.written != signature
                 if foreign { record.foreignWriteSeen = Date().timeIntervalSince1970 }
@@ -101,7 +106,8 @@ extension UserDefaultsStore {
                 ledger.save(to: lock)
                 var settled = Settled.intact
                 if Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow {
-                    settled = try settle(file, written: written, ours: changed.map { ($0, ledger.entries[$0]?.latest) })
+                    settled = try settle(
+                        file, written: written, ours: changed.map { ($0, ledger.entries[$0]?.latest) }, movingAside: movingAside)
                 }
                 var digest: UInt64? = PlistFile.digest(data)
                 switch settled {
@@ -127,29 +133,19 @@ extension UserDefaultsStore {
         }
     }
 
-    /// The object under `key` in the suite file, read under the suite's shared lock; when a
-    /// plain save put back a value the library had replaced (see ``SuiteLedger``), the library's
-    /// value is put back first.
+    /// The object under `key` in the suite file, as the file holds it now.
+    ///
+    /// Takes no lock, so a stopped or stuck writer never delays it, and writes nothing: a value a
+    /// stale plain save put back (see ``SuiteLedger``) is read as it is until the library's next
+    /// write to the suite puts the library's value back.
     static func object(suiteFile file: URL, key: String) throws -> Any? {
         try versionedObject(suiteFile: file, key: key).value
     }
 
-    /// ``object(suiteFile:key:)``, with the ``PlistFile/digest(_:)`` of the file it was read from
-    /// (`nil` when unknown).
+    /// ``object(suiteFile:key:)``, with the ``PlistFile/digest(_:)`` of the file it was read from.
     static func versionedObject(suiteFile file: URL, key: String) throws -> (value: Any?, digest: UInt64?) {
-        let (value, reverted, digest) = try FileLock.withLock(for: file, exclusive: false) { lock -> (Any?, Bool, UInt64?) in
-            let (suite, _, digest) = try PlistFile.readSigned(file)
-            guard DamageNote.notice(for: file) == nil else { return (suite?[key], false, nil) }
-            return (suite?[key], SuiteLedger(lock).isReverted(key, in: suite), digest)
-        }
-        guard reverted else { return (value, digest) }
-        var repaired = value
-        // Nothing changes but what the ledger puts back; a store that cannot be written is read as it is.
-        let written = try? update(suiteFile: file, key: key) { current in
-            repaired = current
-            return current
-        }
-        return (repaired, written ?? nil)
+        let (suite, _, digest) = try PlistFile.readSigned(file)
+        return (suite?[key], digest)
     }
 
     private enum Settled {
@@ -164,11 +160,13 @@ extension UserDefaultsStore {
     /// Waits for a plain save that may have read the file before the replacement, then tells
     /// whether each written key still holds `ours`, the value written as the ledger keeps it
     /// (XML, compared the same way ``SuiteLedger`` compares values).
-    private static func settle(_ file: URL, written: FileSignature, ours: [(key: String, value: Data?)]) throws -> Settled {
+    private static func settle(
+        _ file: URL, written: FileSignature, ours: [(key: String, value: Data?)], movingAside: Bool
+    ) throws -> Settled {
         for step in settleSteps {
             Thread.sleep(forTimeInterval: step)
             guard FileSignature.of(file.path) == written else {
-                let (current, signature, _) = try PlistFile.readSigned(file)
+                let (current, signature, _) = try PlistFile.readSigned(file, movingAside: movingAside)
                 return ours.allSatisfy { SuiteLedger.xml(current?[$0.key]) == $0.value } ? .kept(signature) : .undone
             }
         }

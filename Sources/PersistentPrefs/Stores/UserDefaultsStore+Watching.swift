@@ -8,6 +8,10 @@ extension UserDefaultsStore: WatchableStore {
         watch(suiteKey: root, onChange)
     }
 
+    func watchProblem(root: String) -> PersistentPrefs.PrefsError? {
+        handle.watchedFile.flatMap(ChangeWatcher.shared.problem(for:))
+    }
+
     /// Calls `onChange` whenever the suite key `key` may have changed, until the returned
     /// closure is called; `nil` when this platform cannot tell.
     func watch(suiteKey key: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {

@@ -196,7 +196,7 @@ public struct UserDefaultsStore: PrefsStore {
 
     private func allObjects() throws -> [String: Any] {
         if let file = handle.file {
-            return try FileLock.withLock(for: file, exclusive: false) { try PlistFile.read(file) ?? [:] }
+            return try PlistFile.read(file) ?? [:]
         }
         return handle.withDefaults { defaults in
             _ = defaults.synchronize()
@@ -238,7 +238,7 @@ extension UserDefaultsStore: DamageNoticing {
     func acknowledgeDamage(root: String) throws {
         guard let file = handle.file else { return }
         // The suite's history ends with the damage: nothing from before is put back later.
-        try FileLock.withLock(for: file, exclusive: true) { lock in
+        try FileLock.withLock(for: file, label: root) { lock in
             SuiteLedger().save(to: lock)
             DamageNote.clear(for: file)
         }

@@ -341,13 +341,28 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
         apply(value)
     }
 
-    /// Runs `body` holding the exclusive lock of the settings file.
+    /// Runs `body` holding the exclusive lock of the settings file (waiting for it at most
+    /// ``PersistentPrefs/lockTimeout``).
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
         do {
-            return try FileLock.withLock(for: url, exclusive: true, body)
+            return try FileLock.withLock(for: url, label: "\(Settings.self)", body)
         } catch PersistentPrefs.PrefsError.ioError(let path, let reason) {
             throw SettingsError.ioFailed(path: path, reason: reason)
+        } catch let error as PersistentPrefs.PrefsError {
+            switch error {
+            case .lockTimeout, .transactionInProgress: throw SettingsError.ioFailed(path: url.path, reason: error.description)
+            default: throw error
+            }
         }
+    }
+
+    /// The settings file decoded without taking its lock, when it exists and needs no migration
+    /// (the usual load, which a stopped writer must not delay); `nil` otherwise.
+    private func decodedWithoutLock() throws -> Settings? {
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let data = try contents(of: url)
+        guard try migrated(data) == nil else { return nil }
+        return try decode(data, from: url)
     }
 
     /// Writes `settings`, stamped with the type's schema version; refuses to overwrite a file
@@ -371,6 +386,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
     }
 
     func load(current: Settings, apply: (Settings) -> Void) throws {
+        if let loaded = try decodedWithoutLock() { return apply(loaded) }
         let loaded = try locked { () throws -> Settings? in
             guard FileManager.default.fileExists(atPath: url.path) else {
                 try writeUnlocked(current)
@@ -388,6 +404,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
         guard let bundled = Settings.bundledSettingsURL, FileManager.default.fileExists(atPath: bundled.path) else {
             throw SettingsError.noBundledSettings(type: "\(Settings.self)")
         }
+        if let loaded = try decodedWithoutLock() { return apply(loaded) }
         apply(
             try locked {
                 if !FileManager.default.fileExists(atPath: url.path) {

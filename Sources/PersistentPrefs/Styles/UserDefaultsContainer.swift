@@ -71,8 +71,8 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
     /// Calls `handler` after each change of `key`'s stored value, whoever made it: this
     /// container, plain `UserDefaults` code that synchronises, another process. Changes are
     /// learned from the operating system (the suite's file on Linux, `UserDefaults` itself on
-    /// Apple platforms), so a write by this process is reported moments after it returns, on the
-    /// library's watcher thread. The event's ``PrefsChangeEvent/root`` and only key are the
+    /// Apple platforms), so a write by this process is reported moments after it returns, on a
+    /// thread of the library's. The event's ``PrefsChangeEvent/root`` and only key are the
     /// key's `stringValue`.
     ///
     /// ```swift

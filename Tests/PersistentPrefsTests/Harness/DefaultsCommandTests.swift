@@ -164,19 +164,19 @@ struct DefaultsCommandTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { !$0.hasPrefix("held.plist") }.isEmpty)
     }
 
-    @Test("a damaged file is moved aside and reported, never overwritten; nothing is written")
-    func damagedFile() throws {
+    @Test("a file named by path that is not a property list is reported and left exactly as it is: not moved, nothing made beside it",
+          arguments: [["write", "DOMAIN", "K", "v"], ["read", "DOMAIN"], ["read-type", "DOMAIN", "K"], ["delete", "DOMAIN", "K"],
+                      ["delete", "DOMAIN"], ["rename", "DOMAIN", "a", "b"], ["export", "DOMAIN", "-"]])
+    func damagedFile(words: [String]) throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let domain = directory.path + "/broken.plist"
         let damage = Data("<?xml version=\"1.0\"?><plist><dict><key>a</key>".utf8)
         try damage.write(to: URL(fileURLWithPath: domain))
-        let (status, console) = Self.run(["write", domain, "K", "v"])
+        let (status, console) = Self.run(words.map { $0 == "DOMAIN" ? domain : $0 })
         #expect(status == 1)
-        #expect(console.err.contains("unreadable"), "\(console.err)")
-        #expect(!FileManager.default.fileExists(atPath: domain), "the damaged file was moved aside, and nothing written in its place")
-        let aside = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("broken.plist.corrupt-") }
-        #expect(aside.count == 1)
-        #expect(FileManager.default.contents(atPath: directory.path + "/" + aside[0]) == damage)
+        #expect(console.err.contains("unreadable") && console.err.contains(domain), "\(console.err)")
+        #expect(FileManager.default.contents(atPath: domain) == damage, "the file is left as it was")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["broken.plist"], "nothing made beside it")
     }
 }

@@ -153,7 +153,8 @@ struct StaleSaveTests {
 
     /// A set written before the stale save read the file (`R` itself, or another one, so `R`
     /// did not exist yet), then `R` written again before the save landed.
-    @Test("a library write that a stale save undid is put back by the next load, keeping the plain key", arguments: ["R", "Other"])
+    @Test("a library write that a stale save undid reads as the file has it (reads never write), and the next library write puts it back, keeping the plain key",
+          arguments: ["R", "Other"])
     func revertedWrite(writtenFirst: String) throws {
         let suite = TestSuite()
         defer { suite.remove() }
@@ -161,6 +162,10 @@ struct StaleSaveTests {
         let snapshot = try Data(contentsOf: URL(fileURLWithPath: suite.path))
         _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 2)), root: "R")
         try Self.staleSave(snapshot, to: suite)
+        let reverted = try Data(contentsOf: URL(fileURLWithPath: suite.path))
+        #expect(try suite.store.load(root: "R")?["Int"] as? Int == (writtenFirst == "R" ? 1 : nil))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: suite.path)) == reverted, "a read changed the file")
+        _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 9)), root: "Q")
         #expect(try suite.store.load(root: "R")?["Int"] as? Int == 2)
         let file = try PropertyListSerialization.propertyList(from: Data(contentsOf: URL(fileURLWithPath: suite.path)), format: nil)
         #expect((file as? [String: Any])?["plain"] as? Int == 1)

@@ -21,20 +21,29 @@ struct TestSuite {
     }
 
     /// The suite's plist file.
-    var path: String {
-        let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
-        let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
-        return base + "/\(name).plist"
-    }
+    var path: String { Self.path(ofSuite: name) }
 
     /// Removes the suite from memory and disk, with its lock file and any file moved aside.
     func remove() {
         store.userDefaults.removePersistentDomain(forName: name)
         _ = store.userDefaults.synchronize()
-        let folder = (path as NSString).deletingLastPathComponent
-        let prefix = (path as NSString).lastPathComponent
-        for file in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where file.hasPrefix(prefix) {
-            try? FileManager.default.removeItem(atPath: folder + "/" + file)
+        Self.removeFiles(of: path)
+    }
+
+    /// The file of the suite `name` in this process's config folder.
+    static func path(ofSuite name: String) -> String {
+        let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
+        let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
+        return base + "/\(name).plist"
+    }
+
+    /// Removes `file` and everything beside it whose name starts with its name (lock, notes,
+    /// files moved aside).
+    static func removeFiles(of file: String) {
+        let folder = (file as NSString).deletingLastPathComponent
+        let prefix = (file as NSString).lastPathComponent
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
+            try? FileManager.default.removeItem(atPath: folder + "/" + name)
         }
     }
 }
@@ -156,4 +165,57 @@ struct ChildProcess {
 struct ChildProcessError: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
+}
+
+/// Runs `body` on a thread of its own and waits at most `seconds` for it, so that a hang fails
+/// the test instead of stalling the whole run; `nil` when it did not finish in time (the thread
+/// is then left behind, still waiting).
+func finishing<Result>(within seconds: TimeInterval, _ body: @escaping () -> Result) -> Result? {
+    let outcome = Outcome(body)
+    Thread { outcome.run() }.start()
+    guard outcome.done.wait(timeout: .now() + seconds) == .success else { return nil }
+    return outcome.value
+}
+
+/// What ``finishing(within:_:)`` runs and what it returned.
+private final class Outcome<Result>: @unchecked Sendable {  // `value` is written before `done` is signalled, read after
+    var value: Result?
+    let done = DispatchSemaphore(value: 0)
+    private let body: () -> Result
+
+    init(_ body: @escaping () -> Result) { self.body = body }
+
+    func run() {
+        value = body()
+        done.signal()
+    }
+}
+
+/// A child process holding a file's writers' lock (`flock` on `<file>.lock`), stopped with
+/// SIGSTOP as a debugger or job control would stop it; `end()` kills it.
+final class StoppedLockHolder {
+    let process: Process
+    let pid: Int32
+
+    /// Starts the holder on `file` and stops it once it holds the lock.
+    init(_ file: String, child: ChildProcess) throws {
+        process = try child.process("prefs-test-helper", ["hold-lock", "-", file])
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line = LineReader(out.fileHandleForReading).next(timeout: 20)
+        guard let line, line.hasPrefix("held ") else {
+            kill(process.processIdentifier, SIGKILL)
+            throw ChildProcessError(message: "the lock holder did not start (\(line ?? "no output"))")
+        }
+        pid = process.processIdentifier
+        kill(pid, SIGSTOP)
+    }
+
+    func end() {
+        kill(pid, SIGKILL)
+        kill(pid, SIGCONT)
+        process.waitUntilExit()
+    }
 }
