@@ -82,6 +82,62 @@ enum AtomicFile {
         }
     }
 
+    /// The bytes of the regular file at `path` and the signature of the version read, or `nil`
+    /// when there is no file.
+    ///
+    /// The file is opened without blocking and checked once open, so a FIFO or a device at the
+    /// path — planted, or swapped in at any moment — is refused instead of blocking the read or
+    /// never ending it. A file rewritten in place while it is read is read again.
+    ///
+    /// - Parameters:
+    ///   - following: Whether a symbolic link is followed (the library's own sidecar files are
+    ///     never links: one found there is refused).
+    ///   - limit: The largest size read; a larger file is refused, naming its size.
+    /// - Throws: ``Failure`` naming the path and why.
+    static func readRegular(_ path: String, following: Bool = true, limit: Int) throws(Failure) -> (data: Data, signature: FileSignature)? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (following ? 0 : O_NOFOLLOW))
+        guard descriptor >= 0 else {
+            if errno == ENOENT || errno == ENOTDIR { return nil }
+            if errno == ELOOP, !following { throw Failure(path: path, reason: "it is a symbolic link; it was left as it is") }
+            throw posixFailure("open", path)
+        }
+        defer { close(descriptor) }
+        for _ in 0..<100 {
+            var info = stat()
+            try check(fstat(descriptor, &info), "fstat", path)
+            guard info.st_mode & S_IFMT == S_IFREG else {
+                throw Failure(path: path, reason: "it is \(SharedFolders.describe(info.st_mode & S_IFMT)), not a regular file; it was left as it is")
+            }
+            guard info.st_size <= limit else {
+                throw Failure(path: path, reason: "the file is \(info.st_size >> 20) MB, over the limit of \(limit >> 20) MB for a preferences file")
+            }
+            var data = Data(count: Int(info.st_size) + 1)  // one byte more, to see the end in one read
+            var total = 0
+            var failure: Int32 = 0
+            while failure == 0 {
+                if total == data.count { data.count += 4096 }  // it grew: read on to its end
+                let count = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + total, $0.count - total, off_t(total)) }
+                if count < 0 {
+                    if errno != EINTR { failure = errno }
+                } else if count == 0 {
+                    break
+                } else {
+                    total += count
+                    if total > limit { failure = EFBIG }
+                }
+            }
+            if failure != 0 {
+                errno = failure
+                throw posixFailure("read", path)
+            }
+            data.count = total
+            let before = FileSignature(info)
+            // A file that changed while it was read is read again.
+            if FileSignature.of(descriptor: descriptor) == before { return (data, before) }
+        }
+        throw Failure(path: path, reason: "it changed on every one of 100 reads")
+    }
+
     /// Removes `url` durably; `false` when there was no such file.
     ///
     /// - Parameter throughLink: Whether a symbolic link at `url` stands for its target, which is

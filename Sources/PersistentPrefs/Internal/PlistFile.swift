@@ -127,7 +127,7 @@ enum PlistFile {
     /// Reads the bytes without parsing them (no lock: a file replaced atomically is read whole,
     /// and one caught mid-rewrite just differs).
     static func digest(of url: URL) -> UInt64? {
-        (try? Data(contentsOf: url)).map(digest)
+        ((try? AtomicFile.readRegular(url.path, limit: maximumReadSize)) ?? nil).map { digest($0.data) }
     }
 
     /// `dictionary` as a property list in `format`, for `url`; refused when a property list
@@ -158,38 +158,14 @@ enum PlistFile {
 
     // MARK: - Private
 
-    /// The bytes of `url` and the signature of the version read, or `nil` when there is no file.
-    ///
-    /// Only a regular file is read (a link is followed): a FIFO would block the read, and a
-    /// device such as `/dev/zero` never end it.
+    /// The bytes of `url` and the signature of the version read, or `nil` when there is no file
+    /// (only a regular file is read; a link is followed: see ``AtomicFile/readRegular(_:following:limit:)``).
     private static func contents(of url: URL) throws -> (Data, FileSignature)? {
-        for _ in 0..<100 {
-            var info = stat()
-            guard stat(url.path, &info) == 0 else {
-                if errno == ENOENT || errno == ENOTDIR { return nil }
-                throw AtomicFile.posixFailure("stat", url.path).prefsError
-            }
-            guard info.st_mode & S_IFMT == S_IFREG else {
-                throw PersistentPrefs.PrefsError.ioError(
-                    path: url.path, reason: "it is \(SharedFolders.describe(info.st_mode & S_IFMT)), not a regular file; it was left as it is")
-            }
-            let before = FileSignature(info)
-            guard before.size <= maximumReadSize else {
-                throw PersistentPrefs.PrefsError.ioError(
-                    path: url.path, reason: "the file is \(before.size >> 20) MB, over the limit of \(maximumReadSize >> 20) MB for a preferences file")
-            }
-            let data: Data
-            do {
-                data = try Data(contentsOf: url)
-            } catch let error as CocoaError where error.code == .fileReadNoSuchFile {
-                continue  // replaced or removed between the two calls: look again
-            } catch {
-                throw PersistentPrefs.PrefsError.ioError(path: url.path, reason: (error as NSError).localizedDescription)
-            }
-            // A file that changed while it was read is read again.
-            if FileSignature.of(url.path) == before { return (data, before) }
+        do {
+            return try AtomicFile.readRegular(url.path, limit: maximumReadSize)
+        } catch {
+            throw error.prefsError
         }
-        throw PersistentPrefs.PrefsError.ioError(path: url.path, reason: "it changed on every one of 100 reads")
     }
 
     private struct ParseFailure: Error {

@@ -163,7 +163,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
             let stem = String(name.dropLast(".plist".count))
             if let tilde = stem.lastIndex(of: "~") {
                 let sidecar = directory.appendingPathComponent(name + ".root")
-                if let root = try? Data(contentsOf: sidecar) { return String(decoding: root, as: UTF8.self) }
+                if let root = Self.rootName(in: sidecar) { return root }
                 // A key with upper case: its encoding, then the hash of the exact key.
                 guard let root = Self.decode(String(stem[..<tilde])), Self.hash(root) == stem[stem.index(after: tilde)...] else { return nil }
                 return root
@@ -176,12 +176,18 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// Records the full root key beside a file whose name had to be shortened.
     private func writeRootName(_ root: String, for url: URL) throws {
         let sidecar = url.appendingPathExtension("root")
-        guard (try? Data(contentsOf: sidecar)) != Data(root.utf8) else { return }
+        guard Self.rootName(in: sidecar) != root else { return }
         do {
             try AtomicFile.write(Data(root.utf8), to: sidecar)
         } catch {
             throw error.prefsError
         }
+    }
+
+    /// The root key kept in a `.root` file, or `nil` (none, or not a regular file of its own:
+    /// the library never reads a link, FIFO or device there).
+    private static func rootName(in sidecar: URL) -> String? {
+        ((try? AtomicFile.readRegular(sidecar.path, following: false, limit: 1 << 16)) ?? nil).map { String(decoding: $0.data, as: UTF8.self) }
     }
 
     /// FNV-1a, 64 bits, of the root key's UTF-8: stable across runs and platforms.

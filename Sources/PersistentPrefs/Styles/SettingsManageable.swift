@@ -376,7 +376,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
         } catch {
             throw SettingsError.encodingFailed(type: "\(Settings.self)", reason: "\(error)")
         }
-        if let existing = try? Data(contentsOf: url), let set = Self.dictionary(existing) {
+        if let existing = (try? AtomicFile.readRegular(url.path, limit: PlistFile.maximumReadSize)) ?? nil, let set = Self.dictionary(existing.data) {
             let stored = Self.version(of: set)
             if stored > Settings.schemaVersion {
                 throw SettingsError.newerSchemaVersion(path: url.path, stored: stored, supported: Settings.schemaVersion)
@@ -530,10 +530,13 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
     }
 
     private func contents(of file: URL) throws -> Data {
-        do {
-            return try Data(contentsOf: file)
+        do throws(AtomicFile.Failure) {
+            guard let (data, _) = try AtomicFile.readRegular(file.path, limit: PlistFile.maximumReadSize) else {
+                throw AtomicFile.Failure(path: file.path, reason: "the file does not exist")
+            }
+            return data
         } catch {
-            throw SettingsError.ioFailed(path: file.path, reason: (error as NSError).localizedDescription)
+            throw SettingsError.ioFailed(path: error.path, reason: error.reason)
         }
     }
 

@@ -99,6 +99,27 @@ struct SharedFolderTests {
         #expect(try setup.victimState() == before)
     }
 
+    @Test("a FIFO planted where a set file, its damage note or its root-name file goes blocks no read, write or listing",
+          arguments: ["set", "note", "rootName"])
+    func plantedFIFO(place: String) throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: setup.shared))
+        let root = place == "rootName" ? String(repeating: "x", count: 250) : "r"
+        let file = try store.fileURL(forRoot: root).path
+        if place == "note" { try Data("garbage".utf8).write(to: URL(fileURLWithPath: file)) }  // a read writes the note
+        let fifo = file + ["set": "", "note": ".damaged", "rootName": ".root"][place]!
+        #expect(mkfifo(fifo, 0o666) == 0)
+        let outcome = finishing(within: 20) { () -> [String] in
+            let prefs = SamplePrefs(key: root, store: store)
+            prefs.int = 3
+            return [(try? store.roots())?.description ?? "roots failed", String(describing: prefs.lastError)]
+        }
+        #expect(outcome != nil, "blocked on the FIFO at \(fifo)")
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced")
+    }
+
     @Test("the suite-file road (UserDefaultsStore, defaults): planted links at the suite file and its lock file are refused",
           arguments: ["suite.plist", "suite.plist.lock"])
     func suiteLinks(name: String) throws {
