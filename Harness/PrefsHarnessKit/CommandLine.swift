@@ -138,6 +138,10 @@ public struct CommandSpec: Equatable, Sendable {
                 whoever changed it: another process using the library, plain UserDefaults code
                 that synchronises, another harness. NAME… limits it to those keys (full names or
                 aliases); --json prints one JSON object per line. Exit status 0 on Ctrl-C.
+                Without --key and without NAME, every set in the suite or --store-dir folder is
+                watched (as dconf watch /), each line naming its root key. Values shown are the
+                set's as read, over the system layers (a watch of one set); as stored (the whole
+                store).
                 """, acceptsJSON: true),
         CommandSpec(
             name: "migrate", arguments: [], summary: "carry the set to the sample's schema version",
@@ -171,6 +175,27 @@ public struct CommandSpec: Equatable, Sendable {
                 programs using the library see them at once, plain UserDefaults after synchronize().
                 Bad input changes nothing: exit 2 for a usage error, 1 when the change is refused.
                 """, acceptsJSON: true),
+        CommandSpec(
+            name: "list-keys", arguments: [], summary: "list the keys in the set's schema",
+            details: """
+                The schema is the one the set's program wrote beside it (see PrefsSchema); a set
+                without one is described by the sample's own schema. --json prints a JSON array.
+                """,
+            acceptsJSON: true),
+        CommandSpec(
+            name: "describe", arguments: ["NAME"], summary: "print the summary of a key from the schema",
+            details: "As gsettings describe: one line, empty when the key has no summary. An unknown key exits 1."),
+        CommandSpec(
+            name: "range", arguments: ["NAME"], summary: "print the type and the values a key allows",
+            details: """
+                As gsettings range: "range TYPE MIN MAX" for a key with a range, "enum" and one
+                choice per line for a key with choices, else "type TYPE". TYPE is a GVariant type
+                string where one exists (x for Int, s for String, as for [String], a{ss} for
+                [String: String]), else the Swift type's name.
+                """),
+        CommandSpec(
+            name: "writable", arguments: ["NAME"], summary: "print whether a key can be written (false when locked)",
+            details: "As gsettings writable: \"true\", or \"false\" for a key an administrator locked in a system layer."),
         CommandSpec(name: "help", arguments: ["COMMAND?"], summary: "show help, or one command's help", details: ""),
         CommandSpec(
             name: "key", arguments: ["ROOT"], summary: "switch to the set under another root key",

@@ -92,7 +92,12 @@ public struct Harness {
 /// The store and root key the commands act on.
 public final class HarnessSession {
     /// The root key; `key ROOT` at the prompt changes it.
-    public var rootKey: String
+    public var rootKey: String {
+        didSet { rootGiven = true }
+    }
+    /// Whether a root key was named (`--key`, or `key ROOT` at the prompt): `watch` without one
+    /// watches every set of the store.
+    private(set) var rootGiven: Bool
     /// Where the sets live.
     public let store: any PrefsStore
     /// The store in words, for the interactive screen.
@@ -107,6 +112,7 @@ public final class HarnessSession {
     /// - Throws: ``HarnessError/usage(_:)`` when it cannot be opened.
     public init(options: HarnessOptions) throws {
         rootKey = options.key ?? "SamplePrefs"
+        rootGiven = options.key != nil
         storeChoice = options.store
         switch options.store {
         case .standard:
@@ -134,6 +140,7 @@ public final class HarnessSession {
     /// A session over an explicit store (for tests).
     public init(rootKey: String = "SamplePrefs", store: any PrefsStore, storeDescription: String = "custom store") {
         self.rootKey = rootKey
+        rootGiven = true
         self.store = store
         self.storeDescription = storeDescription
         settingsDirectory = nil
@@ -153,9 +160,17 @@ public final class HarnessSession {
     /// seen without a reload), without writing the sample defaults into an empty set (what the
     /// interactive screen shows).
     func storedValues() throws -> [String: Any] {
+        try shownSet().stored
+    }
+
+    /// The set as stored and as programs read it (over the system layers, with locked keys).
+    func shownSet() throws -> ShownSet {
         let view = PersistentPrefs(key: rootKey, store: store)
         try Self.check(view)
-        return view.values
+        let stored = view.values
+        let effective = view.effectiveValues
+        let locked = Set(effective.keys.filter(view.isLocked)).union(view.lockedKeys)
+        return ShownSet(stored: stored, effective: effective, locked: view.isForced ? nil : locked)
     }
 
     /// Runs one command; output goes to `console`.
@@ -169,15 +184,21 @@ public final class HarnessSession {
             // A read: it never creates the set (nor a suite file), and shows the sample's default
             // for a key that is not stored, saying so on stderr.
             let key = try SampleKey.named(command.arguments[0])
-            let stored = try storedValues()
-            guard let value = stored[key.name] ?? SamplePrefs.sampleDefaults[key.name] else {
+            let shown = try shownSet()
+            guard let value = shown.effective[key.name] ?? SamplePrefs.sampleDefaults[key.name] else {
                 throw HarnessError.refused("\(key.name) is not set under the root key \"\(rootKey)\"")
             }
             console.print(command.json ? ValueFormatter.jsonText(value, pretty: false) : ValueFormatter.text(value))
-            if stored[key.name] == nil {
-                console.error("(\(key.name) is not stored under \"\(rootKey)\": this is the sample's default)")
+            switch shown.source(of: key.name) {
+            case .stored: break
+            case .locked: console.error("(\(key.name) is locked by the system administrator: this is the value the system sets)")
+            case .system: console.error("(\(key.name) is not stored under \"\(rootKey)\": this is a system default)")
+            case .sampleDefault: console.error("(\(key.name) is not stored under \"\(rootKey)\": this is the sample's default)")
             }
+        case "list-keys", "describe", "range", "writable":
+            try SchemaCommands.run(command, session: self, console: console)
         case "set":
+            if try SchemaCommands.set(command, session: self, console: console) { return }
             let key = try SampleKey.named(command.arguments[0])
             let value = try ValueParser.parse(command.arguments[1], for: key)
             let prefs = try prefs()
@@ -254,6 +275,8 @@ public final class HarnessSession {
             try migrate(dryRun: command.flags.contains("--dry-run"), json: command.json, console: console)
         case "settings":
             try SettingsCommand.run(command.arguments, json: command.json, settingsDirectory: settingsDirectory, console: console)
+        case "watch" where command.arguments.isEmpty && !rootGiven:
+            try WatchCommand.runWholeStore(json: command.json, session: self, console: console, until: { WatchCommand.waitForInterrupt() })
         case "watch":
             try WatchCommand.run(
                 names: command.arguments, json: command.json, session: self, console: console,
@@ -298,12 +321,13 @@ public final class HarnessSession {
     /// The set as an aligned table (or JSON). A read: it never creates the set; keys that are
     /// not stored show the sample's defaults, marked as such.
     func list(json: Bool, console: Console) throws {
-        let values = try storedValues()
+        let shown = try shownSet()
         if json {
-            // The values a program reading the set sees: stored, else the sample's default.
-            show(values.merging(SamplePrefs.sampleDefaults) { stored, _ in stored }, json: true, console: console)
+            // The values a program reading the set sees: stored (or set by the system layers),
+            // else the sample's default.
+            show(shown.effective.merging(SamplePrefs.sampleDefaults) { stored, _ in stored }, json: true, console: console)
         } else {
-            for line in table(values, console: console) { console.print(line) }
+            for line in table(shown, console: console) { console.print(line) }
         }
     }
 
@@ -313,22 +337,24 @@ public final class HarnessSession {
             console.print(ValueFormatter.jsonText(values, pretty: true))
             return
         }
-        for line in table(values, console: console) { console.print(line) }
+        for line in table(ShownSet(stored: values), console: console) { console.print(line) }
     }
 
     /// The rows of the table: key, type, value; the sample's keys first (a key that is not
     /// stored shows the sample's default, marked "(default, not stored)"), then any others. On a
     /// terminal, rows are cut with "…" to its width rather than wrapping through the columns.
-    func table(_ values: [String: Any], console: Console) -> [String] {
+    func table(_ shown: ShownSet, console: Console) -> [String] {
         var rows: [(String, String, String)] = [("Key", "Type", "Value")]
         let defaults = SamplePrefs.sampleDefaults
+        let values = shown.effective
         for key in SampleKey.allCases {
             guard let value = values[key.name] else {
-                let shown = defaults[key.name].map { ValueFormatter.text($0) + "  (default, not stored)" } ?? "(not set)"
-                rows.append((key.name, key.typeName, shown))
+                let text = defaults[key.name].map { ValueFormatter.text($0) + "  (\(shown.source(of: key.name).tag ?? "default, not stored"))" } ?? "(not set)"
+                rows.append((key.name, key.typeName, text))
                 continue
             }
-            rows.append((key.name, ValueFormatter.typeName(value, for: key), ValueFormatter.text(value)))
+            let note = shown.source(of: key.name).tag.map { "  (\($0))" } ?? ""
+            rows.append((key.name, ValueFormatter.typeName(value, for: key), ValueFormatter.text(value) + note))
         }
         let known = Set(SampleKey.allCases.map(\.name))
         for (name, value) in values.sorted(by: { $0.key < $1.key }) where !known.contains(name) {
@@ -360,5 +386,47 @@ public final class HarnessSession {
 
     private static func check(_ prefs: PersistentPrefs) throws {
         if let error = prefs.lastError { throw HarnessError.refused(error.description) }
+    }
+}
+
+/// A set as the harness shows it: the user's stored values, and what programs read (the stored
+/// values over the system layers, locked keys at their mandatory values).
+struct ShownSet {
+    let stored: [String: Any]
+    let effective: [String: Any]
+    /// The locked keys; `nil` when the whole set is locked.
+    let locked: Set<String>?
+
+    /// A set without system layers.
+    init(stored: [String: Any]) {
+        self.init(stored: stored, effective: stored, locked: [])
+    }
+
+    init(stored: [String: Any], effective: [String: Any], locked: Set<String>?) {
+        self.stored = stored
+        self.effective = effective
+        self.locked = locked
+    }
+
+    /// Where a key's value comes from.
+    enum Source {
+        case stored, locked, system, sampleDefault
+
+        /// What the table shows after the value (`nil`: nothing).
+        var tag: String? {
+            switch self {
+            case .stored: return nil
+            case .locked: return "locked"
+            case .system: return "system default, not stored"
+            case .sampleDefault: return "default, not stored"
+            }
+        }
+    }
+
+    /// Where `key`'s value comes from.
+    func source(of key: String) -> Source {
+        if locked?.contains(key) ?? true { return .locked }
+        if stored[key] != nil { return .stored }
+        return effective[key] != nil ? .system : .sampleDefault
     }
 }

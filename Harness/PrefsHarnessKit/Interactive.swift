@@ -139,11 +139,11 @@ public struct Interactive {
                 + "  store: \(session.storeDescription)"
         ]
         do {
-            let values = try session.storedValues()
-            if values.isEmpty {
+            let shown = try session.shownSet()
+            if shown.stored.isEmpty {
                 lines.append("  (nothing is stored under this root key: the sample's defaults are shown; set or reset writes)")
             }
-            lines += session.table(values, console: console)
+            lines += session.table(shown, console: console)
         } catch let error as HarnessError {
             lines.append(console.styled(error.message, .red))
         } catch {

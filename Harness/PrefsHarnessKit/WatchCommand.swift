@@ -30,7 +30,7 @@ enum WatchCommand {
         let printer = SerialConsole(console)
         let (root, store) = (session.rootKey, session.store)
         let observation = view.observeChanges(to: keys.sorted()) { event in
-            let current = PersistentPrefs(key: root, store: store).values
+            let current = PersistentPrefs(key: root, store: store).effectiveValues
             for key in event.keys.sorted() where keys.isEmpty || keys.contains(key) {
                 printer.print(line(time: Date(), root: root, key: key, value: current[key], json: json))
             }
@@ -40,6 +40,24 @@ enum WatchCommand {
         }
         let watched = keys.isEmpty ? "every key" : keys.sorted().joined(separator: ", ")
         console.error("Watching \(watched) of \"\(root)\" in \(session.storeDescription); Ctrl-C to stop.")
+        if let problem = observation.problem { console.error("warning: \(problem)") }
+        wait()
+        observation.cancel()
+    }
+
+    /// Watches every set of the session's store (`watch` without `--key` and without names, as
+    /// `dconf watch /`): one line per changed key of any root key, until `wait` returns.
+    static func runWholeStore(json: Bool, session: HarnessSession, console: Console, until wait: () -> Void) throws {
+        let printer = SerialConsole(console)
+        let store = session.store
+        let observation = PersistentPrefs.observeStore(store) { event in
+            let current = (try? store.load(root: event.root)) ?? nil
+            for key in event.keys.sorted() {
+                printer.print(line(time: Date(), root: event.root, key: key, value: current?[key], json: json))
+            }
+        }
+        guard !observation.isCancelled else { throw HarnessError.refused("\(session.storeDescription) cannot be watched") }
+        console.error("Watching every set in \(session.storeDescription); Ctrl-C to stop.")
         if let problem = observation.problem { console.error("warning: \(problem)") }
         wait()
         observation.cancel()

@@ -193,11 +193,14 @@ extension PersistentPrefs {
     var schemaPlan: SchemaPlan {
         let type = type(of: self)
         let version = type.schemaVersion
-        guard version != 0 else { return SchemaPlan(version: 0, writesNewer: type.writesNewerSchemaVersions, migration: nil) }
-        // Worked out only when a migration runs (under the store's lock): the keys, rules and steps.
-        return SchemaPlan(version: version, writesNewer: type.writesNewerSchemaVersions) { [self] in
-            SchemaPlan.Migration(steps: type.migrations, allowed: Set(keys), rules: ruleCheck())
+        guard version != 0 else {
+            return SchemaPlan(version: 0, writesNewer: type.writesNewerSchemaVersions, migration: nil, publication: schemaPublication)
         }
+        // Worked out only when a migration runs (under the store's lock): the keys, rules and steps.
+        return SchemaPlan(
+            version: version, writesNewer: type.writesNewerSchemaVersions,
+            migration: { [self] in SchemaPlan.Migration(steps: type.migrations, allowed: Set(keys), rules: ruleCheck()) },
+            publication: schemaPublication)
     }
 
     /// Migrates the set of a newly resolved `domain` if it is stored at an older version, and
@@ -230,6 +233,16 @@ struct SchemaPlan {
     let writesNewer: Bool
     /// The steps, keys and rules; `nil` for an unversioned class.
     let migration: (() -> Migration)?
+    /// The writer's schema, written beside the set after a write (see ``PrefsSchema``); `nil`:
+    /// none.
+    var publication: SchemaPublication?
+
+    init(version: Int, writesNewer: Bool, migration: (() -> Migration)?, publication: SchemaPublication? = nil) {
+        self.version = version
+        self.writesNewer = writesNewer
+        self.migration = migration
+        self.publication = publication
+    }
 
     /// The steps of a subclass with what vets their result.
     struct Migration {

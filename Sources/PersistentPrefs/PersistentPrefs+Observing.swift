@@ -174,3 +174,84 @@ extension PersistentPrefs {
         }
     }
 }
+
+// MARK: - Every set of a store
+
+/// A store that can tell when any of its sets may have changed (its suite file, its folder).
+protocol StoreWatchable: PrefsStore {
+    /// Starts calling `onChange` whenever some set may have changed; `nil` when it cannot watch.
+    func watchAllSets(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+    /// Why changes reach the store's watch late, or `nil`.
+    var allSetsWatchProblem: PersistentPrefs.PrefsError? { get }
+}
+
+extension PersistentPrefs {
+    /// Calls `handler` after each change of any set in `store` — a suite, a ``PlistFileStore``
+    /// folder — whoever made it, as `dconf watch /` does: one event per set that changed, naming
+    /// its root key and the keys whose stored values changed. A set that appears or is removed is
+    /// reported with all its keys.
+    ///
+    /// The sets are compared as stored (the user's values; see <doc:LayersAndLockdown> for the
+    /// system layers beneath them, which ``observeChanges(to:_:)`` follows). Events are delivered
+    /// one at a time, on a thread of the library's, after every lock is released.
+    ///
+    /// ```swift
+    /// let observation = PersistentPrefs.observeStore(PlistFileStore(directory: folder)) { event in
+    ///     print("\(event.root): \(event.keys.sorted())")
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - store: The store to watch: ``UserDefaultsStore`` (a suite's file, on Linux) or
+    ///     ``PlistFileStore``; any other store gives an observation that is already cancelled.
+    ///   - handler: Called with each change.
+    /// - Returns: The observation; observing stops when it is cancelled or deallocated. Its
+    ///   ``PrefsObservation/problem`` tells when the operating system cannot watch the store.
+    public static func observeStore(_ store: any PrefsStore, _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void) -> PrefsObservation {
+        guard let watchable = store as? any StoreWatchable else { return PrefsObservation(nil) }
+        let snapshot = Locked(Self.allSets(of: store))
+        let cancel = watchable.watchAllSets {
+            let now = Self.allSets(of: store)
+            let before = snapshot.withLock { previous in
+                defer { previous = now }
+                return previous
+            }
+            for root in Set(before.keys).union(now.keys).sorted() {
+                let keys = PlistValue.changedKeys(before[root] ?? [:], now[root] ?? [:]).subtracting([PersistentPrefs.schemaVersionKey])
+                if !keys.isEmpty { handler(PrefsChangeEvent(root: root, keys: keys)) }
+            }
+        }
+        guard let cancel else { return PrefsObservation(nil) }
+        return PrefsObservation(cancel, problem: { watchable.allSetsWatchProblem })
+    }
+
+    /// Every set in `store` as stored, normalised (sets that cannot be read are left out).
+    private static func allSets(of store: any PrefsStore) -> [String: [String: Any]] {
+        var sets: [String: [String: Any]] = [:]
+        for root in (try? store.roots()) ?? [] {
+            guard let raw = (try? store.load(root: root)) ?? nil, case .success(let set) = PlistValue.normalizedSet(raw, for: .loading) else { continue }
+            sets[root] = set
+        }
+        return sets
+    }
+}
+
+extension UserDefaultsStore: StoreWatchable {
+    func watchAllSets(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        handle.watchedFile.map { ChangeWatcher.shared.watching($0, onChange) }
+    }
+
+    var allSetsWatchProblem: PersistentPrefs.PrefsError? {
+        handle.watchedFile.flatMap(ChangeWatcher.shared.problem(for:))
+    }
+}
+
+extension PlistFileStore: StoreWatchable {
+    func watchAllSets(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        ChangeWatcher.shared.watching(URL(fileURLWithPath: directory.path + "/"), onChange)
+    }
+
+    var allSetsWatchProblem: PersistentPrefs.PrefsError? {
+        ChangeWatcher.shared.problem(for: URL(fileURLWithPath: directory.path + "/"))
+    }
+}

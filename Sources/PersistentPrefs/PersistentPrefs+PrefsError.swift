@@ -121,6 +121,13 @@ extension PersistentPrefs {
         /// (`types`, sorted): they would read and overwrite each other's values. Reported when an
         /// instance is made, and in ``PersistentPrefs/problems``; give each property its own key.
         case conflictingDeclarations(key: String, types: [String])
+
+        /// The write would change `key`, which an administrator locked in a system layer (see
+        /// ``PersistentPrefs/isLocked(_:)`` and <doc:LayersAndLockdown>): it reads the layer's
+        /// value whatever the user stores. Nothing was written; every write road (a property, the
+        /// subscript, ``PersistentPrefs/values``, a batch, an update, a migration, the harness and
+        /// `defaults write`) refuses it.
+        case keyLocked(key: String)
     }
 }
 
@@ -150,6 +157,7 @@ extension PersistentPrefs.PrefsError: Equatable {
         case let (.conflictingDeclarations(k1, t1), .conflictingDeclarations(k2, t2)): return k1 == k2 && t1 == t2
         case let (.lockTimeout(p1, h1, w1), .lockTimeout(p2, h2, w2)): return p1 == p2 && h1 == h2 && w1 == w2
         case let (.watchDegraded(p1, r1), .watchDegraded(p2, r2)): return p1 == p2 && r1 == r2
+        case let (.keyLocked(a), .keyLocked(b)): return a == b
         default: return false
         }
     }
@@ -194,6 +202,8 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
             return "Gave up writing \(path) after waiting \(String(format: "%.1f", waited)) s for its lock (\(path).lock): \(who), perhaps stopped or stuck. Nothing was written; reads are not affected."
         case .watchDegraded(let path, let reason):
             return "Changes to \(path) by other programs are not reported at once: \(reason.asClause). Values stay current, a little later."
+        case .keyLocked(let key):
+            return "The key \"\(key)\" is locked by the system administrator, so it cannot be changed here; it reads the value the system sets. Nothing was written."
         case .transactionInProgress(let root):
             return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself, as would a write of another set in the same file); make the change through the batch or the update's dictionary, or after it. Nothing was written."
         }

@@ -365,7 +365,17 @@ enum SetView {
     @inline(__always)
     static func value(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box?) throws -> Any? {
         guard let pending = pending?.changes else { return try domain.value(forKey: key) }
-        return try pending.value(forKey: key) { try domain.value(forKey: key) }
+        return try batchedValue(forKey: key, domain, pending)
+    }
+
+    /// One value inside a batch or update: the batch's, else the set's; a locked key reads its
+    /// mandatory value, and a key the user's set lacks its system layers' value.
+    @inline(never)
+    private static func batchedValue(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges) throws -> Any? {
+        let layers = try domain.layers()
+        if layers.isEmpty { return try pending.value(forKey: key) { try domain.value(forKey: key) } }
+        if layers.isLocked(key) { return layers.layerValue(forKey: key) }
+        return try pending.value(forKey: key) { try domain.values()[key] } ?? layers.layerValue(forKey: key)
     }
 
     /// The `as?` answers for one value.

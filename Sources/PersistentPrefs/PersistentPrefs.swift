@@ -143,21 +143,24 @@ open class PersistentPrefs: NSObject {
         defer { lastError = saved }
         var found: [PrefsError] = []
         let stored: [String: Any]
+        let effective: [String: Any]
         let domain: PrefsDomain
         do {
             domain = try resolvedDomain()
             stored = try domain.values()
+            effective = try domain.effectiveValues()
         } catch {
             return [PrefsDomain.mapped(error)] + declarationConflicts
         }
         if let notice = domain.damageNotice() { found.append(notice) }
         if let degraded = domain.watchProblem() { found.append(degraded) }
+        found += (try? domain.layers().problems) ?? []
         var checked = Set<String>()
         for pref in declaredPrefs() where checked.insert(pref.key).inserted {
-            if let value = stored[pref.key], let problem = pref.readingProblem(value) { found.append(problem) }
+            if let value = effective[pref.key], let problem = pref.readingProblem(value) { found.append(problem) }
         }
         for (key, validator) in validators.sorted(by: { $0.key < $1.key }) {
-            if let value = stored[key], let reason = validator.problem(with: value) {
+            if let value = effective[key], let reason = validator.problem(with: value) {
                 found.append(.invalidValue(key: key, reason: reason))
             }
         }
@@ -212,6 +215,11 @@ open class PersistentPrefs: NSObject {
     /// ``PrefsError/newerSchemaVersion(root:stored:supported:)``, so a downgraded app cannot
     /// destroy data in a shape it does not know.
     open class var writesNewerSchemaVersions: Bool { false }
+
+    /// Whether writes record the set's schema beside its data, for tools (see ``PrefsSchema``):
+    /// `true` by default (a class without keys never does). Override with `false` for a set
+    /// whose shape is private.
+    open class var publishesSchema: Bool { true }
 
     /// A property-list file with defaults for this set (a bundled resource or a path), or `nil`.
     ///
@@ -540,12 +548,16 @@ open class PersistentPrefs: NSObject {
     /// if prefs.values.isEmpty { try prefs.addMissingValues(prefs.declaredDefaults) }
     /// ```
     ///
-    /// - Parameter values: Values for keys of the set; stored values win over them.
+    /// - Parameter values: Values for keys of the set; stored values win over them. Keys the
+    ///   system layers give a value or lock (see <doc:LayersAndLockdown>) are left out.
     /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)``,
     ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a store error.
     ///   Nothing changes when it throws.
     public func addMissingValues(_ values: [String: Any]) throws {
-        try submit { .fillMissing(try vetted(values)) }
+        // Keys the system layers give or lock are left out (not refused): the set reads the
+        // system's values for them, and a site default is not hidden by a copy of the code's.
+        let layers = (try? resolvedDomain().layers()) ?? .empty
+        try submit { .fillMissing(try vetted(values).filter { layers.layerValue(forKey: $0.key) == nil && !layers.isLocked($0.key) }) }
     }
 
     /// Reads the set again from the store, or throws why it cannot.

@@ -92,26 +92,29 @@ public final class SamplePrefs: PersistentPrefs {
     // MARK: - Typed accessors
 
     /// The "Integer Value".
-    @Pref("Integer Value") public var int = 12345
+    @Pref("Integer Value", summary: "An integer") public var int = 12345
 
     /// The "String Value".
-    @Pref("String Value") public var string = "Any String"
+    @Pref("String Value", summary: "A string") public var string = "Any String"
 
     /// The "Array Value".
-    @Pref("Array Value") public var array = ["One", "Two", "Three", "Four", "Five"]
+    @Pref("Array Value", summary: "A list of strings") public var array = ["One", "Two", "Three", "Four", "Five"]
 
     /// The "Dictionary Value".
-    @Pref("Dictionary Value") public var dictionary = ["One": "1", "Two": "2", "Three": "3", "Four": "4", "Five": "5"]
+    @Pref("Dictionary Value", summary: "Strings by name") public var dictionary = ["One": "1", "Two": "2", "Three": "3", "Four": "4", "Five": "5"]
 
     /// The "Date Value"; the default is the moment the instance was made.
-    @Pref("Date Value") public var date = Date()
+    @Pref("Date Value", summary: "A moment; the default is when the set was first used") public var date = Date()
 
     // MARK: - Reset
 
-    /// Replaces the whole set with the defaults (the date becomes now).
+    /// Replaces the whole set with the defaults (the date becomes now); keys an administrator
+    /// locked (see ``PersistentPrefs/PersistentPrefs/isLocked(_:)``) are left as they are.
     public func reset() {
         var defaults = declaredDefaults
         defaults[Key.date.rawValue] = Date()
+        // Keys an administrator locked keep the system's values (and whatever is stored for them).
+        for key in Key.allCases.map(\.rawValue) where isLocked(key) { defaults[key] = values[key] }
         values = defaults
     }
 }

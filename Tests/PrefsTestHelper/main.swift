@@ -340,6 +340,25 @@ case "pref-check":
     for (name, passed) in checks { say("\(passed ? "ok" : "FAIL") \(name)") }
     exit(checks.allSatisfy(\.1) ? 0 : 1)
 
+case "audio-set":
+    // audio-set SUITE ROOT KEY VALUE: one write through AudioPrefs (the sample with a schema);
+    // prints "ok" or the error.
+    guard arguments.count == 5 else { fail("audio-set needs KEY VALUE") }
+    let audio = explicitStore.map { AudioPrefs(key: root, store: $0) } ?? AudioPrefs(key: root)
+    switch arguments[3] {
+    case "volume": audio.volume = Int(arguments[4]) ?? -1
+    case "theme": audio.theme = AudioPrefs.Theme(rawValue: arguments[4]) ?? .system
+    case "muted": audio.muted = arguments[4] == "true"
+    case "device": audio.device = arguments[4]
+    default: fail("unknown audio key \(arguments[3])")
+    }
+    say(audio.lastError.map { "error: \($0)" } ?? "ok")
+
+case "audio-read":
+    // audio-read SUITE ROOT: the values AudioPrefs reads and its locks.
+    let audio = explicitStore.map { AudioPrefs(key: root, store: $0) } ?? AudioPrefs(key: root)
+    say("volume=\(audio.volume) theme=\(audio.theme.rawValue) muted=\(audio.muted) device=\(audio.device) locked=\(audio.lockedKeys) forced=\(audio.isForced) problems=\(audio.problems.count)")
+
 case "set-int":
     guard arguments.count == 4, let n = Int(arguments[3]) else { fail("set-int needs an integer") }
     let prefs = samplePrefs()

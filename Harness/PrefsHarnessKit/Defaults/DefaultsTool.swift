@@ -285,18 +285,29 @@ struct Domain {
 
     /// Changes its keys in one locked, atomic, durable write (see ``PreferencesFile/update(_:)``).
     /// The write re-reads the file under the lock: a damaged file is moved aside and reported
-    /// there, and nothing is written over it.
+    /// there, and nothing is written over it. What the change does is checked against the
+    /// schemas of the sets it touches (see ``SchemaCommands/checkDefaultsChange(from:to:setRoot:schemaFor:)``);
+    /// the library refuses changes of locked keys.
     func update(_ change: (inout [String: Any]) throws -> Void) throws {
         try refusing {
             switch place {
             case .file(let file):
-                try file.update(change)
+                try file.update { contents in
+                    let before = contents
+                    try change(&contents)
+                    try SchemaCommands.checkDefaultsChange(from: before, to: contents, setRoot: nil) { root in
+                        try? PrefsSchema.load(from: file.schemaFileURL(forRoot: root))
+                    }
+                }
             case .root(let store):
                 try withoutActuallyEscaping(change) { change in
                     _ = try store.apply(
                         .transform { current in
                             var updated = current
                             try change(&updated)
+                            try SchemaCommands.checkDefaultsChange(from: current, to: updated, setRoot: name) { root in
+                                try? PrefsSchema.load(from: store.schemaFileURL(forRoot: root))
+                            }
                             return updated
                         }, root: name)
                 }

@@ -98,12 +98,15 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
     private let pollQueue = DispatchQueue(label: "PersistentPrefs.ChangeWatcher.poll")
 
     /// Calls `listener` whenever `file` may have changed (created, replaced, rewritten, removed,
-    /// or its folder created or removed), until ``unwatch(_:)``.
+    /// or its folder created or removed), until ``unwatch(_:)``. A folder URL ending in `/`
+    /// watches every file in the folder (while polling, the folder's own time and size are
+    /// looked at, which a file rewritten in place does not change).
     ///
     /// - Returns: The registration.
     func watch(_ file: URL, _ listener: @escaping Listener) -> Token {
-        let directory = file.deletingLastPathComponent().standardizedFileURL.path
-        let entry = Entry(directory: directory, name: file.lastPathComponent, delivery: Delivery(listener))
+        let wholeFolder = file.absoluteString.hasSuffix("/")
+        let directory = (wholeFolder ? file : file.deletingLastPathComponent()).standardizedFileURL.path
+        let entry = Entry(directory: directory, name: wholeFolder ? "" : file.lastPathComponent, delivery: Delivery(listener))
         return state.withLock { state in
             if state.backend == nil, state.backendFailure == nil { startBackend(&state) }
             state.nextID += 1
@@ -145,7 +148,7 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
     /// Why changes of `file` are found by polling rather than reported by the operating system,
     /// or `nil` when they are reported (or `file` is not watched).
     func degradation(for file: URL) -> String? {
-        let directory = file.deletingLastPathComponent().standardizedFileURL.path
+        let directory = (file.absoluteString.hasSuffix("/") ? file : file.deletingLastPathComponent()).standardizedFileURL.path
         return state.withLock { state in
             guard state.directories[directory] != nil else { return nil }
             guard let reason = state.backendFailure ?? state.unwatchable[directory] else { return nil }
@@ -187,7 +190,7 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
             }
             return state.entries.values.compactMap { entry -> Delivery? in
                 guard let names = changes[entry.directory] else { return nil }
-                return names.map { $0.contains(entry.name) } ?? true ? entry.delivery : nil
+                return names.map { entry.name.isEmpty || $0.contains(entry.name) } ?? true ? entry.delivery : nil
             }
         }
         for delivery in deliveries { delivery.signal() }
@@ -255,6 +258,10 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
             for (path, signature) in seen {
                 guard let previous = state.polled[path], previous != signature else { continue }
                 state.polled[path] = .some(signature)
+                if path.hasSuffix("/") {  // a whole folder's entry: anything in it may have changed
+                    changes[String(path.dropLast())] = .some(nil)
+                    continue
+                }
                 let url = URL(fileURLWithPath: path)
                 let directory = url.deletingLastPathComponent().path
                 if changes[directory] != .some(nil) { changes[directory, default: []]?.insert(url.lastPathComponent) }

@@ -168,12 +168,12 @@ enum PlistFile {
         }
     }
 
-    private struct ParseFailure: Error {
+    struct ParseFailure: Error {
         let reason: String
     }
 
     /// The dictionary in `data`; binary property lists are checked before Foundation sees them.
-    private static func parse(_ data: Data) -> Result<[String: Any], ParseFailure> {
+    static func parse(_ data: Data) -> Result<[String: Any], ParseFailure> {
         guard !data.isEmpty else { return .failure(ParseFailure(reason: "the file is empty")) }
         if data.starts(with: Array("bplist".utf8)) {
             guard data.starts(with: Array("bplist00".utf8)) else {

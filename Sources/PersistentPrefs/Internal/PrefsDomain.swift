@@ -30,44 +30,94 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     }
     /// `nil` until the set has been loaded successfully.
     private let cache = Locked<Snapshot?>(nil)
+    /// The classes whose schema this set's writes have published (see ``SchemaPublishingStore``):
+    /// one look-up per write once done.
+    private let publishedBy = Locked<Set<ObjectIdentifier>>([])
     /// Writes and reloads of this set, one at a time (see ``Turn``).
     private let turn = Turn()
     /// 1 while the store reports damage for this set: read on every read, so an atomic, and
     /// kept apart from the snapshot, which the read path copies.
     private let damaged = Counter()
 
-    /// The set, and the `as?` answers for its numbers (see ``ExactNumber``).
+    /// The set as readers see it, and the `as?` answers for its numbers (see ``ExactNumber``).
     private struct Snapshot {
+        /// The effective set: the user's values over the system layers (see ``LayerStack``).
         var values: [String: Any]
         var numbers: [String: ExactNumber]
         /// The version of the store's file the set was read from or written to, when the store
         /// tells (see ``VersionedStore``).
         var version: UInt64?
         /// The schema version the set is stored at (see ``PersistentPrefs/schemaVersion``),
-        /// kept out of `values`. 32 bits, so it fits in the padding after `version` and the
-        /// snapshot stays four words (a fifth made every read ~130 instructions dearer).
+        /// kept out of `values`. 32 bits, so it fits in the padding after `version`: the snapshot
+        /// stays four words with two references (a fifth word, or a third reference, made every
+        /// read dearer: ~130 instructions, or a retain and a release).
         private var storedSchema: Int32
         var schema: Int { Int(storedSchema) }
 
-        init(_ values: [String: Any], version: UInt64? = nil) {
+        /// The snapshot of the stored set `values` (schema version included) under `layers`, and
+        /// the user's own values with the layers when they differ from what readers see.
+        static func make(_ values: [String: Any], version: UInt64? = nil, layers: LayerStack) -> (Snapshot, Layered?) {
             var values = values
             let schema = values[PersistentPrefs.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &values)
-            storedSchema = Int32(clamping: schema)
-            self.values = values
-            numbers = ExactNumber.table(for: values)
-            self.version = version
+            let layered = layers.isEmpty && layers.problems.isEmpty ? nil : Layered(stored: values, stack: layers)
+            let effective = layered == nil ? values : layers.effective(values)
+            let snapshot = Snapshot(
+                values: effective, numbers: ExactNumber.table(for: effective), version: version, storedSchema: Int32(clamping: schema))
+            return (snapshot, layered)
         }
     }
+
+    /// The user's set and the layers beneath it, for a set that has layers.
+    private struct Layered {
+        let stored: [String: Any]
+        let stack: LayerStack
+    }
+
+    /// The user's values and the layers of the cached snapshot when it has layers (`nil`: its
+    /// values are the user's). Changed only together with ``cache``, holding its lock (so the
+    /// lock order is `cache`, then this): kept apart so the read path's snapshot stays small.
+    private let layering = Locked<Layered?>(nil)
+
+    /// Replaces the cached snapshot; call it holding the cache lock.
+    private func install(_ built: (Snapshot, Layered?), in cache: inout Snapshot?) {
+        cache = built.0
+        layering.withLock { $0 = built.1 }
+    }
+
+    /// The system layer files of this set and what they held when last read.
+    let layerReader: LayerReader
 
     init(store: any PrefsStore, root: String) {
         self.store = store
         self.root = root
         feed = ChangeFeed(root: root, storeIdentifier: store.identifier)
+        layerReader = LayerReader(files: (store as? any LayeredStore)?.layerFiles(root: root) ?? [])
     }
 
-    /// The whole set.
+    /// The user's whole set (without the system layers: what writes replace).
     func values() throws -> [String: Any] {
+        try cache.withLock { cache in
+            let values = try loaded(&cache).values
+            return layering.withLock { $0?.stored } ?? values
+        }
+    }
+
+    /// The set as readers see it: the user's values over the system layers.
+    func effectiveValues() throws -> [String: Any] {
         try cache.withLock { cache in try loaded(&cache).values }
+    }
+
+    /// The system layers of the set as they are now.
+    private func currentLayers() -> LayerStack {
+        (store as? any LayeredStore)?.layerStack(root: root) ?? .empty
+    }
+
+    /// The system layers beneath the set, as last read.
+    func layers() throws -> LayerStack {
+        try cache.withLock { cache in
+            _ = try loaded(&cache)
+            return layering.withLock { $0?.stack } ?? .empty
+        }
     }
 
     /// One value of the set.
@@ -101,10 +151,10 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         var report: PrefsMigrationReport?
         try write(.transform { $0 }, schema: plan, onlyMigrate: true) { report = $0 }
         if let report { return report }
-        let snapshot = try cache.withLock { cache in try loaded(&cache) }
-        let schema = snapshot.schema
+        let schema = try schemaVersion()
         if schema > plan.version, !plan.writesNewer { throw plan.newer(stored: schema, root: root) }
-        return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: snapshot.values, after: snapshot.values)
+        let stored = try values()
+        return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: stored, after: stored)
     }
 
     /// The damage every reader of this set reports (see ``DamageNote``), or `nil`.
@@ -139,22 +189,25 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// The body of ``reload(retrying:)``, for a caller that holds the turn.
     private func reloadTakingTurn(retrying: Bool) throws -> [String: Any] {
         // Read outside the cache lock: readers keep the old copy meanwhile.
-        let snapshot: Snapshot
+        let built: (Snapshot, Layered?)
         do {
             do {
-                snapshot = try fetched()
+                built = try fetched()
             } catch where retrying {
-                snapshot = try fetched()
+                built = try fetched()
             }
         } catch {
-            cache.withLock { $0 = nil }  // its readers report why
+            cache.withLock { cache in  // its readers report why
+                cache = nil
+                layering.withLock { $0 = nil }
+            }
             throw error
         }
         cache.withLock { cache in
-            if let before = cache?.values { feed.post(PlistValue.changedKeys(before, snapshot.values)) }
-            cache = snapshot
+            if let before = cache?.values { feed.post(PlistValue.changedKeys(before, built.0.values)) }
+            install(built, in: &cache)
         }
-        return snapshot.values
+        return built.1?.stored ?? built.0.values
     }
 
     /// Reads the set again after the store's watcher reported a change by someone (another
@@ -175,9 +228,20 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         }
     }
 
-    /// Starts listening for outside changes of the set (see ``WatchableStore``); once only.
+    /// Reads the set again after one of its system layer files changed (the user's file may be
+    /// as this copy knows it, so no version check): observers hear of the keys whose effective
+    /// value changed.
+    func layersChanged() {
+        guard cache.withLock({ $0 != nil }) else { return }
+        defer { feed.deliver() }
+        _ = try? turn.take(root: root) { _ = try reloadTakingTurn(retrying: true) }
+    }
+
+    /// Starts listening for outside changes of the set (see ``WatchableStore``) and of its system
+    /// layer files; once only.
     func startWatching() {
-        guard let watchable = store as? any WatchableStore else { return }
+        let watchable = store as? any WatchableStore
+        guard watchable != nil || !layerReader.files.isEmpty else { return }
         let begins = watch.withLock { state in
             guard case .idle = state else { return false }
             state = .watching(nil)
@@ -186,7 +250,15 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         guard begins else { return }
         // A strong reference, dropped by ``stopWatching()``: a weak one would move the domain's
         // reference count to a side table and slow every retain on the read path.
-        let cancel = watchable.watch(root: root) { [self] in storeChanged() }
+        let storeCancel = watchable?.watch(root: root) { [self] in storeChanged() }
+        let layerCancels = layerReader.files.map { file in ChangeWatcher.shared.watching(file.url) { [self] in layersChanged() } }
+        var cancel = storeCancel
+        if !layerCancels.isEmpty {
+            cancel = { @Sendable in
+                storeCancel?()
+                for cancel in layerCancels { cancel() }
+            }
+        }
         let late = watch.withLock { state -> Bool in
             guard case .watching = state else { return true }
             state = .watching(cancel)
@@ -233,15 +305,24 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     ) throws {
         defer { feed.deliver() }
         try turn.take(root: root) {
+            // The store refuses a change of a locked key under its lock (see ``LayeredStore``).
+            let layers = currentLayers()
             do {
-                try writeTakingTurn(schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent)
+                try writeTakingTurn(
+                    schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent, layers: layers)
             } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !change.buildsOnCurrent {
                 // The root holds something that is not a set (so no version either): a whole-set
                 // replacement may still repair it.
-                try writeTakingTurn(schema.wrapped(change, root: root), buildsOnCurrent: false, reading: false)
+                try writeTakingTurn(schema.wrapped(change, root: root), buildsOnCurrent: false, layers: layers, reading: false)
             } catch is SchemaPlan.AlreadyCurrent {
                 _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
             }
+        }
+        // Written: the writer's schema beside the set (once per process and class), outside the turn.
+        if let publication = schema.publication, publishedBy.withLock({ $0.insert(publication.classID).inserted }),
+            let publishing = store as? any SchemaPublishingStore
+        {
+            publishing.publish(publication, root: root)
         }
     }
 
@@ -249,7 +330,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     ///
     /// - Parameter reading: Whether the store reads the set as stored for `change` (a
     ///   `.transform`); `false` hands it an empty set, for a replacement of an unreadable root.
-    private func writeTakingTurn(_ change: PrefsChange, buildsOnCurrent: Bool, reading: Bool = true) throws {
+    private func writeTakingTurn(_ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true) throws {
         // Loaded first, so observers can be told what changed; a whole-set replacement does
         // not need it, so it can still repair a set that cannot be read.
         if buildsOnCurrent {
@@ -275,11 +356,11 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
             throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
         }
-        let snapshot = Snapshot(values, version: version)  // built before taking the lock readers wait for
+        let built = Snapshot.make(values, version: version, layers: layers)  // built before taking the lock readers wait for
         cache.withLock { cache in
             let before = cache?.values ?? [:]
-            cache = snapshot
-            feed.post(PlistValue.changedKeys(before, values))
+            install(built, in: &cache)
+            feed.post(PlistValue.changedKeys(before, built.0.values))
         }
         damaged.store(0)  // the store is written again, so it no longer reports damage
     }
@@ -294,13 +375,13 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
     private func loaded(_ cache: inout Snapshot?) throws -> Snapshot {
         if let snapshot = cache { return snapshot }
-        let snapshot = try fetched()
-        cache = snapshot
-        return snapshot
+        let built = try fetched()
+        install(built, in: &cache)
+        return built.0
     }
 
     /// The set as the store holds it now, normalised, with its damage flag updated.
-    private func fetched() throws -> Snapshot {
+    private func fetched() throws -> (Snapshot, Layered?) {
         let raw: [String: Any]?
         var version: UInt64?
         do {
@@ -320,7 +401,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             values = normalized
         }
         damaged.store((store as? any DamageNoticing)?.damageNotice(root: root) == nil ? 0 : 1)
-        return Snapshot(values, version: version)
+        return Snapshot.make(values, version: version, layers: currentLayers())
     }
 
     static func mapped(_ error: any Error) -> PersistentPrefs.PrefsError {

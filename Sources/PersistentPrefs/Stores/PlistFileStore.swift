@@ -53,12 +53,25 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// 255 bytes, and the lock and sidecar files add a suffix).
     static let maximumEncodedLength = 200
 
+    /// Where this store's site and vendor defaults are, inside each system configuration folder
+    /// and the vendor folder (`myapp/prefs`: `/etc/xdg/myapp/prefs/<file>.plist`), or `nil`: no
+    /// system layers. See <doc:LayersAndLockdown>.
+    public let layerName: String?
+
     /// A store for the files in `directory` (created on the first write).
     ///
-    /// - Parameter directory: The directory to keep the files in.
-    public init(directory: URL) {
+    /// - Parameters:
+    ///   - directory: The directory to keep the files in.
+    ///   - layerName: The folder of this store's system defaults inside `/etc/xdg` (each folder
+    ///     of `$XDG_CONFIG_DIRS`) and the vendor folder. By default, `directory`'s path inside the
+    ///     user's configuration folder (`~/.config/myapp/prefs` gives `myapp/prefs`); a directory
+    ///     elsewhere has no system layers unless one is named. Stores of one directory share
+    ///     their sets in a process: the first one made decides.
+    public init(directory: URL, layerName: String? = nil) {
         self.directory = directory.standardizedFileURL
         identifier = "plistfile:\(self.directory.path)"
+        let relative = layerName.map { $0.split(separator: "/").filter { $0 != "." && $0 != ".." && !$0.isEmpty }.joined(separator: "/") }
+        self.layerName = relative ?? LayerPaths.relativeToConfiguration(self.directory)
     }
 
     /// The file that holds the set for `root`.
@@ -68,13 +81,28 @@ public final class PlistFileStore: PrefsStore, Sendable {
     ///   a file name, a shortened name ending in `~<hash>`, with the full key beside it in
     ///   `<name>.root`.
     public func fileURL(forRoot root: String) throws -> URL {
-        let encoded = Self.encode(root)
-        guard encoded.utf8.count > Self.maximumEncodedLength else {
+        directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".plist")
+    }
+
+    /// Where the schema of the set under `root` is kept: `<file name without .plist>.schema.json`
+    /// beside its file (see ``PrefsSchema``).
+    ///
+    /// - Parameter root: A root key.
+    /// - Returns: The schema file's URL.
+    public func schemaFileURL(forRoot root: String) -> URL {
+        directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".schema.json")
+    }
+
+    /// The name of `root`'s file without `.plist`: the percent-encoded root key (with `~<hash>`
+    /// for upper case), or a shortened name ending in `~<hash>` for a long key.
+    static func fileStem(forRoot root: String) -> String {
+        let encoded = encode(root)
+        guard encoded.utf8.count > maximumEncodedLength else {
             // Upper case: a hash of the exact key, so `Main` and `main` differ where case does not.
             let caseProof = root.utf8.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
-            return directory.appendingPathComponent(encoded + (caseProof ? "~\(Self.hash(root))" : "") + ".plist")
+            return encoded + (caseProof ? "~\(hash(root))" : "")
         }
-        return directory.appendingPathComponent("\(encoded.prefix(120))~\(Self.hash(root)).plist")
+        return "\(encoded.prefix(120))~\(hash(root))"
     }
 
     /// The file named by an earlier version for `root` (`Main.plist`, which a case-insensitive
@@ -253,6 +281,7 @@ extension PlistFileStore: VersionedStore {
 
     func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
         let url = try fileURL(forRoot: root)
+        let change = guarded(change, root: root)  // locked keys refused (see LayeredStore)
         return try FileLock.withLock(for: url, label: root) {
             if let legacy = legacyFile(forRoot: root, current: url) { try moveLegacyFile(legacy, to: url) }
             let current = change.buildsOnCurrent ? (try PlistFile.read(url) ?? [:]) : [:]
@@ -296,5 +325,24 @@ extension PlistFileStore: WatchableStore {
 
     func watchProblem(root: String) -> PersistentPrefs.PrefsError? {
         (try? fileURL(forRoot: root)).flatMap(ChangeWatcher.shared.problem(for:))
+    }
+}
+
+// MARK: - System layers
+
+extension PlistFileStore: LayeredStore {
+    func layerFiles(root: String) -> [LayerFile] {
+        guard let layerName, let file = try? fileURL(forRoot: root) else { return [] }
+        return LayerPaths.files(relativeFolder: layerName, name: file.lastPathComponent, holdsRoots: false)
+    }
+
+    func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer]) {
+        ([], [])
+    }
+}
+
+extension PlistFileStore: SchemaPublishingStore {
+    func schemaFile(root: String) -> URL? {
+        schemaFileURL(forRoot: root)
     }
 }

@@ -29,6 +29,9 @@ public struct PreferencesFile: Sendable {
     /// by path).
     private let movesDamagedFileAside: Bool
 
+    /// The suite's system layer files (none for a file named by path).
+    private let layers: LayerReader
+
     /// The file at `url` (a suite file or any property-list file of top-level keys).
     ///
     /// A file named this way is never moved aside: one that is not a property list of top-level
@@ -38,6 +41,7 @@ public struct PreferencesFile: Sendable {
     public init(url: URL) {
         self.url = url
         movesDamagedFileAside = false
+        layers = LayerReader(files: [])
     }
 
     /// The file of the `UserDefaults` suite `suiteName` in ``preferencesDirectory``.
@@ -51,6 +55,7 @@ public struct PreferencesFile: Sendable {
         }
         url = Self.preferencesDirectory.appendingPathComponent(suiteName + ".plist")
         movesDamagedFileAside = true
+        layers = LayerReader(files: LayerPaths.files(relativeFolder: "", name: url.lastPathComponent, holdsRoots: true))
     }
 
     /// Where Foundation on Linux keeps `UserDefaults` suites: `$XDG_CONFIG_HOME` when it is an
@@ -106,6 +111,8 @@ public struct PreferencesFile: Sendable {
     /// - Throws: What `change` throws;
     ///   ``PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the
     ///   keys whose new values a property list cannot hold;
+    ///   ``PersistentPrefs/PrefsError/keyLocked(key:)`` for a change of a key an administrator
+    ///   locked in the suite's system layers (see <doc:LayersAndLockdown>);
     ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)``. Nothing is written when it throws.
     public func update(_ change: (inout [String: Any]) throws -> Void) throws {
         // A file named by path that is not a property list is refused before anything (a lock
@@ -122,23 +129,36 @@ public struct PreferencesFile: Sendable {
                 if let normalized = PlistValue.normalized(value) { suite[key] = normalized } else { refused.append(key) }
             }
             if !refused.isEmpty { throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: refused.sorted()) }
+            try layers.checkSuiteChange(from: before, to: suite)
         }
     }
 
     /// Removes the file (the whole suite), under the suite's lock.
     ///
     /// - Returns: Whether there was a file to remove.
-    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be removed.
+    /// - Throws: ``PersistentPrefs/PrefsError/keyLocked(key:)`` when the file holds a value of a
+    ///   locked key; ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be removed.
     @discardableResult
     public func remove() throws -> Bool {
         if !movesDamagedFileAside { _ = try contents() }  // a file that is not a property list is left alone
         return try FileLock.withLock(for: url, label: url.lastPathComponent) { lock in
+            // Locked keys the user's file holds stay: removing them is a change as well.
+            if let stored = try PlistFile.read(url, movingAside: movesDamagedFileAside) { try layers.checkSuiteChange(from: stored, to: [:]) }
             let existed = FileManager.default.fileExists(atPath: url.path)
             try PlistFile.write(nil, to: url, format: .xml)
             SuiteLedger().save(to: lock)  // removed on purpose: nothing to put back
             DamageNote.clear(for: url)
             return existed
         }
+    }
+
+    /// Where the library keeps the schema of the set under the top-level key `root` (see
+    /// ``PrefsSchema``): `<suite>.schemas/<root file name>.json` beside the file.
+    ///
+    /// - Parameter root: A top-level key holding a set.
+    /// - Returns: The schema file's URL (it may not exist).
+    public func schemaFileURL(forRoot root: String) -> URL {
+        SuitePaths.schemaFile(besides: url, root: root)
     }
 
     /// The damage reported for this file, or `nil`: after a damaged file was moved aside, every

@@ -31,6 +31,15 @@ enum SuitePaths {
         return directory.appendingPathComponent(name + ".plist")
     }
 
+    /// Where the schema of the set under `root` in the suite file `file` is kept:
+    /// `<suite>.schemas/<root file name>.json` beside it (the root key named as
+    /// ``PlistFileStore`` names its files).
+    static func schemaFile(besides file: URL, root: String) -> URL {
+        let suite = file.deletingPathExtension().lastPathComponent
+        return file.deletingLastPathComponent().appendingPathComponent(suite + ".schemas", isDirectory: true)
+            .appendingPathComponent(PlistFileStore.fileStem(forRoot: root) + ".json")
+    }
+
     /// The folder of the suites: `$XDG_CONFIG_HOME` when it is an absolute path, else `~/.config`.
     static var directory: URL {
         let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]

@@ -76,3 +76,67 @@ extension DefaultsHandle {
         }
     }
 #endif
+
+// MARK: - System layers
+
+// A suite's site and vendor defaults are files named as the suite's own file, in each folder of
+// `$XDG_CONFIG_DIRS` and in the vendor folder: `/etc/xdg/<suite>.plist` (root keys at the top
+// level, as in the user's file). On Apple platforms `cfprefsd` owns the files, so there are none.
+extension UserDefaultsStore: LayeredStore {
+    func layerFiles(root: String) -> [LayerFile] {
+        handle.layerFiles
+    }
+
+    /// Values `UserDefaults` itself layers: a set an administrator forces (managed preferences on
+    /// Apple platforms; `objectIsForced(forKey:)`), locked whole above everything, and a set
+    /// registered with `register(defaults:)`, beneath everything.
+    func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer]) {
+        handle.withDefaults { defaults in
+            var above: [LayerStack.Layer] = []
+            var below: [LayerStack.Layer] = []
+            if defaults.objectIsForced(forKey: root) {
+                let forced = defaults.object(forKey: root).flatMap(PlistValue.stringKeyedDictionary) ?? [:]
+                if case .success(let values) = PlistValue.normalizedSet(forced, for: .loading) {
+                    above.append(LayerStack.Layer(source: "managed (forced) values", values: values, locked: [], locksAll: true))
+                }
+            }
+            let registered = defaults.volatileDomain(forName: UserDefaults.registrationDomain)[root]
+            if let registered, let set = PlistValue.stringKeyedDictionary(registered), !set.isEmpty,
+                case .success(let values) = PlistValue.normalizedSet(set, for: .loading)
+            {
+                below.append(LayerStack.Layer(source: "registered defaults", values: values, locked: [], locksAll: false))
+            }
+            return (above, below)
+        }
+    }
+}
+
+extension DefaultsHandle {
+    /// The system layer files of the suite (Linux), the most important first.
+    var layerFiles: [LayerFile] {
+        #if canImport(Darwin)
+            return []
+        #else
+            guard let file = watchedFile else { return [] }
+            return LayerPaths.files(relativeFolder: "", name: file.lastPathComponent, holdsRoots: true)
+        #endif
+    }
+}
+
+// MARK: - Schema files
+
+extension UserDefaultsStore: SchemaPublishingStore {
+    /// Where the schema of the set under `root` is kept (see ``PrefsSchema``): on Linux
+    /// `<suite>.schemas/<root file name>.json` beside the suite's file (the root key named as
+    /// ``PlistFileStore`` names its files); `nil` on Apple platforms.
+    ///
+    /// - Parameter root: A root key.
+    /// - Returns: The schema file's URL, or `nil`.
+    public func schemaFileURL(forRoot root: String) -> URL? {
+        handle.watchedFile.map { SuitePaths.schemaFile(besides: $0, root: root) }
+    }
+
+    func schemaFile(root: String) -> URL? {
+        handle.file == nil ? nil : schemaFileURL(forRoot: root)
+    }
+}

@@ -133,6 +133,7 @@ public struct UserDefaultsStore: PrefsStore {
 
     /// ``apply(_:root:)``, with the version of the suite file it left (see ``VersionedStore``).
     func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
+        let change = guarded(change, root: root)  // locked keys refused (see LayeredStore)
         var result: [String: Any] = [:]
         let version = try update(root) { stored in
             var current: [String: Any] = [:]

@@ -47,8 +47,9 @@ extension Pref where Value: PrefStorable {
     /// - Parameters:
     ///   - wrappedValue: The default, read while the key is not stored.
     ///   - key: The key in the set.
-    public init(wrappedValue: Value, _ key: String) {
-        self.init(wrappedValue: wrappedValue, key, rule: nil)
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
+    public init(wrappedValue: Value, _ key: String, summary: String? = nil) {
+        self.init(wrappedValue: wrappedValue, key, rule: nil, summary: summary)
     }
 
     /// A value with a default and a rule: a value for which `validate` returns `false` or throws
@@ -64,8 +65,9 @@ extension Pref where Value: PrefStorable {
     ///   - validate: Returns whether a value is allowed, or throws an error whose description
     ///     says why not. It must depend on the value only (it runs on every write of the key, at
     ///     times under the store's lock).
-    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool) {
-        self.init(wrappedValue: wrappedValue, key, rule: Self.rule(validate, key: key))
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
+    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool, summary: String? = nil) {
+        self.init(wrappedValue: wrappedValue, key, rule: Self.rule(validate, key: key), summary: summary)
     }
 }
 
@@ -81,8 +83,9 @@ extension Pref where Value: PrefStorable & Comparable {
     ///   - wrappedValue: The default, read while the key is not stored (or stores a refused value).
     ///   - key: The key in the set.
     ///   - range: The values allowed.
-    public init(wrappedValue: Value, _ key: String, in range: ClosedRange<Value>) {
-        self.init(wrappedValue: wrappedValue, key, rule: Self.rule(range))
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
+    public init(wrappedValue: Value, _ key: String, in range: ClosedRange<Value>, summary: String? = nil) {
+        self.init(wrappedValue: wrappedValue, key, rule: Self.rule(range), summary: summary, bounds: (range.lowerBound, range.upperBound))
     }
 }
 
@@ -99,8 +102,9 @@ extension Pref where Value: RawRepresentable, Value.RawValue: PrefStorable {
     /// - Parameters:
     ///   - wrappedValue: The default, read while the key is not stored.
     ///   - key: The key in the set.
-    public init(wrappedValue: Value, _ key: String) {
-        self.init(wrappedValue: wrappedValue, key, rule: nil)
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
+    public init(wrappedValue: Value, _ key: String, summary: String? = nil) {
+        self.init(wrappedValue: wrappedValue, key, rule: nil, summary: summary)
     }
 
     /// A value stored as its raw value, with a default and a rule: a refused value is not stored.
@@ -109,8 +113,9 @@ extension Pref where Value: RawRepresentable, Value.RawValue: PrefStorable {
     ///   - wrappedValue: The default.
     ///   - key: The key in the set.
     ///   - validate: Returns whether a value is allowed, or throws why not.
-    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool) {
-        self.init(wrappedValue: wrappedValue, key, rule: Self.rule(validate, key: key))
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
+    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool, summary: String? = nil) {
+        self.init(wrappedValue: wrappedValue, key, rule: Self.rule(validate, key: key), summary: summary)
     }
 }
 
@@ -128,9 +133,10 @@ extension Pref where Value: Codable {
     /// - Parameters:
     ///   - wrappedValue: The default, read while the key is not stored.
     ///   - key: The key in the set.
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
     @_disfavoredOverload
-    public init(wrappedValue: Value, _ key: String) {
-        self.init(wrappedValue: wrappedValue, key, rule: nil)
+    public init(wrappedValue: Value, _ key: String, summary: String? = nil) {
+        self.init(wrappedValue: wrappedValue, key, rule: nil, summary: summary)
     }
 
     /// A `Codable` value with a default and a rule.
@@ -139,9 +145,10 @@ extension Pref where Value: Codable {
     ///   - wrappedValue: The default.
     ///   - key: The key in the set.
     ///   - validate: Returns whether a value is allowed, or throws why not.
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
     @_disfavoredOverload
-    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool) {
-        self.init(wrappedValue: wrappedValue, key, rule: Self.rule(validate, key: key))
+    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool, summary: String? = nil) {
+        self.init(wrappedValue: wrappedValue, key, rule: Self.rule(validate, key: key), summary: summary)
     }
 }
 
@@ -154,24 +161,30 @@ extension Pref {
     /// @Pref("Last Folder") var lastFolder: URL?
     /// ```
     ///
-    /// - Parameter key: The key in the set.
-    public init<Wrapped>(_ key: String) where Value == Wrapped?, Wrapped: PrefStorable {
-        self.init(wrappedValue: nil, key, rule: nil)
+    /// - Parameters:
+    ///   - key: The key in the set.
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema``.
+    public init<Wrapped>(_ key: String, summary: String? = nil) where Value == Wrapped?, Wrapped: PrefStorable {
+        self.init(wrappedValue: nil, key, rule: nil, summary: summary)
     }
 
     /// An optional value stored as its raw value, whose default is `nil`.
     ///
-    /// - Parameter key: The key in the set.
-    public init<Wrapped>(_ key: String) where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: PrefStorable {
-        self.init(wrappedValue: nil, key, rule: nil)
+    /// - Parameters:
+    ///   - key: The key in the set.
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema``.
+    public init<Wrapped>(_ key: String, summary: String? = nil) where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: PrefStorable {
+        self.init(wrappedValue: nil, key, rule: nil, summary: summary)
     }
 
     /// An optional `Codable` value, whose default is `nil`.
     ///
-    /// - Parameter key: The key in the set.
+    /// - Parameters:
+    ///   - key: The key in the set.
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema``.
     @_disfavoredOverload
-    public init<Wrapped>(_ key: String) where Value == Wrapped?, Wrapped: Codable {
-        self.init(wrappedValue: nil, key, rule: nil)
+    public init<Wrapped>(_ key: String, summary: String? = nil) where Value == Wrapped?, Wrapped: Codable {
+        self.init(wrappedValue: nil, key, rule: nil, summary: summary)
     }
 
     /// An optional value stored as its raw value, with a default.
@@ -179,9 +192,10 @@ extension Pref {
     /// - Parameters:
     ///   - wrappedValue: The default (`nil`: the key holds nothing).
     ///   - key: The key in the set.
-    public init<Wrapped>(wrappedValue: Value, _ key: String)
+    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
+    public init<Wrapped>(wrappedValue: Value, _ key: String, summary: String? = nil)
     where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: PrefStorable {
-        self.init(wrappedValue: wrappedValue, key, rule: nil)
+        self.init(wrappedValue: wrappedValue, key, rule: nil, summary: summary)
     }
 
     // MARK: Clear errors for what cannot compile
@@ -192,7 +206,7 @@ extension Pref {
         message: "@Pref stores property-list types (Int, String, Date, [String], …), RawRepresentable types with such a raw value (enum Mode: String), URL and Codable types; give this type a raw value or make it Codable"
     )
     @_disfavoredOverload
-    public init(wrappedValue: Value, _ key: String) {
+    public init(wrappedValue: Value, _ key: String, summary: String? = nil) {
         fatalError("unavailable")
     }
 
@@ -202,7 +216,7 @@ extension Pref {
         message: "@Pref stores property-list types (Int, String, Date, [String], …), RawRepresentable types with such a raw value (enum Mode: String), URL and Codable types; give this type a raw value or make it Codable"
     )
     @_disfavoredOverload
-    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool) {
+    public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool, summary: String? = nil) {
         fatalError("unavailable")
     }
 
@@ -218,7 +232,7 @@ extension Pref {
         message: "@Pref needs a default value: @Pref(\"Key\") var name: Type = defaultValue (only an optional may leave it out, and it must be a type @Pref can store)"
     )
     @_disfavoredOverload
-    public init(_ key: String) {
+    public init(_ key: String, summary: String? = nil) {
         fatalError("unavailable")
     }
 }

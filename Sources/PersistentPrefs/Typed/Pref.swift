@@ -53,10 +53,10 @@ public struct Pref<Value> {
 
     /// The one initialiser behind the public ones (see `Pref+Storable.swift`, which admits only
     /// the types a property list can hold).
-    init(wrappedValue: Value, _ key: String, rule: ((Value) -> String?)?) {
+    init(wrappedValue: Value, _ key: String, rule: ((Value) -> String?)?, summary: String? = nil, bounds: (Value, Value)? = nil) {
         self.key = key
         defaultValue = wrappedValue
-        core = PrefCore(codec: PrefCodec.make(), rule: rule)
+        core = PrefCore(codec: PrefCodec.make(), rule: rule, summary: summary, bounds: bounds)
         observationKey = PrefsKeySpace.keyPath(key)
     }
 
@@ -115,10 +115,16 @@ public struct Pref<Value> {
 final class PrefCore<Value> {
     @usableFromInline let codec: PrefCodec<Value>
     @usableFromInline let rule: ((Value) -> String?)?
+    /// What the value is for, for the schema.
+    let summary: String?
+    /// The ends of an `in:` range, for the schema.
+    let bounds: (Value, Value)?
 
-    init(codec: PrefCodec<Value>, rule: ((Value) -> String?)?) {
+    init(codec: PrefCodec<Value>, rule: ((Value) -> String?)?, summary: String?, bounds: (Value, Value)?) {
         self.codec = codec
         self.rule = rule
+        self.summary = summary
+        self.bounds = bounds
     }
 }
 
@@ -136,10 +142,28 @@ protocol DeclaredPref {
     var typeName: String { get }
     /// What a read of `stored` reports: a type mismatch or a refused value; `nil` when it reads fine.
     func readingProblem(_ stored: Any) -> PersistentPrefs.PrefsError?
+    /// The key as the set's schema describes it (not locked: the set knows that).
+    var schemaKey: PrefsSchema.Key { get }
 }
 
 extension Pref: DeclaredPref {
     var storedDefault: Any? { try? codec.encode(defaultValue) }
+
+    var schemaKey: PrefsSchema.Key {
+        let stored = storedDefault
+        var choices: [Any]?
+        if let cases = Value.self as? any CaseIterable.Type {
+            choices = Self.allCases(of: cases).compactMap { ($0 as? Value).flatMap { try? codec.encode($0) } }
+        }
+        return PrefsSchema.Key(
+            name: key, type: typeName, kind: stored.flatMap(PrefsSchema.kind(of:)),
+            defaultValue: stored, minimum: core.bounds.flatMap { try? codec.encode($0.0) },
+            maximum: core.bounds.flatMap { try? codec.encode($0.1) }, choices: choices, summary: core.summary, isLocked: false)
+    }
+
+    private static func allCases<Cases: CaseIterable>(of type: Cases.Type) -> [Any] {
+        type.allCases.map { $0 }
+    }
     var hasRule: Bool { rule != nil }
     var typeName: String { "\(Value.self)" }
 

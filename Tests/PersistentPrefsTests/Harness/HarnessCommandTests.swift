@@ -109,7 +109,7 @@ struct HarnessCommandTests {
         #expect(try store.load(root: "First")?["Integer Value"] as? Int == 9)
         #expect(try store.load(root: "Other")?["String Value"] as? String == "two words")
         #expect(recorder.out.contains("root key: Other"))
-        #expect(recorder.err == "prefs-harness: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, roots, dump, settings, watch, migrate, defaults, help, key, quit\n")
+        #expect(recorder.err == "prefs-harness: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, roots, dump, settings, watch, migrate, defaults, list-keys, describe, range, writable, help, key, quit\n")
         #expect(!recorder.out.contains("bogus"))
         #expect(recorder.input.isEmpty)
     }
@@ -129,7 +129,7 @@ struct HarnessCommandTests {
         #expect(stored["Date Value"] as? Date == Date(timeIntervalSince1970: 1_714_521_600))
         #expect(recorder.out.contains("Commands at this prompt"))
         #expect(recorder.out.contains("  key ROOT "))
-        #expect(recorder.out.contains("Commands: list, get, set, incr, reset, delete, roots, dump, settings, migrate, defaults, help, key, quit"))
+        #expect(recorder.out.contains("Commands: list, get, set, incr, reset, delete, roots, dump, settings, migrate, defaults, list-keys, describe, range, writable, help, key, quit"))
         #expect(recorder.err == "prefs-harness: the root key must not be empty or blank\n")
         #expect(status == 1)
         let json = RecordingConsole(input: ["set array [\"x\",\"y z\"]"])

@@ -45,6 +45,7 @@ struct TestSuite {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
             try? FileManager.default.removeItem(atPath: folder + "/" + name)
         }
+        try? FileManager.default.removeItem(atPath: (file as NSString).deletingPathExtension + ".schemas")  // a suite's schema files
     }
 }
 
@@ -72,6 +73,8 @@ struct ChildProcess {
     }
 
     let configHome: String
+    /// More environment variables for the child (`XDG_CONFIG_DIRS`, say).
+    var environment: [String: String] = [:]
 
     /// A child-process runner whose `XDG_CONFIG_HOME` is a new temporary directory; remove
     /// the directory when done.
@@ -105,6 +108,7 @@ struct ChildProcess {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = configHome
+        environment.merge(self.environment) { _, new in new }
         process.environment = environment
         return process
     }

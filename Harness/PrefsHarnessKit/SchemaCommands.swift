@@ -1,0 +1,248 @@
+import Foundation
+import PersistentPrefs
+import PersistentPrefsSample
+
+/// The schema verbs (`describe`, `range`, `writable`, `list-keys`) and the schema-checked `set`,
+/// modelled on `gsettings`: they work on any set whose program wrote its schema beside it (see
+/// ``PersistentPrefs/PrefsSchema``), and on the sample's own set without one.
+enum SchemaCommands {
+    /// The schema of the session's set: its schema file, else (no file) the sample's own.
+    static func schema(_ session: HarnessSession) throws -> (schema: PrefsSchema, fromFile: Bool) {
+        if let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey),
+            let schema = try refusing({ try PrefsSchema.load(from: url) })
+        {
+            return (schema, true)
+        }
+        return (SamplePrefs(key: session.rootKey, store: InMemoryStore()).schema, false)
+    }
+
+    /// The key of `schema` that `name` names (a full name, or an alias of a sample key), or a
+    /// refusal worded as `gsettings` words it.
+    static func key(_ name: String, in schema: PrefsSchema) throws -> PrefsSchema.Key {
+        if let key = schema[name] { return key }
+        if let sample = SampleKey(named: name), let key = schema[sample.name] { return key }
+        throw HarnessError.refused("No such key \u{201C}\(name)\u{201D}")
+    }
+
+    /// The message for a value the schema refuses: a value of another type (as `gsettings`
+    /// says of a value that does not parse as the key's type), or one outside the range or the
+    /// choices (as `gsettings` words it).
+    static func refusal(of value: Any, for key: PrefsSchema.Key, problem: String) -> String {
+        if let kind = key.kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") {
+            return "The provided value for \u{201C}\(key.name)\u{201D} has the wrong type (\(problem)); give it as \(key.type ?? kind) (defaults write: -\(flag(for: kind)))"
+        }
+        return "The provided value for \u{201C}\(key.name)\u{201D} is outside of the valid range (\(problem))"
+    }
+
+    /// The `defaults write` type flag for a kind.
+    private static func flag(for kind: String) -> String {
+        ["integer": "int", "real": "float", "boolean": "bool", "string": "string", "date": "date", "data": "data", "array": "array", "dictionary": "dict"][kind] ?? kind
+    }
+
+    /// Runs `describe`, `range`, `writable` or `list-keys`.
+    static func run(_ command: Command, session: HarnessSession, console: Console) throws {
+        let (schema, _) = try schema(session)
+        switch command.spec.name {
+        case "list-keys":
+            let names = schema.keys.map(\.name)
+            console.print(command.json ? ValueFormatter.jsonText(names, pretty: false) : names.joined(separator: "\n"))
+        case "describe":
+            let key = try key(command.arguments[0], in: schema)
+            console.print(key.summary ?? "")
+        case "range":
+            let key = try key(command.arguments[0], in: schema)
+            console.print(range(of: key))
+        case "writable":
+            let key = try key(command.arguments[0], in: schema)
+            console.print(String(!isLocked(key.name, session)))
+        default:
+            throw HarnessError.usage("not a schema command: \(command.spec.name)")
+        }
+    }
+
+    /// Whether `key` is locked for the session's set now (the system layers, read afresh).
+    static func isLocked(_ key: String, _ session: HarnessSession) -> Bool {
+        PersistentPrefs(key: session.rootKey, store: session.store).isLocked(key)
+    }
+
+    /// What `range` prints: `enum` and the choices, `range TYPE MIN MAX`, or `type TYPE`.
+    static func range(of key: PrefsSchema.Key) -> String {
+        if let choices = key.choices {
+            return (["enum"] + choices.map(literal)).joined(separator: "\n")
+        }
+        let code = typeCode(key)
+        if key.minimum != nil || key.maximum != nil {
+            return "range \(code) \(key.minimum.map(literal) ?? "-") \(key.maximum.map(literal) ?? "-")"
+        }
+        return "type \(code)"
+    }
+
+    /// The key's type as a GVariant type string where one exists (`x` for `Int`, `s`, `as`,
+    /// `a{ss}`), else the Swift type's name.
+    static func typeCode(_ key: PrefsSchema.Key) -> String {
+        let names = [
+            "Bool": "b", "Int": "x", "Int64": "x", "Int32": "i", "Int16": "n", "UInt8": "y", "UInt16": "q", "UInt32": "u",
+            "UInt": "t", "UInt64": "t", "Double": "d", "Float": "d", "String": "s", "URL": "s", "Data": "ay",
+        ]
+        func code(_ type: String) -> String? {
+            if let known = names[type] { return known }
+            if type.hasPrefix("Array<"), type.hasSuffix(">") { return code(String(type.dropFirst(6).dropLast())).map { "a" + $0 } }
+            if type.hasPrefix("Dictionary<String, "), type.hasSuffix(">") {
+                return code(String(type.dropFirst(19).dropLast())).map { "a{s\($0)}" }
+            }
+            return nil
+        }
+        if let type = key.type, let known = code(type) { return known }
+        switch key.kind {
+        case "boolean"?: return "b"
+        case "integer"?: return "x"
+        case "real"?: return "d"
+        case "string"?: return "s"
+        case "data"?: return "ay"
+        case "array"?: return "av"
+        case "dictionary"?: return "a{sv}"
+        default: return key.type ?? "v"
+        }
+    }
+
+    /// A value as `gsettings` prints one: strings in single quotes, numbers as they are.
+    static func literal(_ value: Any) -> String {
+        if let text = value as? String { return "'\(text.replacingOccurrences(of: "'", with: "\\'"))'" }
+        return ValueFormatter.text(value)
+    }
+
+    /// `set KEY VALUE` on a set whose schema file is not the sample's: the value parsed for the
+    /// key's type, checked against its range, choices and lock, and written; `false` when the
+    /// sample's own `set` should run instead (no schema file, or the sample's schema).
+    static func set(_ command: Command, session: HarnessSession, console: Console) throws -> Bool {
+        let (schema, fromFile) = try schema(session)
+        guard fromFile, schema.className != "\(SamplePrefs.self)" else { return false }
+        let key = try key(command.arguments[0], in: schema)
+        if isLocked(key.name, session) { throw HarnessError.refused("Key \u{201C}\(key.name)\u{201D} is not writable (locked by the system administrator)") }
+        let value = try parse(command.arguments[1], for: key)
+        if let problem = key.problem(with: value) { throw HarnessError.refused(refusal(of: value, for: key, problem: problem)) }
+        let set = SchemaSet(key: session.rootKey, store: session.store, schema: schema)
+        try refusing { try set.set(value, forKey: key.name) }
+        let stored = set[key.name] ?? value
+        console.print(
+            command.json ? ValueFormatter.jsonText(["key": key.name, "value": stored], pretty: false) : "\(key.name) = \(ValueFormatter.text(stored))")
+        return true
+    }
+
+    /// VALUE as the key's property-list type: `integer`, `real`, `boolean` (`true`, `false`),
+    /// `string` (as it is, or in single quotes as `gsettings` takes it), `date` (ISO 8601),
+    /// `data` (Base64), `array` and `dictionary` (JSON).
+    static func parse(_ text: String, for key: PrefsSchema.Key) throws -> Any {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        func bad(_ shape: String) -> HarnessError {
+            .usage("'\(text)' is not \(shape) for \(key.name) (\(key.type ?? key.kind ?? "any type"))")
+        }
+        switch key.kind {
+        case "integer"?:
+            guard let value = Int(trimmed) else { throw bad("an integer") }
+            return value
+        case "real"?:
+            guard let value = Double(trimmed) else { throw bad("a number") }
+            return value
+        case "boolean"?:
+            switch trimmed.lowercased() {
+            case "true", "yes", "1": return true
+            case "false", "no", "0": return false
+            default: throw bad("true or false")
+            }
+        case "string"?:
+            if trimmed.count >= 2, trimmed.hasPrefix("'"), trimmed.hasSuffix("'") { return String(trimmed.dropFirst().dropLast()) }
+            return text
+        case "date"?:
+            let formatter = ISO8601DateFormatter()
+            for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate]] {
+                formatter.formatOptions = options
+                if let date = formatter.date(from: trimmed) { return date }
+            }
+            throw bad("an ISO 8601 date")
+        case "data"?:
+            guard let data = Data(base64Encoded: trimmed) else { throw bad("Base64 data") }
+            return data
+        case "array"?:
+            guard let array = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [Any] else { throw bad("a JSON array") }
+            return array
+        case "dictionary"?:
+            guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else { throw bad("a JSON object") }
+            return object
+        default:
+            if let number = Int(trimmed) { return number }
+            if let number = Double(trimmed) { return number }
+            return text
+        }
+    }
+
+    /// Checks what `defaults write` (or `import`, `rename`) changes against the schemas it finds:
+    /// in a `--store-dir` set, the set's own keys; in a suite, the sets under the root keys it
+    /// changes. A key a schema does not list, a value of another type or outside its range is
+    /// refused with a `gsettings`-like message; keys without a schema are not checked.
+    static func checkDefaultsChange(
+        from before: [String: Any], to after: [String: Any], setRoot: String?, schemaFor: (String) -> PrefsSchema?
+    ) throws {
+        func check(_ old: [String: Any], _ new: [String: Any], against schema: PrefsSchema) throws {
+            for name in changedKeys(old, new) where name != PersistentPrefs.schemaVersionKey {
+                guard let key = schema[name] else {
+                    throw HarnessError.refused("No such key \u{201C}\(name)\u{201D} in the schema of \u{201C}\(schema.root)\u{201D}; defaults have not been changed")
+                }
+                if let value = new[name], let problem = key.problem(with: value) {
+                    throw HarnessError.refused("\(refusal(of: value, for: key, problem: problem)); defaults have not been changed")
+                }
+            }
+        }
+        if let setRoot {
+            if let schema = schemaFor(setRoot) { try check(before, after, against: schema) }
+            return
+        }
+        for root in changedKeys(before, after) {
+            guard let schema = schemaFor(root) else { continue }
+            guard after[root] == nil || after[root] is [String: Any] else {
+                throw HarnessError.refused("\u{201C}\(root)\u{201D} holds a preference set (it has a schema): write a dictionary there; defaults have not been changed")
+            }
+            try check(before[root] as? [String: Any] ?? [:], after[root] as? [String: Any] ?? [:], against: schema)
+        }
+    }
+
+    /// The keys whose values differ between two dictionaries.
+    private static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> [String] {
+        Set(old.keys).union(new.keys).filter { key in
+            switch (old[key], new[key]) {
+            case (nil, nil): return false
+            case let (left?, right?): return !(NSDictionary(dictionary: ["v": left]).isEqual(to: ["v": right]))
+            default: return true
+            }
+        }.sorted()
+    }
+}
+
+/// A set whose keys are a schema's, with the schema's ranges and choices as rules: what the
+/// harness writes through for a program's set. It never writes a schema file of its own.
+final class SchemaSet: PersistentPrefs {
+    private let schemaKeys: [String]
+    private let rules: [String: PrefsValidator]
+
+    init(key: String, store: any PrefsStore, schema: PrefsSchema) {
+        schemaKeys = schema.keys.map(\.name)
+        var rules: [String: PrefsValidator] = [:]
+        for entry in schema.keys where entry.minimum != nil || entry.maximum != nil || entry.choices != nil || entry.kind != nil {
+            rules[entry.name] = PrefsValidator { value in
+                if let problem = entry.problem(with: value) { throw SchemaRefusal(description: problem) }
+                return true
+            }
+        }
+        self.rules = rules
+        super.init(key: key, values: [:], store: store)
+    }
+
+    override var keys: [String] { schemaKeys }
+    override var validators: [String: PrefsValidator] { rules }
+    override class var publishesSchema: Bool { false }
+}
+
+/// Why a schema refuses a value, as a rule's error.
+struct SchemaRefusal: Error, CustomStringConvertible {
+    let description: String
+}

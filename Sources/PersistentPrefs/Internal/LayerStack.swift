@@ -1,0 +1,330 @@
+import Foundation
+
+/// One file of a system layer: site defaults (over `$XDG_CONFIG_DIRS`) or vendor defaults (the
+/// folder in ``PersistentPrefs/vendorDefaultsDirectory``). See <doc:LayersAndLockdown>.
+struct LayerFile: Hashable, Sendable {
+    /// Which layer the file belongs to.
+    enum Kind: String, Sendable {
+        case site
+        case vendor
+    }
+
+    let url: URL
+    let kind: Kind
+    /// Where a set is in the file: `true` for a suite's file (root keys at the top level, each
+    /// holding a set), `false` for a ``PlistFileStore`` set file (the file is the set).
+    let holdsRoots: Bool
+}
+
+/// A store whose sets have system layers beneath the user's values.
+///
+/// The store enforces the layers' locks in its one write step (``PrefsStore/apply(_:root:)``,
+/// with ``guarded(_:root:)``), so every road to its files — a set's write, a migration, the
+/// harness, `defaults` — refuses a change of a locked key under the store's lock.
+protocol LayeredStore {
+    /// The system layer files for the set under `root`, the most important first (they may not
+    /// exist).
+    func layerFiles(root: String) -> [LayerFile]
+
+    /// Layers kept in memory rather than in files: those above every file (values an
+    /// administrator forces through the platform) and those beneath them all (registered
+    /// defaults), the most important first.
+    func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer])
+}
+
+extension LayeredStore {
+    /// The layers of the set under `root` as they are now (files read again when they changed).
+    func layerStack(root: String) -> LayerStack {
+        let files = LayerReader(files: layerFiles(root: root)).stack(root: root)
+        let (above, below) = memoryLayers(root: root)
+        guard !above.isEmpty || !below.isEmpty else { return files }
+        return LayerStack(layers: above + files.layers + below, problems: files.problems)
+    }
+
+    /// `change`, refused when it would change a key locked for `root`.
+    func guarded(_ change: PrefsChange, root: String) -> PrefsChange {
+        layerStack(root: root).guarding(change)
+    }
+}
+
+/// The system layers of one set, read from their files: the values each layer gives and the keys
+/// it locks. Immutable; ``LayerReader`` makes a new one when a file changes.
+///
+/// Lookup, for a key of the set: a key locked in some layer reads the value of that layer or of
+/// a less important one (the user's value, and values of more important layers, are ignored);
+/// any other key reads the user's value, else the first layer's that has one. What no layer gives
+/// reads as the instance's ``PersistentPrefs/fileDefaults`` and then its declared default.
+struct LayerStack: @unchecked Sendable {  // immutable property-list values
+    /// The name of the entry that locks keys, in a set's dictionary or at the top of a suite's
+    /// layer file: an array of key names, or `true` for every key at that level.
+    static let lockKey = "PersistentPrefs.locked"
+
+    struct Layer {
+        /// Where the layer comes from: a file's path, or `registered defaults`, `managed (forced) values`.
+        let source: String
+        /// The set's values in this layer, normalised, without the lock entry.
+        let values: [String: Any]
+        let locked: Set<String>
+        let locksAll: Bool
+
+        func locks(_ key: String) -> Bool { locksAll || locked.contains(key) }
+    }
+
+    /// The layers that exist, the most important first.
+    let layers: [Layer]
+    /// Layer files that could not be read; they are left out, the rest still apply.
+    let problems: [PersistentPrefs.PrefsError]
+
+    static let empty = LayerStack(layers: [], problems: [])
+
+    /// Whether no layer gives a value or locks a key.
+    var isEmpty: Bool { layers.allSatisfy { $0.values.isEmpty && $0.locked.isEmpty && !$0.locksAll } }
+
+    /// Whether some layer locks some key.
+    var hasLocks: Bool { layers.contains { !$0.locked.isEmpty || $0.locksAll } }
+
+    /// Whether a layer locks every key of the set.
+    var locksAll: Bool { layers.contains { $0.locksAll } }
+
+    /// Whether `key` is locked.
+    func isLocked(_ key: String) -> Bool { layers.contains { $0.locks(key) } }
+
+    /// The keys locked by name (a set locked whole locks keys no layer names as well).
+    var lockedKeys: Set<String> { layers.reduce(into: Set()) { $0.formUnion($1.locked) } }
+
+    /// The value `key` has without the user's layer: what a removal of the user's value reveals,
+    /// or what a locked key reads.
+    func layerValue(forKey key: String) -> Any? {
+        let start = layers.firstIndex { $0.locks(key) } ?? 0
+        for layer in layers[start...] {
+            if let value = layer.values[key] { return value }
+        }
+        return nil
+    }
+
+    /// The set readers see: `user` (the user's stored set) with the layers beneath it and the
+    /// locked keys forced.
+    func effective(_ user: [String: Any]) -> [String: Any] {
+        guard !isEmpty else { return user }
+        var result = user
+        for layer in layers.reversed() {
+            for (key, value) in layer.values where user[key] == nil {
+                result[key] = value
+            }
+        }
+        // Locked keys: the value of the locking layer or one beneath it, never the user's.
+        let locked = locksAll ? Set(result.keys).union(lockedKeys) : lockedKeys
+        for key in locked { result[key] = layerValue(forKey: key) }
+        return result
+    }
+
+    /// The first locked key (in sorted order) whose stored value differs between `old` and `new`,
+    /// or `nil`. The schema version the library keeps in a set is not a key of it.
+    func lockedChange(from old: [String: Any], to new: [String: Any]) -> String? {
+        guard hasLocks else { return nil }
+        var changed = PlistValue.changedKeys(old, new)
+        changed.remove(PersistentPrefs.schemaVersionKey)
+        return changed.filter(isLocked).min()
+    }
+
+    /// `change` refused with ``PersistentPrefs/PrefsError/keyLocked(key:)`` when it would change
+    /// the stored value of a locked key (checked on the set as stored, under the store's lock).
+    func guarding(_ change: PrefsChange) -> PrefsChange {
+        guard hasLocks else { return change }
+        return .transform { raw in
+            let new = try change.applied(to: raw)
+            let old: [String: Any]
+            switch PlistValue.normalizedSet(raw, for: .loading) {
+            case .success(let normalized): old = normalized
+            case .failure: old = raw
+            }
+            let after: [String: Any]
+            switch PlistValue.normalizedSet(new, for: .loading) {
+            case .success(let normalized): after = normalized
+            case .failure: after = new
+            }
+            if let key = lockedChange(from: old, to: after) {
+                throw PersistentPrefs.PrefsError.keyLocked(key: key)  // as it is: callers of the store see it too
+            }
+            return new
+        }
+    }
+}
+
+/// The parsed contents of a set's layer files, read again only when a file changes (one `stat`
+/// per file otherwise).
+struct LayerReader: Sendable {
+    let files: [LayerFile]
+
+    private struct Parsed {
+        let signature: FileSignature?
+        /// The file's top-level dictionary (`nil`: no file, or it could not be read).
+        let top: [String: Any]?
+        let problem: PersistentPrefs.PrefsError?
+    }
+
+    /// The files read in this process, by URL: each is parsed again only when it changes.
+    private static let parsedFiles = Locked<[URL: Parsed]>([:])
+
+    init(files: [LayerFile]) {
+        self.files = files
+    }
+
+    /// The layers of the set under `root` (`nil`: the top level of a suite's files, where the
+    /// keys are root keys and plain values).
+    func stack(root: String?) -> LayerStack {
+        guard !files.isEmpty else { return .empty }
+        var layers: [LayerStack.Layer] = []
+        var problems: [PersistentPrefs.PrefsError] = []
+        for file in files {
+            let parsed = current(file.url)
+            if let problem = parsed.problem { problems.append(problem) }
+            guard let top = parsed.top else { continue }
+            switch Self.layer(of: file, top: top, root: root) {
+            case .success(let layer?): layers.append(layer)
+            case .success(nil): break
+            case .failure(let problem): problems.append(problem)
+            }
+        }
+        return LayerStack(layers: layers, problems: problems)
+    }
+
+    /// Refuses a change of a suite file's top-level keys (`before` to `after`) that changes a key
+    /// locked at the top level, or a locked key inside a root key's set.
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/keyLocked(key:)``.
+    func checkSuiteChange(from before: [String: Any], to after: [String: Any]) throws {
+        guard !files.isEmpty else { return }
+        let top = stack(root: nil)
+        for key in PlistValue.changedKeys(before, after).sorted() {
+            if top.isLocked(key) { throw PersistentPrefs.PrefsError.keyLocked(key: key) }
+            let set = stack(root: key)
+            guard set.hasLocks else { continue }
+            func dictionary(_ value: Any?) -> [String: Any] {
+                let set = value.flatMap(PlistValue.stringKeyedDictionary) ?? [:]
+                if case .success(let normalized) = PlistValue.normalizedSet(set, for: .loading) { return normalized }
+                return set
+            }
+            if let locked = set.lockedChange(from: dictionary(before[key]), to: dictionary(after[key])) {
+                throw PersistentPrefs.PrefsError.keyLocked(key: locked)
+            }
+        }
+    }
+
+    /// The set under `root` in one file's top-level dictionary, with its locks.
+    private static func layer(of file: LayerFile, top: [String: Any], root: String?) -> Result<LayerStack.Layer?, PersistentPrefs.PrefsError> {
+        var set: [String: Any]
+        var locksAll = false
+        if let root, file.holdsRoots {
+            if locks(top[LayerStack.lockKey]).all || locks(top[LayerStack.lockKey]).keys.contains(root) { locksAll = true }
+            switch top[root] {
+            case nil: set = [:]
+            case let dictionary as [String: Any]: set = dictionary
+            default: return .failure(damaged(file, "the value of \"\(root)\" is not a dictionary"))
+            }
+        } else {
+            set = top
+        }
+        let marks = locks(set.removeValue(forKey: LayerStack.lockKey))
+        if marks.invalid { return .failure(damaged(file, "\"\(LayerStack.lockKey)\" is neither true nor a list of key names")) }
+        guard case .success(let values) = PlistValue.normalizedSet(set, for: .loading) else {
+            return .failure(damaged(file, "it holds values a property list cannot"))
+        }
+        if values.isEmpty, marks.keys.isEmpty, !marks.all, !locksAll { return .success(nil) }
+        return .success(LayerStack.Layer(source: file.url.path, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
+    }
+
+    /// What a lock entry says.
+    private static func locks(_ entry: Any?) -> (keys: Set<String>, all: Bool, invalid: Bool) {
+        guard let entry else { return ([], false, false) }
+        if let flag = entry as? Bool { return ([], flag, false) }
+        guard let list = PlistValue.normalized(entry, for: .loading) as? [Any] else { return ([], false, true) }
+        let names = list.compactMap { $0 as? String }
+        return (Set(names), false, names.count != list.count)
+    }
+
+    private static func damaged(_ file: LayerFile, _ reason: String) -> PersistentPrefs.PrefsError {
+        .corruptStore(path: file.url.path, reason: "\(reason); these \(file.kind.rawValue) defaults are ignored, the user's values and the other layers still apply")
+    }
+
+    /// The parsed file, read again when its signature changed.
+    private func current(_ url: URL) -> Parsed {
+        let signature = FileSignature.of(url.path)
+        if let known = Self.parsedFiles.withLock({ $0[url] }), known.signature == signature { return known }
+        let parsed = Self.parse(url)
+        Self.parsedFiles.withLock { $0[url] = parsed }
+        return parsed
+    }
+
+    private static func parse(_ url: URL) -> Parsed {
+        let contents: (data: Data, signature: FileSignature)?
+        do {
+            contents = try AtomicFile.readRegular(url.path, limit: PlistFile.maximumReadSize)
+        } catch {
+            // Not readable by this user, or not a regular file: reported, and left out.
+            return Parsed(signature: FileSignature.of(url.path), top: nil, problem: error.prefsError)
+        }
+        guard let contents else { return Parsed(signature: nil, top: nil, problem: nil) }
+        switch PlistFile.parse(contents.data) {
+        case .success(let top):
+            return Parsed(signature: contents.signature, top: top, problem: nil)
+        case .failure(let failure):
+            return Parsed(
+                signature: contents.signature, top: nil,
+                problem: .corruptStore(path: url.path, reason: "\(failure.reason); these system defaults are ignored, the user's values and the other layers still apply"))
+        }
+    }
+}
+
+// MARK: - Where layers are
+
+enum LayerPaths {
+    /// The system configuration folders, the most important first: `$XDG_CONFIG_DIRS` (absolute
+    /// entries), else `/etc/xdg`. Read once, at first use (every write asks).
+    static let systemDirectories: [URL] = {
+        let variable = ProcessInfo.processInfo.environment["XDG_CONFIG_DIRS"] ?? ""
+        let entries = variable.split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
+        return (entries.isEmpty ? ["/etc/xdg"] : entries).map { URL(fileURLWithPath: $0, isDirectory: true) }
+    }()
+
+    /// The layer files for a file named `name` in `relativeFolder` (`""`: directly in the
+    /// configuration folder): one per system folder, then the vendor folder's.
+    static func files(relativeFolder: String, name: String, holdsRoots: Bool) -> [LayerFile] {
+        // Every write asks: made once per file name and vendor folder (building URLs is dear).
+        let vendor = PersistentPrefs.vendorDefaultsDirectory
+        let key = FilesKey(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
+        if let known = madeFiles.withLock({ $0[key] }) { return known }
+        let files = makeFiles(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
+        madeFiles.withLock { $0[key] = files }
+        return files
+    }
+
+    private struct FilesKey: Hashable {
+        let relativeFolder: String
+        let name: String
+        let holdsRoots: Bool
+        let vendor: URL?
+    }
+
+    private static let madeFiles = Locked<[FilesKey: [LayerFile]]>([:])
+
+    private static func makeFiles(relativeFolder: String, name: String, holdsRoots: Bool, vendor: URL?) -> [LayerFile] {
+        func file(_ base: URL, _ kind: LayerFile.Kind) -> LayerFile {
+            let folder = relativeFolder.isEmpty ? base : base.appendingPathComponent(relativeFolder, isDirectory: true)
+            return LayerFile(url: folder.appendingPathComponent(name).standardizedFileURL, kind: kind, holdsRoots: holdsRoots)
+        }
+        var files = systemDirectories.map { file($0, .site) }
+        if let vendor { files.append(file(vendor, .vendor)) }
+        return files
+    }
+
+    /// `folder`'s path inside the user's configuration folder (`$XDG_CONFIG_HOME`, else
+    /// `~/.config`), or `nil` when it is elsewhere.
+    static func relativeToConfiguration(_ folder: URL) -> String? {
+        let base = SuitePaths.directory.standardizedFileURL.path
+        let path = folder.standardizedFileURL.path
+        guard path.hasPrefix(base + "/") else { return nil }
+        let relative = String(path.dropFirst(base.count + 1))
+        return relative.split(separator: "/").contains("..") ? nil : relative
+    }
+}

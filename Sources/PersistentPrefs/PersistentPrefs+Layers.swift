@@ -1,0 +1,74 @@
+import Foundation
+
+/// The folder of vendor defaults, see ``PersistentPrefs/vendorDefaultsDirectory``.
+private let vendorDirectory = Locked<URL?>(nil)
+
+// MARK: - Layered defaults and locked keys
+
+extension PersistentPrefs {
+    /// A folder of defaults shipped with the program (`/usr/share/myapp/defaults`, say), the
+    /// *vendor* layer: beneath the site defaults of `$XDG_CONFIG_DIRS`, above the defaults in
+    /// code. `nil` (the default): no vendor layer.
+    ///
+    /// Its files are named as the site defaults files are (see <doc:LayersAndLockdown>). Set it
+    /// before the first instance of a set is made: a set already in use keeps the layers it found.
+    ///
+    /// ```swift
+    /// PersistentPrefs.vendorDefaultsDirectory = URL(fileURLWithPath: "/usr/share/myapp/defaults")
+    /// ```
+    public static var vendorDefaultsDirectory: URL? {
+        get { vendorDirectory.withLock { $0 } }
+        set { vendorDirectory.withLock { $0 = newValue } }
+    }
+
+    /// The system configuration folders searched for site defaults, the most important first:
+    /// the absolute entries of `$XDG_CONFIG_DIRS`, else `/etc/xdg` (read once, when first needed).
+    public static var systemConfigDirectories: [URL] { LayerPaths.systemDirectories }
+
+    /// Whether an administrator locked `key` in a system layer: it reads the layer's value
+    /// whatever the user stored, and every write of it is refused with
+    /// ``PrefsError/keyLocked(key:)``. The counterpart of `UserDefaults.objectIsForced(forKey:)`.
+    ///
+    /// ```swift
+    /// volumeSlider.isEnabled = !prefs.isLocked("Volume")
+    /// ```
+    ///
+    /// - Parameter key: A key of the set.
+    /// - Returns: `true` when the key is locked (by name, or because the whole set is).
+    public func isLocked(_ key: String) -> Bool {
+        (try? resolvedDomain().layers().isLocked(key)) ?? false
+    }
+
+    /// Whether an administrator locked the whole set (``isLocked(_:)`` is `true` for every key).
+    public var isForced: Bool {
+        (try? resolvedDomain().layers().locksAll) ?? false
+    }
+
+    /// The keys an administrator locked by name, sorted (when the whole set is locked, see
+    /// ``isForced``, every key is locked, named or not).
+    public var lockedKeys: [String] {
+        ((try? resolvedDomain().layers().lockedKeys) ?? []).sorted()
+    }
+
+    /// The set as readers see it: the user's values (``values``) over the site and vendor
+    /// defaults, with locked keys at their mandatory values. Keys no layer gives are absent (they
+    /// read as ``fileDefaults`` and then as the declared defaults).
+    ///
+    /// ``values`` is the user's own layer, which writes replace; the subscript, typed accessors,
+    /// `@Pref` properties and ``value(forKey:as:)`` read this set.
+    public var effectiveValues: [String: Any] {
+        read { domain, pending in
+            guard pending != nil else { return try domain.effectiveValues() }
+            let layers = try domain.layers()
+            return layers.effective(try SetView.values(domain, pending))
+        } ?? [:]
+    }
+
+    /// The system layer files looked for beneath this set, the most important first (most do
+    /// not exist): site defaults over ``systemConfigDirectories``, then vendor defaults in
+    /// ``vendorDefaultsDirectory``. Empty for stores without layers (``InMemoryStore``, a
+    /// ``PlistFileStore`` outside the user's configuration folder made without a layer name).
+    public var layerFileURLs: [URL] {
+        ((try? resolvedDomain())?.layerReader.files ?? []).map(\.url)
+    }
+}

@@ -1,0 +1,396 @@
+import Foundation
+
+/// What a preference set holds, key by key: type, default, range or choices, summary and lock
+/// state. ``PersistentPrefs/schema`` describes a subclass; the library also writes it beside the
+/// set's data as JSON (see ``PersistentPrefs/schemaFileURL``), so tools can work on any
+/// program's sets without linking the program (`prefs-harness describe`, `range`, `writable`,
+/// `list-keys`, and checked `set` and `defaults write`).
+///
+/// ```swift
+/// final class AudioPrefs: PersistentPrefs {
+///     @Pref("Volume", in: 0...11, summary: "Output volume") var volume = 5
+///     @Pref("Theme", summary: "Colour scheme") var theme = Theme.system   // enum Theme: String, CaseIterable
+/// }
+///
+/// let volume = AudioPrefs().schema["Volume"]!
+/// volume.type           // "Int"
+/// volume.kind           // "integer"
+/// volume.minimum        // 0 (an NSNumber)
+/// volume.summary        // "Output volume"
+/// ```
+///
+/// The file, `<set file>.schema.json` beside a ``PlistFileStore`` set and
+/// `<suite>.schemas/<root file>.json` beside a suite (see <doc:LayersAndLockdown>), is written by
+/// the set's first write in a process when it differs, never by a read:
+///
+/// ```json
+/// { "format": 1, "root": "AudioPrefs", "class": "AudioPrefs", "schemaVersion": 0,
+///   "keys": { "Volume": { "type": "Int", "kind": "integer", "default": 5,
+///                         "range": { "min": 0, "max": 11 }, "summary": "Output volume" } } }
+/// ```
+///
+/// Dates are ISO 8601 strings and data Base64 strings in the file (their `kind` says so). Lock
+/// state is not in the file: it belongs to the machine's system layers, which a tool reads itself.
+public struct PrefsSchema: @unchecked Sendable {  // immutable property-list values
+    /// One key of a set.
+    public struct Key: @unchecked Sendable {  // immutable property-list values
+        /// The key in the set.
+        public let name: String
+        /// The declared Swift type (`"Int"`, `"[String]"`, `"Theme"`), or `nil` for a key listed
+        /// in ``PersistentPrefs/keys`` without a `@Pref`.
+        public let type: String?
+        /// The property-list type it is stored as: `"boolean"`, `"integer"`, `"real"`,
+        /// `"string"`, `"date"`, `"data"`, `"array"` or `"dictionary"`; `nil` when unknown (an
+        /// optional without a default, a key without a `@Pref`).
+        public let kind: String?
+        /// The default, as stored (`nil`: none).
+        public let defaultValue: Any?
+        /// The smallest value allowed, as stored (the start of an `in:` range), or `nil`.
+        public let minimum: Any?
+        /// The largest value allowed, as stored (the end of an `in:` range), or `nil`.
+        public let maximum: Any?
+        /// The values allowed, as stored (the raw values of a `CaseIterable` enum), or `nil`.
+        public let choices: [Any]?
+        /// One line on what the value is for (`@Pref(…, summary:)`), or `nil`.
+        public let summary: String?
+        /// Whether an administrator locked the key (see ``PersistentPrefs/isLocked(_:)``).
+        public let isLocked: Bool
+
+        /// A key as a schema describes it.
+        ///
+        /// - Parameters:
+        ///   - name: The key.
+        ///   - type: The Swift type's name.
+        ///   - kind: The property-list type.
+        ///   - defaultValue: The default, as stored.
+        ///   - minimum: The smallest value allowed, as stored.
+        ///   - maximum: The largest value allowed, as stored.
+        ///   - choices: The values allowed, as stored.
+        ///   - summary: What the value is for.
+        ///   - isLocked: Whether the key is locked.
+        public init(
+            name: String, type: String?, kind: String?, defaultValue: Any? = nil, minimum: Any? = nil, maximum: Any? = nil,
+            choices: [Any]? = nil, summary: String? = nil, isLocked: Bool = false
+        ) {
+            self.name = name
+            self.type = type
+            self.kind = kind
+            self.defaultValue = defaultValue
+            self.minimum = minimum
+            self.maximum = maximum
+            self.choices = choices
+            self.summary = summary
+            self.isLocked = isLocked
+        }
+
+        /// Why `value` (as stored) does not fit this key — another kind, outside the range, not
+        /// one of the choices — or `nil` when it fits. Locks are not checked here.
+        ///
+        /// - Parameter value: A property-list value.
+        /// - Returns: A short reason, or `nil`.
+        public func problem(with value: Any) -> String? {
+            if let kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") {
+                return "\(PrefsSchema.text(value)) is \(PrefsSchema.article(found)) \(found), not \(PrefsSchema.article(kind)) \(kind)"
+            }
+            if let choices, !choices.contains(where: { PlistValue.same($0, value) }) {
+                return "\(PrefsSchema.text(value)) is not one of \(choices.map(PrefsSchema.text).joined(separator: ", "))"
+            }
+            if let minimum, PrefsSchema.compare(value, minimum) == .orderedAscending {
+                return "\(PrefsSchema.text(value)) is below the minimum, \(PrefsSchema.text(minimum))"
+            }
+            if let maximum, PrefsSchema.compare(value, maximum) == .orderedDescending {
+                return "\(PrefsSchema.text(value)) is above the maximum, \(PrefsSchema.text(maximum))"
+            }
+            return nil
+        }
+
+        /// The key with its lock state.
+        func locked(_ locked: Bool) -> Key {
+            Key(name: name, type: type, kind: kind, defaultValue: defaultValue, minimum: minimum, maximum: maximum, choices: choices, summary: summary, isLocked: locked)
+        }
+    }
+
+    /// The root key of the set described.
+    public let root: String
+    /// The subclass that described it.
+    public let className: String
+    /// The subclass's ``PersistentPrefs/schemaVersion``.
+    public let schemaVersion: Int
+    /// The keys, sorted by name.
+    public let keys: [Key]
+
+    /// A schema.
+    ///
+    /// - Parameters:
+    ///   - root: The root key.
+    ///   - className: The describing class.
+    ///   - schemaVersion: The schema version.
+    ///   - keys: The keys (sorted by name here).
+    public init(root: String, className: String, schemaVersion: Int, keys: [Key]) {
+        self.root = root
+        self.className = className
+        self.schemaVersion = schemaVersion
+        self.keys = keys.sorted { $0.name < $1.name }
+    }
+
+    /// The key named `name`, or `nil`.
+    public subscript(name: String) -> Key? {
+        keys.first { $0.name == name }
+    }
+
+    // MARK: - The file
+
+    /// The version of the file format written in `"format"`.
+    public static let formatVersion = 1
+
+    /// The schema as the library writes it to the file: JSON, keys sorted, two-space indent.
+    public var jsonData: Data {
+        var keyObjects: [String: Any] = [:]
+        for key in keys {
+            var object: [String: Any] = [:]
+            if let type = key.type { object["type"] = type }
+            if let kind = key.kind { object["kind"] = kind }
+            if let value = key.defaultValue { object["default"] = Self.json(value) }
+            if key.minimum != nil || key.maximum != nil {
+                var range: [String: Any] = [:]
+                if let minimum = key.minimum { range["min"] = Self.json(minimum) }
+                if let maximum = key.maximum { range["max"] = Self.json(maximum) }
+                object["range"] = range
+            }
+            if let choices = key.choices { object["choices"] = choices.map(Self.json) }
+            if let summary = key.summary { object["summary"] = summary }
+            keyObjects[key.name] = object
+        }
+        let top: [String: Any] = ["format": Self.formatVersion, "root": root, "class": className, "schemaVersion": schemaVersion, "keys": keyObjects]
+        let data = (try? JSONSerialization.data(withJSONObject: top, options: [.prettyPrinted, .sortedKeys])) ?? Data("{}".utf8)
+        return data + Data("\n".utf8)
+    }
+
+    /// Reads a schema file the library wrote.
+    ///
+    /// - Parameter data: The file's bytes.
+    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (with an empty path)
+    ///   when it is not a schema file of a format this code reads.
+    public init(jsonData data: Data) throws {
+        func damaged(_ reason: String) -> PersistentPrefs.PrefsError { .corruptStore(path: "", reason: "not a schema file: \(reason)") }
+        guard let top = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw damaged("not a JSON object") }
+        guard let format = top["format"] as? Int, format <= Self.formatVersion else { throw damaged("no \"format\" this code reads") }
+        guard let root = top["root"] as? String, let keyObjects = top["keys"] as? [String: Any] else { throw damaged("no \"root\" or \"keys\"") }
+        var keys: [Key] = []
+        for (name, value) in keyObjects {
+            guard let object = value as? [String: Any] else { throw damaged("the key \"\(name)\" is not an object") }
+            let kind = object["kind"] as? String
+            let range = object["range"] as? [String: Any]
+            keys.append(
+                Key(
+                    name: name, type: object["type"] as? String, kind: kind, defaultValue: object["default"].flatMap { Self.plist($0, kind: kind) },
+                    minimum: range?["min"].flatMap { Self.plist($0, kind: kind) }, maximum: range?["max"].flatMap { Self.plist($0, kind: kind) },
+                    choices: (object["choices"] as? [Any])?.compactMap { Self.plist($0, kind: kind) }, summary: object["summary"] as? String))
+        }
+        self.init(root: root, className: top["class"] as? String ?? "", schemaVersion: top["schemaVersion"] as? Int ?? 0, keys: keys)
+    }
+
+    /// Where the library keeps the schema of the set under `root` in `store`, or `nil` for a
+    /// store that keeps none (see ``PlistFileStore/schemaFileURL(forRoot:)`` and
+    /// ``UserDefaultsStore/schemaFileURL(forRoot:)``).
+    ///
+    /// - Parameters:
+    ///   - store: A store.
+    ///   - root: A root key.
+    public static func fileURL(in store: any PrefsStore, root: String) -> URL? {
+        switch store {
+        case let files as PlistFileStore: return files.schemaFileURL(forRoot: root)
+        case let defaults as UserDefaultsStore: return defaults.schemaFileURL(forRoot: root)
+        default: return nil
+        }
+    }
+
+    /// The schema in the file at `url`, or `nil` when there is none.
+    ///
+    /// - Parameter url: A schema file (``PersistentPrefs/schemaFileURL``,
+    ///   ``PlistFileStore/schemaFileURL(forRoot:)``, ``UserDefaultsStore/schemaFileURL(forRoot:)``).
+    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` naming the file when
+    ///   it is not a schema file; ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it
+    ///   cannot be read.
+    public static func load(from url: URL) throws -> PrefsSchema? {
+        let contents: (data: Data, signature: FileSignature)?
+        do {
+            contents = try AtomicFile.readRegular(url.path, limit: 1 << 24)
+        } catch {
+            throw error.prefsError
+        }
+        guard let contents else { return nil }
+        do {
+            return try PrefsSchema(jsonData: contents.data)
+        } catch PersistentPrefs.PrefsError.corruptStore(_, let reason) {
+            throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: reason)
+        }
+    }
+
+    // MARK: - Values
+
+    /// The property-list type of a stored value: `"boolean"`, `"integer"`, `"real"`,
+    /// `"string"`, `"date"`, `"data"`, `"array"` or `"dictionary"`; `nil` for anything else.
+    ///
+    /// - Parameter value: A property-list value.
+    public static func kind(of value: Any) -> String? {
+        switch PlistValue.normalized(value, for: .loading) {
+        case is String: return "string"
+        case is Date: return "date"
+        case is Data: return "data"
+        case let number as NSNumber:
+            switch UInt8(bitPattern: number.objCType.pointee) {
+            case UInt8(ascii: "c"), UInt8(ascii: "B"): return "boolean"
+            case UInt8(ascii: "d"), UInt8(ascii: "f"): return "real"
+            default: return "integer"
+            }
+        case is [Any]: return "array"
+        case is [String: Any]: return "dictionary"
+        default: return nil
+        }
+    }
+
+    /// A value in a message: strings quoted, numbers and dates as they are.
+    static func text(_ value: Any) -> String {
+        switch PlistValue.normalized(value, for: .loading) {
+        case let string as String: return "\"\(string)\""
+        case let number as NSNumber where kind(of: number) == "boolean": return number.boolValue ? "true" : "false"
+        case let number as NSNumber: return number.stringValue
+        case let date as Date: return "\(date)"
+        default: return PlistValue.describe(value)
+        }
+    }
+
+    /// "a" or "an", for a kind's name.
+    static func article(_ kind: String) -> String {
+        kind.first.map { "aeiou".contains($0) } == true ? "an" : "a"
+    }
+
+    /// Orders two numbers, two strings or two dates; `nil` for anything else.
+    static func compare(_ lhs: Any, _ rhs: Any) -> ComparisonResult? {
+        switch (PlistValue.normalized(lhs, for: .loading), PlistValue.normalized(rhs, for: .loading)) {
+        case let (left as NSNumber, right as NSNumber): return left.compare(right)
+        case let (left as String, right as String): return left == right ? .orderedSame : (left < right ? .orderedAscending : .orderedDescending)
+        case let (left as Date, right as Date): return left.compare(right)
+        default: return nil
+        }
+    }
+
+    /// A stored value as JSON: dates as ISO 8601, data as Base64, numbers and booleans as they are.
+    private static func json(_ value: Any) -> Any {
+        switch PlistValue.normalized(value, for: .loading) {
+        case let date as Date:
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            return formatter.string(from: date)
+        case let data as Data: return data.base64EncodedString()
+        case let array as [Any]: return array.map(json)
+        case let dictionary as [String: Any]: return dictionary.mapValues(json)
+        case let number as NSNumber where kind(of: number) == "boolean": return number.boolValue
+        case let other?: return other
+        case nil: return NSNull()
+        }
+    }
+
+    /// A JSON value back as a stored value of `kind`.
+    private static func plist(_ value: Any, kind: String?) -> Any? {
+        switch (kind, value) {
+        case let ("date"?, text as String):
+            let formatter = ISO8601DateFormatter()
+            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+            if let date = formatter.date(from: text) { return date }
+            formatter.formatOptions = [.withInternetDateTime]
+            return formatter.date(from: text)
+        case let ("data"?, text as String): return Data(base64Encoded: text)
+        case let ("boolean"?, flag as Bool): return NSNumber(value: flag)
+        case let ("real"?, number as NSNumber): return NSNumber(value: number.doubleValue)
+        case let ("integer"?, number as NSNumber): return NSNumber(value: number.int64Value)
+        default: return PlistValue.normalized(value)
+        }
+    }
+}
+
+// MARK: - A subclass's schema
+
+extension PersistentPrefs {
+    /// This set's schema: each key of ``keys`` with its declared type, default, range or choices
+    /// and summary (from its `@Pref`), and whether it is locked now (see ``isLocked(_:)``).
+    ///
+    /// ```swift
+    /// for key in prefs.schema.keys { print(key.name, key.type ?? "?", key.summary ?? "") }
+    /// ```
+    public var schema: PrefsSchema {
+        let described = describedSchema
+        let layers = (try? resolvedDomain().layers()) ?? .empty
+        let keys = described.keys.map { $0.locked(layers.isLocked($0.name)) }
+        return PrefsSchema(root: key, className: described.className, schemaVersion: described.schemaVersion, keys: keys)
+    }
+
+    /// Where the library keeps this set's schema file (see ``PrefsSchema``), or `nil` when its
+    /// store keeps none (``InMemoryStore``, `UserDefaults` on Apple platforms).
+    public var schemaFileURL: URL? {
+        ((try? resolvedDomain())?.store as? any SchemaPublishingStore)?.schemaFile(root: key)
+    }
+
+    /// The schema of this class (root key left empty, keys unlocked), made once per class.
+    var describedSchema: PrefsSchema {
+        let type = ObjectIdentifier(Swift.type(of: self))
+        if let known = describedSchemas.withLock({ $0[type] }) { return known }
+        var byName: [String: PrefsSchema.Key] = [:]
+        for pref in declaredPrefs() where byName[pref.key] == nil { byName[pref.key] = pref.schemaKey }
+        for name in keys where byName[name] == nil { byName[name] = PrefsSchema.Key(name: name, type: nil, kind: nil) }
+        let schema = PrefsSchema(root: "", className: "\(Swift.type(of: self))", schemaVersion: Swift.type(of: self).schemaVersion, keys: Array(byName.values))
+        describedSchemas.withLock { $0[type] = schema }
+        return schema
+    }
+
+    /// What a write of this instance publishes: the schema file's bytes, made when first needed;
+    /// `nil` when the class publishes none.
+    var schemaPublication: SchemaPublication? {
+        guard Swift.type(of: self).publishesSchema else { return nil }
+        return SchemaPublication(classID: ObjectIdentifier(Swift.type(of: self))) { [self] root in
+            let described = describedSchema
+            guard !described.keys.isEmpty else { return nil }  // a class without keys has no schema to give
+            return PrefsSchema(root: root, className: described.className, schemaVersion: described.schemaVersion, keys: described.keys).jsonData
+        }
+    }
+}
+
+/// The schema of each class, made once by reflection.
+private let describedSchemas = Locked<[ObjectIdentifier: PrefsSchema]>([:])
+
+/// A class's schema, to be written beside a set by its writes (see ``SchemaPublishingStore``).
+struct SchemaPublication {
+    let classID: ObjectIdentifier
+    /// The file's bytes for a root key; `nil`: nothing to publish.
+    let contents: (String) -> Data?
+}
+
+/// A store that keeps sets' schema files beside their data.
+protocol SchemaPublishingStore {
+    /// Where the schema of the set under `root` goes, or `nil`.
+    func schemaFile(root: String) -> URL?
+}
+
+extension SchemaPublishingStore {
+    /// Writes the schema of `publication`'s class for `root` unless this process already did, or
+    /// the file already says the same. Never throws: a schema that cannot be written is left out
+    /// (the set's own write has succeeded).
+    func publish(_ publication: SchemaPublication, root: String) {
+        guard let url = schemaFile(root: root) else { return }
+        let token = PublishedSchema(path: url.path, classID: publication.classID)
+        guard !publishedSchemas.withLock({ $0.contains(token) }) else { return }
+        guard let data = publication.contents(root) else { return }
+        let existing = (try? AtomicFile.readRegular(url.path, following: false, limit: 1 << 24)) ?? nil
+        if existing?.data != data { _ = try? AtomicFile.write(data, to: url) }
+        publishedSchemas.withLock { _ = $0.insert(token) }
+    }
+}
+
+private struct PublishedSchema: Hashable {
+    let path: String
+    let classID: ObjectIdentifier
+}
+
+/// The schema files this process wrote or found up to date, by class.
+private let publishedSchemas = Locked<Set<PublishedSchema>>([])

@@ -1,0 +1,279 @@
+import Foundation
+import PersistentPrefs
+import PersistentPrefsSample
+import Testing
+
+/// The vendor layer of this test process: one folder for every test (``PersistentPrefs/vendorDefaultsDirectory``
+/// is process-wide), each test using store folders of its own inside it.
+private let vendorRoot: URL = {
+    let folder = URL(fileURLWithPath: TemporaryDirectory().path, isDirectory: true)
+    PersistentPrefs.vendorDefaultsDirectory = folder
+    return folder
+}()
+
+final class LayeredPrefs: PersistentPrefs {
+    @Pref("Volume", in: 0...11, summary: "Output volume") var volume = 5
+    @Pref("Name") var name = "code"
+    @Pref("Mode") var mode = "quiet"
+}
+
+/// A set in a PlistFileStore whose vendor layer file the test writes.
+private struct LayerFixture {
+    let storeFolder: TemporaryDirectory
+    let store: PlistFileStore
+    let root = "Main"
+    let vendorFile: URL
+
+    init() throws {
+        storeFolder = TemporaryDirectory()
+        let layerName = "layer-\(UUID().uuidString)"
+        store = PlistFileStore(directory: URL(fileURLWithPath: storeFolder.path), layerName: layerName)
+        let name = try store.fileURL(forRoot: root).lastPathComponent
+        vendorFile = vendorRoot.appendingPathComponent(layerName).appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: vendorFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+    }
+
+    /// Writes the vendor layer (atomically, as an administrator's editor or package would).
+    func writeVendor(_ set: [String: Any]) throws {
+        let data = try PropertyListSerialization.data(fromPropertyList: set, format: .xml, options: 0)
+        try data.write(to: vendorFile, options: .atomic)
+    }
+
+    func prefs() -> LayeredPrefs { LayeredPrefs(key: root, store: store) }
+
+    func remove() {
+        storeFolder.remove()
+        try? FileManager.default.removeItem(at: vendorFile.deletingLastPathComponent())
+    }
+}
+
+/// Waits up to `seconds` for `condition`.
+private func eventually(_ seconds: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+    let end = Date().addingTimeInterval(seconds)
+    while Date() < end {
+        if condition() { return true }
+        usleep(20_000)
+    }
+    return condition()
+}
+
+@Suite("Layers: vendor and site defaults beneath the user's values, locked keys")
+struct LayerTests {
+    @Test("a key reads the user's value, else the layer's, else the declared default; values is the user's own layer")
+    func lookup() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try fixture.writeVendor(["Volume": 3, "Name": "vendor"])
+        let prefs = fixture.prefs()
+        #expect(prefs.volume == 3 && prefs.name == "vendor" && prefs.mode == "quiet")
+        #expect(prefs.values.isEmpty)
+        prefs.name = "mine"
+        #expect(prefs.lastError == nil)
+        #expect(prefs.name == "mine" && prefs.volume == 3)
+        #expect(prefs.values.count == 1 && prefs.values["Name"] as? String == "mine")
+        #expect(prefs.effectiveValues["Volume"] as? Int == 3 && prefs["Volume"] as? Int == 3)
+        prefs.reset("Name")
+        #expect(prefs.name == "vendor", "a removal reveals the layer's value")
+        #expect(prefs.layerFileURLs.contains(fixture.vendorFile.standardizedFileURL))
+        #expect(prefs.problems.isEmpty)
+    }
+
+    @Test("addMissingValues leaves out keys the layers give, so code defaults never hide a site default")
+    func missingValues() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try fixture.writeVendor(["Volume": 3])
+        let prefs = fixture.prefs()
+        try prefs.addMissingValues(prefs.declaredDefaults)
+        #expect(prefs.values["Volume"] == nil && prefs.values["Name"] as? String == "code")
+        #expect(prefs.volume == 3)
+    }
+
+    @Test("a locked key reads the layer's value whatever the user stored, and every write road refuses it")
+    func lockedKey() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        let prefs = fixture.prefs()
+        prefs.volume = 2  // stored before the lock
+        try fixture.writeVendor(["Volume": 7, "PersistentPrefs.locked": ["Volume"]])
+        let locked = fixture.prefs()
+        #expect(eventually { locked.volume == 7 })
+        #expect(locked.isLocked("Volume") && !locked.isLocked("Name") && !locked.isForced && locked.lockedKeys == ["Volume"])
+        #expect(locked.values["Volume"] as? Int == 2, "the user's stored value is kept, only ignored")
+
+        let refused = PersistentPrefs.PrefsError.keyLocked(key: "Volume")
+        locked.volume = 9
+        #expect(locked.lastError == refused)
+        locked["Volume"] = 9
+        #expect(locked.lastError == refused)
+        #expect(throws: refused) { try locked.set(nil, forKey: "Volume") }
+        #expect(throws: refused) { try locked.setValues(["Name": "x"]) }  // would drop the stored Volume
+        locked.batch { $0.name = "batched"; $0.volume = 1 }
+        #expect(locked.lastError == refused)
+        #expect(throws: refused) { try locked.update { $0["Volume"] = 4 } }
+        #expect(locked.name == "code", "nothing of the refused batch was written")
+        #expect(locked.volume == 7)
+
+        // What leaves the locked key alone still works, in every road.
+        locked.name = "free"
+        #expect(locked.lastError == nil && locked.name == "free")
+        try locked.setValues(["Name": "whole", "Volume": 2])
+        #expect(locked.values["Name"] as? String == "whole")
+        try locked.update { $0["Mode"] = "loud" }
+        #expect(locked.mode == "loud" && locked.volume == 7)
+        // Inside a batch the locked key reads its mandatory value.
+        locked.batch { batch in #expect(batch.volume == 7) }
+    }
+
+    @Test("a lock in a less important layer wins over a value in a more important one; a whole set can be locked")
+    func lockOrderAndWholeSet() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try fixture.writeVendor(["Volume": 4, "PersistentPrefs.locked": true])
+        let prefs = fixture.prefs()
+        #expect(prefs.isForced && prefs.isLocked("Name") && prefs.isLocked("Anything"))
+        #expect(prefs.volume == 4 && prefs.name == "code")
+        prefs.name = "x"
+        #expect(prefs.lastError == .keyLocked(key: "Name"))
+        #expect(prefs.schema["Volume"]?.isLocked == true)
+    }
+
+    @Test("a migration that would change a locked key is refused with keyLocked, and nothing is written")
+    func migrationRefused() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        _ = try fixture.store.apply(.replace(["Old Volume": 3, "Volume": 1]), root: fixture.root)
+        try fixture.writeVendor(["PersistentPrefs.locked": ["Volume"]])
+        final class Migrating: PersistentPrefs {
+            @Pref("Volume") var volume = 5
+            override class var schemaVersion: Int { 1 }
+            override class var migrations: [PrefsMigration] { [.renameKey("Old Volume", to: "Volume")] }
+        }
+        let prefs = Migrating(key: fixture.root, store: fixture.store)
+        #expect(prefs.lastError == .keyLocked(key: "Volume"))
+        #expect(try fixture.store.load(root: fixture.root)?["Old Volume"] as? Int == 3, "the stored set is untouched")
+    }
+
+    @Test("editing a layer file is seen live: observers hear when the value read changes, not when a hidden one does")
+    func liveLayers() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try fixture.writeVendor(["Volume": 3, "Name": "vendor"])
+        let prefs = fixture.prefs()
+        prefs.name = "mine"
+        let heard = EventLog()
+        let observation = prefs.observeChanges { heard.append($0) }
+        defer { observation.cancel() }
+        try fixture.writeVendor(["Volume": 6, "Name": "vendor"])
+        #expect(heard.wait(timeout: 10) { $0.keys.contains(["Volume"]) } && prefs.volume == 6)
+        try fixture.writeVendor(["Volume": 6, "Name": "renamed"])  // hidden by the user's Name
+        try fixture.writeVendor(["Volume": 8, "Name": "renamed"])
+        #expect(heard.wait(timeout: 10) { $0.keys.count >= 2 } && prefs.volume == 8)
+        usleep(300_000)
+        #expect(!heard.keys.contains { $0.contains("Name") }, "the user's Name hides the layer's")
+    }
+
+    @Test("a damaged layer file is reported in problems and ignored; the user's values still read and write")
+    func damagedLayer() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try Data("not a plist".utf8).write(to: fixture.vendorFile)
+        let prefs = fixture.prefs()
+        prefs.name = "mine"
+        #expect(prefs.lastError == nil && prefs.name == "mine" && prefs.volume == 5)
+        let problem = prefs.problems.first { if case .corruptStore(let path, _) = $0 { return path == fixture.vendorFile.path } else { return false } }
+        #expect(problem != nil, "problems: \(prefs.problems)")
+        #expect(try String(contentsOf: fixture.vendorFile, encoding: .utf8) == "not a plist", "a system file is never moved or written")
+    }
+
+    @Test("a PlistFileStore outside the configuration folder has no layers unless named; one inside takes its path")
+    func layerNames() {
+        let outside = PlistFileStore(directory: URL(fileURLWithPath: "/var/tmp/somewhere"))
+        #expect(outside.layerName == nil)
+        let inside = PlistFileStore(directory: PreferencesFile.preferencesDirectory.appendingPathComponent("myapp/prefs"))
+        #expect(inside.layerName == "myapp/prefs")
+        #expect(PlistFileStore(directory: URL(fileURLWithPath: "/x"), layerName: "../../etc/app").layerName == "etc/app")
+        #expect(!PersistentPrefs.systemConfigDirectories.isEmpty)
+    }
+}
+
+// MARK: - Schemas
+
+final class SchemaDemo: PersistentPrefs {
+    enum Theme: String, CaseIterable { case light, dark }
+    @Pref("Volume", in: 0...11, summary: "Output volume") var volume = 5
+    @Pref("Theme", summary: "Colours") var theme = Theme.light
+    @Pref("Ratio") var ratio = 0.5
+    @Pref("Last") var last: String?
+}
+
+@Suite("Schemas: what a set holds, from code and from the file beside it")
+struct SchemaTests {
+    @Test("schema lists each key's type, default, range, choices and summary")
+    func describing() throws {
+        let folder = TemporaryDirectory()
+        defer { folder.remove() }
+        let prefs = SchemaDemo(key: "S", store: PlistFileStore(directory: URL(fileURLWithPath: folder.path)))
+        let schema = prefs.schema
+        #expect(schema.keys.map(\.name) == ["Last", "Ratio", "Theme", "Volume"])
+        let volume = try #require(schema["Volume"])
+        #expect(volume.type == "Int" && volume.kind == "integer" && volume.defaultValue as? Int == 5)
+        #expect(volume.minimum as? Int == 0 && volume.maximum as? Int == 11 && volume.summary == "Output volume")
+        #expect(volume.problem(with: 12) != nil && volume.problem(with: 3) == nil && volume.problem(with: "3") != nil)
+        let theme = try #require(schema["Theme"])
+        #expect(theme.choices?.compactMap { $0 as? String } == ["light", "dark"] && theme.kind == "string")
+        #expect(schema["Ratio"]?.kind == "real" && schema["Last"]?.defaultValue == nil)
+    }
+
+    @Test("the schema file is written by the first write, never by a read, and reads back without the library's types")
+    func file() throws {
+        let folder = TemporaryDirectory()
+        defer { folder.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: folder.path))
+        let prefs = SchemaDemo(key: "S", store: store)
+        let url = try #require(prefs.schemaFileURL)
+        #expect(url == store.schemaFileURL(forRoot: "S"))
+        _ = prefs.volume
+        _ = prefs.values
+        #expect(!FileManager.default.fileExists(atPath: url.path), "a read wrote the schema")
+        prefs.volume = 7
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let keys = try #require(json["keys"] as? [String: [String: Any]])
+        #expect(json["root"] as? String == "S" && json["class"] as? String == "SchemaDemo" && json["format"] as? Int == 1)
+        #expect((keys["Volume"]?["range"] as? [String: Any])?["max"] as? Int == 11)
+        #expect(keys["Theme"]?["choices"] as? [String] == ["light", "dark"])
+        let loaded = try #require(try PrefsSchema.load(from: url))
+        #expect(loaded["Volume"]?.summary == "Output volume" && loaded["Volume"]?.maximum as? Int == 11)
+        // Another class writing the same root key replaces the file with its own schema.
+        let other = LayeredPrefs(key: "S", store: store)
+        other.name = "n"
+        #expect(try PrefsSchema.load(from: url)?.className == "LayeredPrefs")
+    }
+
+    @Test("a damaged schema file is reported naming it, never read as a schema")
+    func damagedFile() throws {
+        let folder = TemporaryDirectory()
+        defer { folder.remove() }
+        let url = URL(fileURLWithPath: folder.path + "/x.schema.json")
+        try Data("{\"format\": 99}".utf8).write(to: url)
+        #expect(throws: PersistentPrefs.PrefsError.self) { try PrefsSchema.load(from: url) }
+        #expect(try PrefsSchema.load(from: URL(fileURLWithPath: folder.path + "/none.json")) == nil)
+    }
+
+    @Test("observeStore reports every set of a folder that changes, naming its root key and keys")
+    func wholeStore() throws {
+        let folder = TemporaryDirectory()
+        defer { folder.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: folder.path))
+        SchemaDemo(key: "A", store: store).volume = 1
+        let heard = EventLog()
+        let observation = PersistentPrefs.observeStore(store) { heard.append($0) }
+        defer { observation.cancel() }
+        #expect(!observation.isCancelled)
+        _ = try PlistFileStore(directory: URL(fileURLWithPath: folder.path)).apply(.set(key: "Volume", value: 2), root: "A")
+        _ = try store.apply(.set(key: "Theme", value: "dark"), root: "B")
+        let expected = [PrefsChangeEvent(root: "A", keys: ["Volume"]), PrefsChangeEvent(root: "B", keys: ["Theme"])]
+        #expect(heard.wait(timeout: 10) { log in expected.allSatisfy { log.events.contains($0) } }, "heard \(heard.events)")
+        #expect(PersistentPrefs.observeStore(InMemoryStore()) { _ in }.isCancelled)
+    }
+}
