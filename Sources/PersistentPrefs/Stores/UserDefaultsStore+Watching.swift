@@ -89,7 +89,9 @@ extension UserDefaultsStore: LayeredStore {
 
     /// Values `UserDefaults` itself layers: a set an administrator forces (managed preferences on
     /// Apple platforms; `objectIsForced(forKey:)`), locked whole above everything, and a set
-    /// registered with `register(defaults:)`, beneath everything.
+    /// registered with `register(defaults:)`, beneath everything. (On Linux neither exists:
+    /// swift-corelibs-foundation forces nothing and keeps its registration domain to itself —
+    /// `volatileDomain(forName: registrationDomain)` is empty there.)
     func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer]) {
         handle.withDefaults { defaults in
             var above: [LayerStack.Layer] = []
