@@ -124,8 +124,13 @@ enum SchemaCommands {
         let set = SchemaSet(key: session.rootKey, store: session.store, schema: schema)
         try refusing { try set.set(value, forKey: key.name) }
         let stored = set[key.name] ?? value
+        // A boolean as true or false (the formatter shows numbers, and a plist boolean is one).
+        let flag = key.kind == "boolean" ? (stored as? NSNumber).map { $0.boolValue ? "true" : "false" } : nil
+        let json = ValueFormatter.jsonText(["key": key.name, "value": stored], pretty: false)
         console.print(
-            command.json ? ValueFormatter.jsonText(["key": key.name, "value": stored], pretty: false) : "\(key.name) = \(ValueFormatter.text(stored))")
+            command.json
+                ? flag.map { "{\"key\":\(ValueFormatter.jsonText(key.name, pretty: false)),\"value\":\($0)}" } ?? json
+                : "\(key.name) = \(flag ?? ValueFormatter.text(stored))")
         return true
     }
 

@@ -128,6 +128,8 @@ struct LayerProcessTests {
         #expect(choice.status == 1 && choice.stderr.contains("outside of the valid range"))
         #expect(try run("set", "Theme", "'dark'").stdout == "Theme = dark\n")
         #expect(try run("set", "Volume", "9").status == 0)
+        #expect(try run("set", "Muted", "true").stdout == "Muted = true\n")
+        #expect(try run("set", "Muted", "false", "--json").stdout == "{\"key\":\"Muted\",\"value\":false}\n")
         let read = try fixture.child.run("prefs-test-helper", ["audio-read", store, "Audio"])
         #expect(read.stdout.contains("volume=9 theme=dark"), "\(read)")
         // defaults write on the same set is checked against the schema too.
