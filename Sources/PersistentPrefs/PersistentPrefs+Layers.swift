@@ -39,6 +39,15 @@ extension PersistentPrefs {
         (try? resolvedDomain().layers().isLocked(key)) ?? false
     }
 
+    /// ``isLocked(_:)`` under the name of Apple's `objectIsForced(forKey:)`: whether `key` is
+    /// locked (forced) by an administrator.
+    ///
+    /// - Parameter key: A key of the set.
+    /// - Returns: `true` when the key is locked.
+    public func isForced(_ key: String) -> Bool {
+        isLocked(key)
+    }
+
     /// Whether an administrator locked the whole set (``isLocked(_:)`` is `true` for every key).
     public var isForced: Bool {
         (try? resolvedDomain().layers().locksAll) ?? false

@@ -99,6 +99,7 @@ struct LayerTests {
         let locked = fixture.prefs()
         #expect(eventually { locked.volume == 7 })
         #expect(locked.isLocked("Volume") && !locked.isLocked("Name") && !locked.isForced && locked.lockedKeys == ["Volume"])
+        #expect(locked.isForced("Volume") && !locked.isForced("Name"))
         #expect(locked.values["Volume"] as? Int == 2, "the user's stored value is kept, only ignored")
 
         let refused = PersistentPrefs.PrefsError.keyLocked(key: "Volume")
