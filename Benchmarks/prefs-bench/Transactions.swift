@@ -205,8 +205,8 @@ enum TransactionRows {
         return 0
     }
 
-    /// For `strace -c`: `SUITE,N,batch|single|batches` sets N `@Pref` values in one batch or one
-    /// by one, or writes N batches of 10.
+    /// For `strace -c`: `SUITE,N,batch|single|batches|wide|widebatch` sets N `@Pref` values in one
+    /// batch or one by one, writes N batches of 10, or N times one key of (or all of) a 1,000-key set.
     static func writeOnce(arguments: String) -> Int32 {
         let parts = arguments.split(separator: ",")
         guard parts.count == 3, let count = Int(parts[1]) else { return 2 }
@@ -224,6 +224,18 @@ enum TransactionRows {
             } else {
                 try? FileManager.default.removeItem(atPath: target)
             }
+        }
+        if parts[2] == "wide" || parts[2] == "widebatch" {  // N writes into (or batches of) a 1,000-key set
+            let wide = WideBenchPrefs(key: "Wide", store: store)
+            wide.batch { prefs in for n in 0..<1000 { prefs[WideBenchPrefs.allKeys[n]] = n } }
+            for i in 0..<count {
+                if parts[2] == "wide" {
+                    wide["k0"] = i
+                } else {
+                    wide.batch { prefs in for n in 0..<1000 { prefs[WideBenchPrefs.allKeys[n]] = i + n } }
+                }
+            }
+            return wide.lastError == nil ? 0 : 1
         }
         let prefs = TenPrefs(key: "Ten", store: store)
         _ = prefs.values

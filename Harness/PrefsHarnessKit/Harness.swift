@@ -20,7 +20,37 @@ public struct Harness {
 
     /// Runs the command line (without the program name) and returns the exit code:
     /// 0 success, 1 a refused operation, 2 a usage error.
+    ///
+    /// With `PREFS_HARNESS_TIMING=1` in the environment, prints to stderr how long the command
+    /// took (parsing the arguments and running it: the work) and how long the process had
+    /// been running when it began (start-up: loading the program and its libraries).
     public func run(_ arguments: [String]) -> Int32 {
+        guard ProcessInfo.processInfo.environment["PREFS_HARNESS_TIMING"] == "1" else { return runCommand(arguments) }
+        let startedUp = Self.processAge()
+        let began = DispatchTime.now().uptimeNanoseconds
+        let status = runCommand(arguments)
+        let work = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e6
+        let startUp = startedUp.map { String(format: "%.0f ms (±10 ms)", $0 * 1e3) } ?? "unknown"
+        console.error(String(format: "prefs-harness: timing: start-up %@, work %.2f ms", startUp, work))
+        return status
+    }
+
+    /// How long this process has been running, from `/proc/self/stat` (in clock ticks: 10 ms);
+    /// `nil` where there is no `/proc`.
+    static func processAge() -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+            let uptime = try? String(contentsOfFile: "/proc/uptime", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
+        // Fields after the command name (which may hold spaces): state is field 3, starttime 22.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let ticks = Double(fields[19]), let now = uptime.split(separator: " ").first.flatMap({ Double($0) })
+        else { return nil }
+        let perSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return now - ticks / (perSecond > 0 ? perSecond : 100)
+    }
+
+    private func runCommand(_ arguments: [String]) -> Int32 {
         do {
             switch try CommandLineParser.parse(arguments) {
             case .help(let spec):
@@ -98,8 +128,17 @@ public final class HarnessSession {
     /// Whether a root key was named (`--key`, or `key ROOT` at the prompt): `watch` without one
     /// watches every set of the store.
     private(set) var rootGiven: Bool
-    /// Where the sets live.
-    public let store: any PrefsStore
+    /// Where the sets live. The standard suite is opened when first used: `defaults` commands
+    /// never use it, and opening it was half of their work (corelibs' `UserDefaults.standard`).
+    public var store: any PrefsStore { openedStore }
+    private lazy var openedStore: any PrefsStore = UserDefaultsStore.standard
+    /// The store, when it is a folder of plist files (without opening the standard suite).
+    var fileStore: PlistFileStore? {
+        if case .standard = storeChoice, !storeGiven { return nil }
+        return store as? PlistFileStore
+    }
+    /// Whether the store was handed to ``init(rootKey:store:storeDescription:)``.
+    private let storeGiven: Bool
     /// The store in words, for the interactive screen.
     public let storeDescription: String
     /// Where `settings` keeps the SettingsManageable demo files (`nil`: the default folder).
@@ -114,16 +153,17 @@ public final class HarnessSession {
         rootKey = options.key ?? "SamplePrefs"
         rootGiven = options.key != nil
         storeChoice = options.store
+        storeGiven = false
+        var chosen: (any PrefsStore)?
         switch options.store {
         case .standard:
-            store = UserDefaultsStore.standard
             storeDescription = "UserDefaults (standard)"
             settingsDirectory = nil
         case .suite(let name):
             guard let opened = UserDefaultsStore(suiteName: name) else {
                 throw HarnessError.usage("the UserDefaults suite '\(name)' cannot be opened")
             }
-            store = opened
+            chosen = opened
             storeDescription = "UserDefaults suite \(name)"
             settingsDirectory = nil
         case .directory(let path):
@@ -131,20 +171,22 @@ public final class HarnessSession {
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
                 throw HarnessError.usage("--store-dir '\(path)' exists and is not a directory")
             }
-            store = PlistFileStore(directory: URL(fileURLWithPath: path))
+            chosen = PlistFileStore(directory: URL(fileURLWithPath: path))
             storeDescription = "files in \(path)"
             settingsDirectory = URL(fileURLWithPath: path).appendingPathComponent("settings")
         }
+        if let chosen { openedStore = chosen }
     }
 
     /// A session over an explicit store (for tests).
     public init(rootKey: String = "SamplePrefs", store: any PrefsStore, storeDescription: String = "custom store") {
         self.rootKey = rootKey
         rootGiven = true
-        self.store = store
+        storeGiven = true
         self.storeDescription = storeDescription
         settingsDirectory = nil
         storeChoice = .standard
+        openedStore = store
     }
 
     /// The sample set under the current root key, reloaded from the store.

@@ -72,6 +72,8 @@ open class PersistentPrefs: NSObject {
     }
 
     private let state = Locked(InstanceState())
+    /// The last ``keys`` list a batch checked against, and its set (see `allowedKeys()`).
+    private let allowedKeysMemo = Locked<(list: [String], set: Set<String>)?>(nil)
 
     /// Runs `body` on this instance's pending batch (`nil` outside a batch), under the state lock.
     func withPending<Result>(_ body: (inout PendingChanges?) throws -> Result) rethrows -> Result {
@@ -749,16 +751,32 @@ open class PersistentPrefs: NSObject {
         return domain
     }
 
-    func checkKeys(_ candidates: some Sequence<String>) throws {
-        let allowed = allowedKeys()
-        let refused = candidates.filter { !allowed.contains($0) && $0 != Self.schemaVersionKey }
+    func checkKeys(_ candidates: some Collection<String>) throws {
+        let refused: [String]
+        if candidates.count <= 2, state.withLock({ $0.pending == nil }) {
+            // One key (a property, the subscript) outside a batch: a look along ``keys`` costs
+            // less than hashing all of them into a set (a 10,000-key whitelist: ~20 µs vs ~400 µs).
+            let whitelist = keys  // overridable: outside every lock
+            refused = candidates.filter { !whitelist.contains($0) && $0 != Self.schemaVersionKey }
+        } else {
+            let allowed = allowedKeys()
+            refused = candidates.filter { !allowed.contains($0) && $0 != Self.schemaVersionKey }
+        }
         guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
     }
 
     /// ``keys`` as a set; inside a batch worked out once, not once per change.
     private func allowedKeys() -> Set<String> {
         if let known = state.withLock({ $0.pending?.allowedKeys }) { return known }
-        let allowed = Set(keys)  // overridable: outside every lock
+        let whitelist = keys  // overridable: outside every lock
+        // A list returned again (a stored or static array: the same storage) keeps its set.
+        let allowed: Set<String>
+        if let memo = allowedKeysMemo.withLock({ $0 }), PlistValue.identical(memo.list, whitelist) {
+            allowed = memo.set
+        } else {
+            allowed = Set(whitelist)
+            allowedKeysMemo.withLock { $0 = (whitelist, allowed) }
+        }
         state.withLock { state in
             if state.pending != nil { state.pending!.allowedKeys = allowed }
         }

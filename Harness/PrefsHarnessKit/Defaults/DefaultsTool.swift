@@ -225,7 +225,7 @@ struct Places {
     let files: PlistFileStore?
 
     init(session: HarnessSession) {
-        files = session.store as? PlistFileStore
+        files = session.fileStore
     }
 
     func domainNames() throws -> [String] {

@@ -42,7 +42,14 @@ enum PlistFile {
     /// ``read(_:movingAside:)``, with the signature of the version that was read and the
     /// ``digest(_:)`` of its bytes (`nil` when there is no file, or no digest for a file that was
     /// repaired while being read).
-    static func readSigned(_ url: URL, movingAside: Bool = true) throws -> (
+    ///
+    /// - Parameter reusingWritten: For the write path, which encodes the suite again anyway:
+    ///   the dictionary is normalised, and one this process wrote to the file (see
+    ///   ``remember(_:as:for:)``) stands for the bytes it was encoded to while the file still
+    ///   holds exactly them. Readers get only what a parser produced (a date written with a
+    ///   fraction of a second reads back whole), so every process reads the same values from
+    ///   the same bytes.
+    static func readSigned(_ url: URL, movingAside: Bool = true, reusingWritten: Bool = false) throws -> (
         dictionary: [String: Any]?, signature: FileSignature?, digest: UInt64?
     ) {
         let started = Date()
@@ -50,9 +57,17 @@ enum PlistFile {
         var pause: TimeInterval = 0.001
         while true {
             guard let (data, signature) = try contents(of: url) else { return (nil, nil, nil) }
+            if let known = ParseCache.shared.dictionary(for: url.path, data: data, written: reusingWritten) {
+                return (known, signature, digest(data))
+            }
             let problem: String
             switch parse(data) {
-            case .success(let dictionary): return (dictionary, signature, digest(data))
+            case .success(var dictionary):
+                if reusingWritten, case .success(let normalized) = PlistValue.normalizedSet(dictionary, for: .loading) {
+                    dictionary = normalized
+                }
+                ParseCache.shared.store(dictionary, data: data, for: url.path, written: reusingWritten)
+                return (dictionary, signature, digest(data))
             case .failure(let failure): problem = failure.reason
             }
             let now = Date()
@@ -76,6 +91,106 @@ enum PlistFile {
             }
             Thread.sleep(forTimeInterval: pause)
             pause = min(pause * 2, 0.05)
+        }
+    }
+
+    /// Notes that `data`, just written to `url`, is the encoding of `dictionary`, so the next
+    /// write of the file (``readSigned(_:movingAside:reusingWritten:)``) need not parse it again
+    /// while the file holds exactly these bytes.
+    ///
+    /// `dictionary` is normalised (what the write path read, with values the library vetted).
+    static func remember(_ data: Data, as dictionary: [String: Any], for url: URL) {
+        ParseCache.shared.store(dictionary, data: data, for: url.path, written: true)
+    }
+
+    /// What the files read or written last held, by path: their bytes and dictionary.
+    ///
+    /// Parsing an XML suite costs about 100 ns a byte with Foundation on Linux (5 ms for a suite
+    /// holding a 1,000-key set) and every write reads the file first; a file whose bytes are
+    /// the same as last time is not parsed again. Comparing 43 KB of bytes takes about 2 µs.
+    /// Two kinds of entry per path: what a parser made of the bytes (for anyone), and for the
+    /// write path the normalised dictionary it encoded (``PlistValue/normalizedSet(_:for:)``:
+    /// numbers as `NSNumber` objects, so a write that keeps a value keeps the very object and
+    /// what is worked out from it). Only files up to ``entryLimit`` bytes are kept, at most
+    /// ``pathLimit`` paths.
+    final class ParseCache: @unchecked Sendable {  // `entries` is only touched under `lock`
+        static let shared = ParseCache()
+        static let entryLimit = 1 << 20
+        static let pathLimit = 16
+
+        private struct Entry {
+            let data: Data
+            let dictionary: [String: Any]
+        }
+
+        private let lock = NSLock()
+        private var entries: [String: (parsed: Entry?, written: Entry?)] = [:]
+
+        /// The dictionary of `data` as last parsed from (or, for the write path, written to)
+        /// `path`, when the bytes are the same.
+        func dictionary(for path: String, data: Data, written: Bool) -> [String: Any]? {
+            lock.lock()
+            let entry = written ? entries[path]?.written : entries[path]?.parsed
+            lock.unlock()
+            guard let entry, entry.data == data else { return nil }
+            return entry.dictionary
+        }
+
+        func store(_ dictionary: [String: Any], data: Data, for path: String, written: Bool) {
+            lock.lock()
+            defer { lock.unlock() }
+            let entry = data.count <= Self.entryLimit ? Entry(data: data, dictionary: dictionary) : nil
+            if entries[path] == nil {
+                guard entry != nil else { return }
+                if entries.count >= Self.pathLimit { entries.remove(at: entries.startIndex) }
+                entries[path] = (nil, nil)
+            }
+            if written { entries[path]!.written = entry } else { entries[path]!.parsed = entry }
+        }
+    }
+
+    /// The versions (``digest(_:)``) this process's writes took each file through, and the
+    /// top-level keys each write changed, so a set of a suite can tell that the file changed
+    /// without its own key changing (see ``VersionedStore/unchangedByOwnWrites(root:from:to:)``)
+    /// instead of parsing the whole suite again after every write of another set.
+    ///
+    /// A digest names contents, so a chain of writes from `old` to `new` none of which changed a
+    /// key proves the key holds in `new` what it held in `old`, whoever else wrote in between
+    /// (a foreign write breaks the chain: its versions are in no link).
+    enum OwnWrites {
+        private struct Link {
+            let from: UInt64
+            let to: UInt64
+            let keys: Set<String>
+        }
+
+        /// How many recent writes are kept per file.
+        private static let depth = 64
+        private static let links = Locked<[String: [Link]]>([:])
+
+        /// Notes a write of `url` that changed `keys` and took the file from `old` to `new`.
+        static func record(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
+            let link = Link(from: old, to: new, keys: Set(keys))
+            links.withLock { links in
+                if links[url.path] == nil, links.count >= 64 { links.removeAll() }
+                links[url.path, default: []].append(link)
+                if links[url.path]!.count > depth { links[url.path]!.removeFirst() }
+            }
+        }
+
+        /// Whether this process's writes took `url` from `old` to `new` without changing `key`.
+        static func untouched(_ key: String, in url: URL, from old: UInt64, to new: UInt64) -> Bool {
+            let known = links.withLock { $0[url.path] } ?? []
+            var reached: Set<UInt64> = [old]
+            var frontier = [old]
+            while let version = frontier.popLast() {
+                for link in known where link.from == version && !link.keys.contains(key) && !reached.contains(link.to) {
+                    if link.to == new { return true }
+                    reached.insert(link.to)
+                    frontier.append(link.to)
+                }
+            }
+            return false
         }
     }
 
@@ -130,6 +245,17 @@ enum PlistFile {
         ((try? AtomicFile.readRegular(url.path, limit: maximumReadSize)) ?? nil).map { digest($0.data) }
     }
 
+    /// ``encoded(_:format:for:)`` as XML, with where each top-level value lies in the bytes
+    /// when the library's own writer made them (see ``PlistXML/document(ranging:)``; empty when
+    /// Foundation's did).
+    static func encodedRanging(_ dictionary: [String: Any], for url: URL) throws -> (data: Data, ranges: [String: Range<Int>]) {
+        guard let (data, ranges) = PlistXML.document(ranging: dictionary) else {
+            return (try encoded(dictionary, format: .xml, for: url), [:])
+        }
+        try checkSize(data, for: url)
+        return (data, ranges)
+    }
+
     /// `dictionary` as a property list in `format`, for `url`; refused when a property list
     /// cannot hold it or when it exceeds ``maximumWriteSize``.
     static func encoded(_ dictionary: [String: Any], format: PropertyListSerialization.PropertyListFormat, for url: URL) throws -> Data {
@@ -143,12 +269,17 @@ enum PlistFile {
                 throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: dictionary.keys.sorted())
             }
         }
+        try checkSize(data, for: url)
+        return data
+    }
+
+    /// Refuses `data` when it exceeds ``maximumWriteSize``.
+    private static func checkSize(_ data: Data, for url: URL) throws {
         guard data.count <= maximumWriteSize else {
             throw PersistentPrefs.PrefsError.ioError(
                 path: url.path,
                 reason: "the file would grow to \(data.count >> 20) MB, over the limit of \(maximumWriteSize >> 20) MB")
         }
-        return data
     }
 
     /// Files are not allowed to grow past this by a write: every change rewrites the whole

@@ -144,10 +144,12 @@ struct SuiteLedger {
     ///
     /// - Parameter beforeIsLatest: Whether the file held what the library last wrote, so
     ///   `before` is the entry's latest value and need not be encoded again.
-    mutating func record(_ key: String, before: Any?, after: Any?, beforeIsLatest: Bool) {
+    ///   - afterXML: ``xml(_:)`` of `after` when the caller already has it (cut from the
+    ///     suite's own document: see ``PlistXML/document(ranging:)``).
+    mutating func record(_ key: String, before: Any?, after: Any?, afterXML: Data? = nil, beforeIsLatest: Bool) {
         var entry = entries[key]
         let old = beforeIsLatest && entry != nil ? entry!.latest : Self.xml(before)
-        let new = Self.xml(after)
+        let new = after == nil ? nil : (afterXML ?? Self.xml(after))
         if entry == nil { entry = Entry() }
         if old != new {
             let newHash = Self.hash(new)  // once, not once per remembered value

@@ -201,6 +201,14 @@ protocol VersionedStore {
     func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?)
     /// The version of the file holding `root` as it is now (`nil`: unknown or no file).
     func currentVersion(root: String) -> UInt64?
+    /// Whether the file went from version `old` to `new` through this process's own writes
+    /// alone, none of which changed `root` (a suite file holds many sets: a write of one need
+    /// not make the others read the file again).
+    func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool
+}
+
+extension VersionedStore {
+    func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool { false }
 }
 
 /// A store that learns by itself when someone changes one of its sets (another process, plain

@@ -76,7 +76,7 @@ extension UserDefaultsStore {
                     Thread.sleep(forTimeInterval: Double.random(in: 0...pause))
                     pause = min(pause * 2, 0.02)
                 }
-                let (read, signature, _) = try PlistFile.readSigned(file, movingAside: movingAside)
+                let (read, signature, readDigest) = try PlistFile.readSigned(file, movingAside: movingAside, reusingWritten: true)
                 // A file the library did not leave this way (or did not create) was written by someone else.
                 let foreign = signature != nil && record.written != signature
                 if foreign { record.foreignWriteSeen = Date().timeIntervalSince1970 }
@@ -87,8 +87,9 @@ extension UserDefaultsStore {
                 try change(&suite)
                 let changed = (keys ?? PlistValue.changedKeys(before, suite)).sorted()
                 let data: Data
+                let ranges: [String: Range<Int>]
                 do {
-                    data = try PlistFile.encoded(suite, format: .xml, for: file)
+                    (data, ranges) = try PlistFile.encodedRanging(suite, for: file)
                 } catch PersistentPrefs.PrefsError.ioError(_, let reason) {
                     throw PersistentPrefs.PrefsError.ioError(path: file.path, reason: "writing \(what): \(reason)")
                 }
@@ -98,10 +99,13 @@ extension UserDefaultsStore {
                     continue
                 }
                 record.written = written
+                PlistFile.remember(data, as: suite, for: file)
                 // Kept on every suite: the first plain save beside the library can already undo a
                 // write, before any other writer has been seen.
                 for key in changed {
-                    ledger.record(key, before: before[key], after: suite[key], beforeIsLatest: !foreign && signature != nil)
+                    ledger.record(
+                        key, before: before[key], after: suite[key], afterXML: ranges[key].map { PlistXML.wrapped(data[$0]) },
+                        beforeIsLatest: !foreign && signature != nil)
                 }
                 ledger.save(to: lock)
                 var settled = Settled.intact
@@ -123,6 +127,8 @@ extension UserDefaultsStore {
                     continue
                 }
                 succeeded = true
+                // A file as the library left it, changed in `changed` alone (no reconciled reverts).
+                if let digest, let readDigest, !foreign { PlistFile.OwnWrites.record(file, from: readDigest, to: digest, keys: changed) }
                 DamageNote.clear(for: file)  // the suite is whole again
                 whileLocked()
                 return digest

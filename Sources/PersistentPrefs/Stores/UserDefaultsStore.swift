@@ -227,6 +227,10 @@ extension UserDefaultsStore: VersionedStore {
     func currentVersion(root: String) -> UInt64? {
         handle.file.flatMap(PlistFile.digest(of:))
     }
+
+    func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool {
+        handle.file.map { PlistFile.OwnWrites.untouched(root, in: $0, from: old, to: new) } ?? false
+    }
 }
 
 // MARK: - DamageNoticing

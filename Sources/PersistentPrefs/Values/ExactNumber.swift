@@ -16,20 +16,16 @@ struct ExactNumber: Sendable {
 
     /// The answers for `value`, or `nil` when it is not a number.
     init?(_ value: Any) {
+        // A cast of a Swift dictionary or array to `NSNumber` bridges the whole of it first.
+        let kind = type(of: value)
+        if kind == String.self || kind == [String: Any].self || kind == [Any].self || kind == Date.self || kind == Data.self {
+            return nil
+        }
         guard let number = value as? NSNumber else { return nil }
         let boxed = number as Any
         int = boxed as? Int
         double = boxed as? Double
         float = boxed as? Float
         bool = boxed as? Bool
-    }
-
-    /// The answers for every number in a set, by key.
-    static func table(for values: [String: Any]) -> [String: ExactNumber] {
-        var table: [String: ExactNumber] = [:]
-        for (key, value) in values {
-            if let number = ExactNumber(value) { table[key] = number }
-        }
-        return table
     }
 }

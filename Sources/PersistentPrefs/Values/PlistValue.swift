@@ -43,12 +43,13 @@ enum PlistValue {
     }
 
     private static func normalized(_ value: Any, purpose: Purpose, depth: Int) -> Any? {
+        // The shapes kept in memory already, by exact type (no cast, no bridging).
+        let kind = type(of: value)
+        if kind == NSNumber.self || kind == String.self { return value }
         if type(of: value) is AnyObject.Type {
             return normalizedObject(value as AnyObject, purpose: purpose, depth: depth)
         }
         switch value {
-        case let optional as any OptionalValue:
-            return optional.wrappedValue.flatMap { normalized($0, purpose: purpose, depth: depth) }
         case let string as String: return string
         case let bool as Bool: return NSNumber(value: bool)
         case let int as Int: return NSNumber(value: int)
@@ -70,6 +71,10 @@ enum PlistValue {
         case let dictionary as [String: Any]: return normalizedDictionary(dictionary, purpose: purpose, depth: depth + 1)
         case let dictionary as [AnyHashable: Any]:
             return stringKeyed(dictionary).flatMap { normalizedDictionary($0, purpose: purpose, depth: depth + 1) }
+        // Last: a cast to a protocol is the dearest test, and a cast above already looks into
+        // an `Optional.some`; what reaches here is `nil` or an optional of another type.
+        case let optional as any OptionalValue:
+            return optional.wrappedValue.flatMap { normalized($0, purpose: purpose, depth: depth) }
         default:
             return nil
         }
@@ -238,23 +243,57 @@ extension PlistValue {
     /// Whether two normalised values are the same stored value: equal and of the same kind
     /// (`1`, `1.0` and `true` differ, as they do in a property list).
     static func same(_ lhs: Any?, _ rhs: Any?) -> Bool {
+        if identical(lhs, rhs) { return true }
+        // Exact types first: a failed cast of a Swift dictionary to `String` or `NSNumber`
+        // bridges the whole of it to Foundation first.
+        if let lhs, let rhs {
+            let kind = type(of: lhs)
+            if kind == [String: Any].self || type(of: rhs) == [String: Any].self {
+                guard let left = lhs as? [String: Any], let right = rhs as? [String: Any] else { return false }
+                return left.count == right.count && left.allSatisfy { same($0.value, right[$0.key]) }
+            }
+            if kind == NSNumber.self, type(of: rhs) == NSNumber.self {
+                let left = lhs as! NSNumber, right = rhs as! NSNumber
+                return left == right && left.objCType.pointee == right.objCType.pointee
+            }
+        }
         switch (lhs, rhs) {
         case (nil, nil):
             return true
         case let (left as String, right as String):
             return left == right
-        case let (left as NSNumber, right as NSNumber):
-            return left == right && left.objCType.pointee == right.objCType.pointee
-        case let (left as Date, right as Date):
-            return left == right
-        case let (left as Data, right as Data):
-            return left == right
+        // Containers before numbers: casting a Swift dictionary or array to `NSNumber` bridges
+        // the whole of it to Foundation first.
         case let (left as [String: Any], right as [String: Any]):
             return left.count == right.count && left.allSatisfy { same($0.value, right[$0.key]) }
         case let (left as [Any], right as [Any]):
             return left.count == right.count && zip(left, right).allSatisfy { same($0, $1) }
+        case let (left as Date, right as Date):
+            return left == right
+        case let (left as Data, right as Data):
+            return left == right
+        case let (left as NSNumber, right as NSNumber):
+            return left == right && left.objCType.pointee == right.objCType.pointee
         default:
             return false
+        }
+    }
+
+    /// Whether both hold the very same representation: values of the same type with the same
+    /// bits (the same object, for an `NSNumber` a write carried over unchanged; the same
+    /// storage, for a string or a collection). No cast and no runtime look-up: a few
+    /// nanoseconds against ~100 ns for a cast.
+    ///
+    /// `true` means the values are equal; `false` says nothing (padding, `-0.0` and `0.0`).
+    @inline(__always)
+    static func identical(_ lhs: Any?, _ rhs: Any?) -> Bool {
+        guard let lhs, let rhs, type(of: lhs) == type(of: rhs) else { return false }
+        // Swift 6 opens each existential for `withUnsafeBytes(of:)`: the bytes of the values
+        // themselves, of one type (checked above).
+        return withUnsafeBytes(of: lhs) { left in
+            withUnsafeBytes(of: rhs) { right in
+                left.count == right.count && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
         }
     }
 

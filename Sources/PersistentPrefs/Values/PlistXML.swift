@@ -20,6 +20,53 @@ enum PlistXML {
         return Data(writer.bytes)
     }
 
+    /// `dictionary` as a whole document, with where each top-level value's XML lies in it:
+    /// the same bytes ``document(_:)`` writes for that value under any one key, so
+    /// ``wrapped(_:)`` makes the document of `["v": value]` without encoding the value again.
+    static func document(ranging dictionary: [String: Any]) -> (data: Data, ranges: [String: Range<Int>])? {
+        var writer = Writer()
+        writer.ranges = [:]
+        writer.append(header)
+        guard writer.write(dictionary, depth: 0) else { return nil }
+        writer.append("</plist>\n")
+        return (Data(writer.bytes), writer.ranges ?? [:])
+    }
+
+    /// The document of `["v": value]`, from the bytes of `value` written one level deep (a
+    /// range of ``document(ranging:)``).
+    static func wrapped(_ fragment: Data) -> Data {
+        var bytes = [UInt8]()
+        bytes.reserveCapacity(wrapperHead.count + fragment.count + wrapperTail.count)
+        bytes.append(contentsOf: wrapperHead)
+        bytes.append(contentsOf: fragment)
+        bytes.append(contentsOf: wrapperTail)
+        return Data(bytes)
+    }
+
+    private static let wrapperHead = Array((header + "<dict>\n\t<key>v</key>\n").utf8)
+    private static let wrapperTail = Array("</dict>\n</plist>\n".utf8)
+
+    /// The keys of `dictionary` in order. Sorting a 1,000-key set's keys was an eighth of a
+    /// write's work; a large dictionary usually has the keys it had last time (a write changes
+    /// a value, not the keys), so the last order seen for each size is checked and reused.
+    static func sortedKeys(of dictionary: [String: Any]) -> [String] {
+        guard dictionary.count >= 64 else { return dictionary.keys.sorted() }
+        if let known = sortedKeyMemo.withLock({ $0[dictionary.count] }),
+            known.allSatisfy({ dictionary[$0] != nil })  // as many distinct keys, all present: the same keys
+        {
+            return known
+        }
+        let sorted = dictionary.keys.sorted()
+        sortedKeyMemo.withLock { memo in
+            if memo.count >= 32 { memo.removeAll() }
+            memo[dictionary.count] = sorted
+        }
+        return sorted
+    }
+
+    /// The last sorted keys seen, by count (see ``sortedKeys(of:)``).
+    private static let sortedKeyMemo = Locked<[Int: [String]]>([:])
+
     private static let header = """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -29,6 +76,8 @@ enum PlistXML {
 
     private struct Writer {
         var bytes: [UInt8] = []
+        /// Where each top-level value was written, when asked for.
+        var ranges: [String: Range<Int>]?
 
         init() {
             bytes.reserveCapacity(1024)
@@ -45,18 +94,28 @@ enum PlistXML {
         /// Writes one value on its own line(s) at `depth`; `false` when it cannot.
         mutating func write(_ value: Any, depth: Int) -> Bool {
             guard depth <= PlistValue.maximumDepth + 8 else { return false }
-            if let optional = value as? any OptionalValue {
-                guard let wrapped = optional.wrappedValue else { return false }
-                return write(wrapped, depth: depth)
+            // The shapes the library keeps, by exact type first: a failed cast of a Swift
+            // dictionary to `String` or `NSNumber` bridges the whole of it to Foundation first
+            // (milliseconds for a 1,000-key set), and a cast to a protocol costs more than
+            // writing the number.
+            let kind = type(of: value)
+            if kind == [String: Any].self {
+                indent(depth)
+                return writeDictionary(value as! [String: Any], depth: depth)
+            }
+            if kind == NSNumber.self || (kind is AnyObject.Type && value is NSNumber) {
+                indent(depth)
+                return writeNumber(value as! NSNumber)
             }
             indent(depth)
+            if kind == [Any].self {
+                return writeArray(value as! [Any], depth: depth)
+            }
             switch value {
             case let string as String:
                 append("<string>")
                 guard escape(string) else { return false }
                 append("</string>\n")
-            case let number as NSNumber:
-                guard writeNumber(number) else { return false }
             case let date as Date:
                 guard let text = PlistXML.text(of: date) else { return false }
                 append("<date>\(text)</date>\n")
@@ -68,33 +127,55 @@ enum PlistXML {
                 indent(depth)
                 append("</data>\n")
             case let array as [Any]:
-                guard !array.isEmpty else {
-                    append("<array/>\n")
-                    return true
-                }
-                append("<array>\n")
-                for element in array {
-                    guard write(element, depth: depth + 1) else { return false }
-                }
-                indent(depth)
-                append("</array>\n")
+                return writeArray(array, depth: depth)
+            case let number as NSNumber:  // a Swift number (`Bool`, `Int` …) a parser or a caller handed over
+                guard writeNumber(number) else { return false }
             default:
+                if let optional = value as? any OptionalValue {
+                    guard let wrapped = optional.wrappedValue else { return false }
+                    bytes.removeLast(depth)  // the indent, written again for the wrapped value
+                    return write(wrapped, depth: depth)
+                }
                 guard let dictionary = PlistValue.stringKeyedDictionary(value) else { return false }
-                guard !dictionary.isEmpty else {
-                    append("<dict/>\n")
-                    return true
-                }
-                append("<dict>\n")
-                for key in dictionary.keys.sorted() {
-                    indent(depth + 1)
-                    append("<key>")
-                    guard escape(key) else { return false }
-                    append("</key>\n")
-                    guard write(dictionary[key]!, depth: depth + 1) else { return false }
-                }
-                indent(depth)
-                append("</dict>\n")
+                return writeDictionary(dictionary, depth: depth)
             }
+            return true
+        }
+
+        /// The rest of an array's lines, after the indent.
+        private mutating func writeArray(_ array: [Any], depth: Int) -> Bool {
+            guard !array.isEmpty else {
+                append("<array/>\n")
+                return true
+            }
+            append("<array>\n")
+            for element in array {
+                guard write(element, depth: depth + 1) else { return false }
+            }
+            indent(depth)
+            append("</array>\n")
+            return true
+        }
+
+        /// The rest of a dictionary's lines, after the indent.
+        private mutating func writeDictionary(_ dictionary: [String: Any], depth: Int) -> Bool {
+            guard !dictionary.isEmpty else {
+                append("<dict/>\n")
+                return true
+            }
+            append("<dict>\n")
+            let ranging = depth == 0 && ranges != nil
+            for key in PlistXML.sortedKeys(of: dictionary) {
+                indent(depth + 1)
+                append("<key>")
+                guard escape(key) else { return false }
+                append("</key>\n")
+                let start = bytes.count
+                guard write(dictionary[key]!, depth: depth + 1) else { return false }
+                if ranging { ranges![key] = start..<bytes.count }
+            }
+            indent(depth)
+            append("</dict>\n")
             return true
         }
 
@@ -106,14 +187,35 @@ enum PlistXML {
             case CChar(UInt8(ascii: "d")), CChar(UInt8(ascii: "f")):
                 append("<real>\(PlistXML.text(of: number.doubleValue))</real>\n")
             case CChar(UInt8(ascii: "Q")):
-                append("<integer>\(number.uint64Value)</integer>\n")
+                append("<integer>")
+                let value = number.uint64Value
+                if value > UInt64(Int64.max) { append("\(value)") } else { appendDecimal(Int64(value)) }
+                append("</integer>\n")
             case CChar(UInt8(ascii: "q")), CChar(UInt8(ascii: "l")), CChar(UInt8(ascii: "i")), CChar(UInt8(ascii: "s")),
                 CChar(UInt8(ascii: "L")), CChar(UInt8(ascii: "I")), CChar(UInt8(ascii: "S")), CChar(UInt8(ascii: "C")):
-                append("<integer>\(number.int64Value)</integer>\n")
+                append("<integer>")
+                appendDecimal(number.int64Value)
+                append("</integer>\n")
             default:
                 return false
             }
             return true
+        }
+
+        /// Appends the decimal digits of `value` (string interpolation cost ~300 ns a number).
+        private mutating func appendDecimal(_ value: Int64) {
+            if value < 0 { bytes.append(UInt8(ascii: "-")) }
+            var magnitude = value.magnitude
+            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 20 digits at most, in 24 bytes
+            var count = 0
+            withUnsafeMutableBytes(of: &digits) { buffer in
+                repeat {
+                    buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                    magnitude /= 10
+                    count += 1
+                } while magnitude > 0
+                bytes.append(contentsOf: buffer[(24 - count)...])
+            }
         }
 
         /// Appends `text` with `&`, `<` and `>` escaped; `false` for control characters other

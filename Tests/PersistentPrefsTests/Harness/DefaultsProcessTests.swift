@@ -7,6 +7,28 @@ import Testing
 /// program that uses the library.
 @Suite("Harness: defaults across processes")
 struct DefaultsProcessTests {
+    @Test("PREFS_HARNESS_TIMING=1 reports start-up and work on stderr, and changes nothing else")
+    func timing() throws {
+        let (plain, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        var child = plain
+        child.environment["PREFS_HARNESS_TIMING"] = "1"
+        let write = try child.run("prefs-harness", ["defaults", "write", "timed", "Volume", "-int", "7"])
+        #expect(write.status == 0)
+        #expect(write.stdout.isEmpty)
+        let line = try #require(write.stderr.split(separator: "\n").last.map(String.init))
+        #expect(line.hasPrefix("prefs-harness: timing: start-up "), "\(line)")
+        let work = try #require(line.components(separatedBy: "work ").last?.components(separatedBy: " ms").first.flatMap(Double.init))
+        #expect(work > 0 && work < 10_000)
+        let read = try child.run("prefs-harness", ["defaults", "read", "timed", "Volume"])
+        #expect(read.stdout == "7\n")
+        #expect(read.stderr.contains("timing: start-up"))
+        // A failing command still reports, after its error.
+        let refused = try child.run("prefs-harness", ["defaults", "read", "timed", "Nope"])
+        #expect(refused.status != 0)
+        #expect(refused.stderr.hasSuffix("ms\n"))
+    }
+
     @Test("what the tool writes, plain UserDefaults in another process reads, typed")
     func toolToPlain() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()

@@ -5,7 +5,7 @@ import Testing
 /// The library beside plain `UserDefaults` code on the same suite, with real processes: the
 /// default case on `.standard`. Each scenario runs `PREFS_COEXIST_ROUNDS` rounds (5 unless set)
 /// of 300 library writes of distinct keys of one root key and 300 plain writes of top-level
-/// keys, and prints its figures for the README.
+/// keys, and prints its figures for the DocC article "Linux, reliability and what is measured".
 @Suite("Coexistence with plain UserDefaults")
 struct CoexistenceTests {
     static let rounds = Int(ProcessInfo.processInfo.environment["PREFS_COEXIST_ROUNDS"] ?? "") ?? 5

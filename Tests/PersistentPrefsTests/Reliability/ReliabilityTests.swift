@@ -28,7 +28,7 @@ enum DurableStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
 }
 
 /// Crash safety and multi-process safety, measured with real processes. Each test prints its
-/// figure; the README's Reliability section quotes them.
+/// figure; the DocC article "Linux, reliability and what is measured" quotes them.
 @Suite("Reliability")
 struct ReliabilityTests {
     @Test("SIGKILL right after a setter returns: 0 of 50 writes lost", arguments: DurableStore.allCases)

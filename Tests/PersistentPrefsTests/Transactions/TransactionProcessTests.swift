@@ -3,7 +3,7 @@ import PersistentPrefs
 import Testing
 
 /// Transactions across real processes (the built `prefs-test-helper`), for both durable stores.
-/// Each test prints its figure; the README's Transactions section quotes them.
+/// Each test prints its figure; the DocC article "Transactions" quotes them.
 @Suite("Transactions across processes")
 struct TransactionProcessTests {
     /// Runs one helper per argument list at once and waits for all; returns their outputs.
