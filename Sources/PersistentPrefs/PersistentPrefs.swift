@@ -752,16 +752,16 @@ open class PersistentPrefs: NSObject {
     }
 
     func checkKeys(_ candidates: some Collection<String>) throws {
-        let refused: [String]
-        if candidates.count <= 2, state.withLock({ $0.pending == nil }) {
+        let isAllowed: (String) -> Bool
+        if candidates.count == 1, state.withLock({ $0.pending == nil }) {
             // One key (a property, the subscript) outside a batch: a look along ``keys`` costs
             // less than hashing all of them into a set (a 10,000-key whitelist: ~20 µs vs ~400 µs).
             let whitelist = keys  // overridable: outside every lock
-            refused = candidates.filter { !whitelist.contains($0) && $0 != Self.schemaVersionKey }
+            isAllowed = whitelist.contains
         } else {
-            let allowed = allowedKeys()
-            refused = candidates.filter { !allowed.contains($0) && $0 != Self.schemaVersionKey }
+            isAllowed = allowedKeys().contains
         }
+        let refused = candidates.filter { !isAllowed($0) && $0 != Self.schemaVersionKey }
         guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
     }
 

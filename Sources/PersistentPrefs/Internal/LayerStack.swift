@@ -133,17 +133,7 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
         guard hasLocks else { return change }
         return .transform { raw in
             let new = try change.applied(to: raw)
-            let old: [String: Any]
-            switch PlistValue.normalizedSet(raw, for: .loading) {
-            case .success(let normalized): old = normalized
-            case .failure: old = raw
-            }
-            let after: [String: Any]
-            switch PlistValue.normalizedSet(new, for: .loading) {
-            case .success(let normalized): after = normalized
-            case .failure: after = new
-            }
-            if let key = lockedChange(from: old, to: after) {
+            if let key = lockedChange(from: PlistValue.loadedOrAsIs(raw), to: PlistValue.loadedOrAsIs(new)) {
                 throw PersistentPrefs.PrefsError.keyLocked(key: key)  // as it is: callers of the store see it too
             }
             return new
@@ -201,9 +191,7 @@ struct LayerReader: Sendable {
             let set = stack(root: key)
             guard set.hasLocks else { continue }
             func dictionary(_ value: Any?) -> [String: Any] {
-                let set = value.flatMap(PlistValue.stringKeyedDictionary) ?? [:]
-                if case .success(let normalized) = PlistValue.normalizedSet(set, for: .loading) { return normalized }
-                return set
+                PlistValue.loadedOrAsIs(value.flatMap(PlistValue.stringKeyedDictionary) ?? [:])
             }
             if let locked = set.lockedChange(from: dictionary(before[key]), to: dictionary(after[key])) {
                 throw PersistentPrefs.PrefsError.keyLocked(key: locked)
@@ -216,7 +204,8 @@ struct LayerReader: Sendable {
         var set: [String: Any]
         var locksAll = false
         if let root, file.holdsRoots {
-            if locks(top[LayerStack.lockKey]).all || locks(top[LayerStack.lockKey]).keys.contains(root) { locksAll = true }
+            let topLocks = locks(top[LayerStack.lockKey])
+            if topLocks.all || topLocks.keys.contains(root) { locksAll = true }
             switch top[root] {
             case nil: set = [:]
             case let dictionary as [String: Any]: set = dictionary

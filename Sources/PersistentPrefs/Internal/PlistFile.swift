@@ -60,12 +60,17 @@ enum PlistFile {
             if let known = ParseCache.shared.dictionary(for: url.path, data: data, written: reusingWritten) {
                 return (known, signature, digest(data))
             }
+            // The write path after someone else's write: a reader may have parsed these bytes already.
+            let parsed: Result<[String: Any], ParseFailure>
+            if reusingWritten, let known = ParseCache.shared.dictionary(for: url.path, data: data, written: false) {
+                parsed = .success(known)
+            } else {
+                parsed = parse(data)
+            }
             let problem: String
-            switch parse(data) {
+            switch parsed {
             case .success(var dictionary):
-                if reusingWritten, case .success(let normalized) = PlistValue.normalizedSet(dictionary, for: .loading) {
-                    dictionary = normalized
-                }
+                if reusingWritten { dictionary = PlistValue.loadedOrAsIs(dictionary) }
                 ParseCache.shared.store(dictionary, data: data, for: url.path, written: reusingWritten)
                 return (dictionary, signature, digest(data))
             case .failure(let failure): problem = failure.reason
@@ -166,13 +171,15 @@ enum PlistFile {
 
         /// How many recent writes are kept per file.
         private static let depth = 64
+        /// How many files are followed (all are forgotten when one more comes).
+        private static let pathLimit = 64
         private static let links = Locked<[String: [Link]]>([:])
 
         /// Notes a write of `url` that changed `keys` and took the file from `old` to `new`.
         static func record(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
             let link = Link(from: old, to: new, keys: Set(keys))
             links.withLock { links in
-                if links[url.path] == nil, links.count >= 64 { links.removeAll() }
+                if links[url.path] == nil, links.count >= pathLimit { links.removeAll() }
                 links[url.path, default: []].append(link)
                 if links[url.path]!.count > depth { links[url.path]!.removeFirst() }
             }

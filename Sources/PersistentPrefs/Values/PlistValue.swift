@@ -105,6 +105,13 @@ enum PlistValue {
         return .success(result)
     }
 
+    /// `values` normalised for loading, or as they are when some value cannot be (compared or
+    /// re-encoded as they are, never stored in memory as the set).
+    static func loadedOrAsIs(_ values: [String: Any]) -> [String: Any] {
+        if case .success(let normalized) = normalizedSet(values, for: .loading) { return normalized }
+        return values
+    }
+
     /// `value` as a `[String: Any]` when it is a dictionary whose keys are all strings.
     static func stringKeyedDictionary(_ value: Any) -> [String: Any]? {
         if let dictionary = value as? [String: Any] { return dictionary }
@@ -250,11 +257,10 @@ extension PlistValue {
             let kind = type(of: lhs)
             if kind == [String: Any].self || type(of: rhs) == [String: Any].self {
                 guard let left = lhs as? [String: Any], let right = rhs as? [String: Any] else { return false }
-                return left.count == right.count && left.allSatisfy { same($0.value, right[$0.key]) }
+                return sameDictionaries(left, right)
             }
             if kind == NSNumber.self, type(of: rhs) == NSNumber.self {
-                let left = lhs as! NSNumber, right = rhs as! NSNumber
-                return left == right && left.objCType.pointee == right.objCType.pointee
+                return sameNumbers(lhs as! NSNumber, rhs as! NSNumber)
             }
         }
         switch (lhs, rhs) {
@@ -265,7 +271,7 @@ extension PlistValue {
         // Containers before numbers: casting a Swift dictionary or array to `NSNumber` bridges
         // the whole of it to Foundation first.
         case let (left as [String: Any], right as [String: Any]):
-            return left.count == right.count && left.allSatisfy { same($0.value, right[$0.key]) }
+            return sameDictionaries(left, right)
         case let (left as [Any], right as [Any]):
             return left.count == right.count && zip(left, right).allSatisfy { same($0, $1) }
         case let (left as Date, right as Date):
@@ -273,10 +279,19 @@ extension PlistValue {
         case let (left as Data, right as Data):
             return left == right
         case let (left as NSNumber, right as NSNumber):
-            return left == right && left.objCType.pointee == right.objCType.pointee
+            return sameNumbers(left, right)
         default:
             return false
         }
+    }
+
+    private static func sameDictionaries(_ left: [String: Any], _ right: [String: Any]) -> Bool {
+        left.count == right.count && left.allSatisfy { same($0.value, right[$0.key]) }
+    }
+
+    /// Equal and of the same kind (`1`, `1.0` and `true` differ).
+    private static func sameNumbers(_ left: NSNumber, _ right: NSNumber) -> Bool {
+        left == right && left.objCType.pointee == right.objCType.pointee
     }
 
     /// Whether both hold the very same representation: values of the same type with the same
