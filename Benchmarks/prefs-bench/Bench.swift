@@ -20,6 +20,8 @@ enum Bench {
         var readsOnly = false
         var quickIncrements = false
         var transactionsOnly = false
+        /// Whether to time the peers' programs too (see ``Peers``).
+        var peers = true
     }
 
     /// Nanoseconds per operation, median over repetitions.
@@ -56,19 +58,22 @@ enum Bench {
         for argument in arguments {
             switch argument {
             case "--quick":
-                let (readsOnly, transactionsOnly) = (config.readsOnly, config.transactionsOnly)
+                let (readsOnly, transactionsOnly, peers) = (config.readsOnly, config.transactionsOnly, config.peers)
                 config = Config(
                     repetitions: 7, readIterations: 20_000, writeIterations: 10, otherRoots: 100, propagationChanges: 50,
-                    idleSeconds: 2, readsOnly: readsOnly, quickIncrements: true, transactionsOnly: transactionsOnly)
+                    idleSeconds: 2, readsOnly: readsOnly, quickIncrements: true, transactionsOnly: transactionsOnly, peers: peers)
             case "--transactions":
                 config.transactionsOnly = true
             case "--reads":
                 config.readsOnly = true
+            case "--no-peers":
+                config.peers = false
             case "--help", "-h":
-                print("usage: prefs-bench [--quick] [--reads | --transactions]")
+                print("usage: prefs-bench [--quick] [--reads | --transactions] [--no-peers]")
                 print("  --quick         fewer repetitions (a smoke run)")
                 print("  --reads         only the read rows (for comparing read-path changes)")
                 print("  --transactions  only the write, batch and update rows")
+                print("  --no-peers      leave out the KConfig rows (timed when KConfig is installed)")
                 return 0
             case _ where argument.hasPrefix("--propagation-writer="):
                 // The other process of the propagation row (see ``Live/propagation``).
@@ -94,10 +99,12 @@ enum Bench {
         #if DEBUG
             print("warning: a debug build; run `swift run -c release prefs-bench` for real figures\n")
         #endif
+        // Built (when installed) before anything is timed.
+        let kconfig = Peers.kconfig(enabled: config.peers)
         if config.transactionsOnly {
             print("prefs-bench: transaction rows, medians of \(config.repetitions) repetitions")
             print(String(repeating: "-", count: 78))
-            return TransactionRows.run(suite: suite + "-tx", config: config) ? 0 : 1
+            return TransactionRows.run(suite: suite + "-tx", config: config, kconfig: kconfig) ? 0 : 1
         }
 
         let prefs = SamplePrefs(key: "Bench", store: store)
@@ -113,7 +120,7 @@ enum Bench {
         let stringKey = SamplePrefs.Key.string.rawValue
         let observed = prefs.observeChanges { _ in }
         defer { observed.cancel() }
-        let reads = compare(repetitions: config.repetitions, [
+        var readCases: [() -> Double] = [
             {
                 time(iterations: config.readIterations) { _ in consume(prefs.int) }
             },
@@ -132,7 +139,12 @@ enum Bench {
                     consume(defaults.dictionary(forKey: "Bench")?[intKey] as? Int)
                 }
             },
-        ])
+        ]
+        if let kconfig, !config.readsOnly {  // KConfig's readEntry of an int and a string, in step
+            readCases.append { kconfig.time("readint", iterations: config.readIterations) ?? .infinity }
+            readCases.append { kconfig.time("readstring", iterations: config.readIterations) ?? .infinity }
+        }
+        let reads = compare(repetitions: config.repetitions, readCases)
 
         if config.readsOnly {
             print(String(format: "typed read Int    %6.1f ns  %.2f× bare (%.1f ns)", reads[0], reads[0] / reads[1], reads[1]))
@@ -193,7 +205,7 @@ enum Bench {
             return 1
         }
 
-        let rows: [(String, Double, String)] = [
+        var rows: [(String, Double, String)] = [
             ("typed read  SamplePrefs.int", reads[0], String(format: "%.2f× bare", reads[0] / reads[1])),
             ("bare        [String: Any] lookup + as? Int", reads[1], "1.00× bare"),
             ("typed read  SamplePrefs.string", reads[2], String(format: "%.2f× bare", reads[2] / reads[3])),
@@ -208,6 +220,10 @@ enum Bench {
                 String(format: "%.3f× 1 set", files[1] / files[0])
             ),
         ]
+        if reads.count == 7 {
+            rows.insert(("KConfig     readEntry(key, 0) of an int", reads[5], String(format: "SamplePrefs.int %.2f× it", reads[0] / reads[5])), at: 5)
+            rows.insert(("KConfig     readEntry(key, QString())", reads[6], String(format: "SamplePrefs.string %.2f× it", reads[2] / reads[6])), at: 6)
+        }
         print("prefs-bench: medians of \(config.repetitions) repetitions (\(config.readIterations) reads, \(config.writeIterations) writes each)")
         print(String(repeating: "-", count: 78))
         for (name, ns, ratio) in rows {
@@ -224,7 +240,7 @@ enum Bench {
         }
         print(String(format: "idle         CPU of 100 observed sets for %2.0f s     %8.2f ms", config.idleSeconds, idle))
         print(String(repeating: "-", count: 78))
-        guard TransactionRows.run(suite: suite + "-tx", config: config) else { return 1 }
+        guard TransactionRows.run(suite: suite + "-tx", config: config, kconfig: kconfig) else { return 1 }
         print(String(repeating: "-", count: 78))
         let readOK = reads[0] / reads[1] <= 2 && reads[2] / reads[3] <= 2
         let writeOK = writes[0] / writes[1] <= 1.1

@@ -182,7 +182,7 @@ extension PersistentPrefs {
     func commit(_ pending: PendingChanges) throws {
         if let refusal = pending.refusal { throw refusal }
         guard let change = pending.change else { return }
-        try resolvedDomain().write(change, schema: schemaPlan)
+        try resolvedDomain().write(change, schema: schemaPlan, touching: pending.touchedKeys)
     }
 
     /// Writes what `make` makes of the set as stored, in one locked step of the store, after
@@ -331,6 +331,11 @@ struct PendingChanges {
         }
         for (key, value) in fills where result[key] == nil { result[key] = value }
         return result
+    }
+
+    /// The keys the batch can change, when it builds on the set as stored (`nil`: it replaces it).
+    var touchedKeys: Set<String>? {
+        base == nil ? Set(edits.keys).union(fills.keys) : nil
     }
 
     /// The one store change that writes the batch, or `nil` when it changes nothing.

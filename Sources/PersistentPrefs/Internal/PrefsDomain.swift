@@ -59,9 +59,11 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         /// the user's own values with the layers when they differ from what readers see.
         /// `previous`: the snapshot it replaces, whose numbers are reused where unchanged.
         /// The third element: the keys whose value differs from `previous`, when given.
-        static func make(_ values: [String: Any], version: UInt64? = nil, layers: LayerStack, previous: Snapshot? = nil)
-            -> (Snapshot, Layered?, changed: Set<String>?)
-        {
+        /// `touched`: when `values` is `previous`'s set with only these keys changed (a write
+        /// that built on it), so only they are compared.
+        static func make(
+            _ values: [String: Any], version: UInt64? = nil, layers: LayerStack, previous: Snapshot? = nil, touched: Set<String>? = nil
+        ) -> (Snapshot, Layered?, changed: Set<String>?) {
             var values = values
             let schema = values[PersistentPrefs.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &values)
             let layered = layers.isEmpty && layers.problems.isEmpty ? nil : Layered(stored: values, stack: layers)
@@ -72,7 +74,8 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
                 // The answers of unchanged keys are kept; the others are worked out when first
                 // read (see ``PrefsDomain/number(forKey:)``): four bridging casts a number, so a
                 // batch of 1,000 numbers would spend ~1.7 ms here on answers nobody asked for.
-                let keys = PlistValue.changedKeys(previous.values, effective)
+                let keys = touched?.filter { !PlistValue.same(previous.values[$0], effective[$0]) }
+                    ?? PlistValue.changedKeys(previous.values, effective)
                 numbers = previous.numbers
                 for key in keys { numbers[key] = nil }
                 changed = keys
@@ -327,8 +330,11 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     ///     version (see ``SchemaPlan``).
     ///   - onlyMigrate: For ``migrate(_:)``: write nothing when there is nothing to migrate.
     ///   - log: Receives what a migration did, when one ran.
+    ///   - touching: The only keys `change` can change, when the caller knows them better than
+    ///     ``PrefsChange/touchedKeys`` (a batch's `.transform`).
     func write(
-        _ change: PrefsChange, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil
+        _ change: PrefsChange, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil,
+        touching: Set<String>? = nil
     ) throws {
         defer { feed.deliver() }
         try turn.take(root: root) {
@@ -336,7 +342,8 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             let layers = currentLayers()
             do {
                 try writeTakingTurn(
-                    schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent, layers: layers)
+                    schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent, layers: layers,
+                    touching: touching ?? change.touchedKeys)
             } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !change.buildsOnCurrent {
                 // The root holds something that is not a set (so no version either): a whole-set
                 // replacement may still repair it.
@@ -355,9 +362,15 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
     /// The body of ``write(_:schema:onlyMigrate:log:)``, for a caller that holds the turn.
     ///
-    /// - Parameter reading: Whether the store reads the set as stored for `change` (a
-    ///   `.transform`); `false` hands it an empty set, for a replacement of an unreadable root.
-    private func writeTakingTurn(_ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true) throws {
+    /// - Parameters:
+    ///   - reading: Whether the store reads the set as stored for `change` (a `.transform`);
+    ///     `false` hands it an empty set, for a replacement of an unreadable root.
+    ///   - touching: The only keys `change` can change, when known (``PrefsChange/touchedKeys``):
+    ///     when the store applied it to the very set cached here, only they are compared to tell
+    ///     observers what changed (comparing a 1,000-key set was a quarter of a write's work).
+    private func writeTakingTurn(
+        _ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, touching: Set<String>? = nil
+    ) throws {
         // Loaded first, so observers can be told what changed; a whole-set replacement does
         // not need it, so it can still repair a set that cannot be read.
         if buildsOnCurrent {
@@ -367,9 +380,22 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         }
         let stored: [String: Any]
         var version: UInt64?
+        var base: [String: Any]?
         do {
             // Not reading: the change applied to an empty set, as a replacement.
-            let applied = reading ? change : .replace(try change.applied(to: [:]))
+            var applied = reading ? change : .replace(try change.applied(to: [:]))
+            if let touching, reading {  // which set the store applied it to, on its last try
+                let inner = applied
+                let stamp = PersistentPrefs.schemaVersionKey
+                applied = .transform { current in
+                    base = current
+                    let result = try inner.applied(to: current)
+                    // No migration or version stamp ran: only the touched keys differ, so the
+                    // suite's encoder copies the other keys' lines from the last encoding.
+                    if current[stamp] == nil, result[stamp] == nil { PlistXML.noteDerivation(result, from: current, touched: touching) }
+                    return result
+                }
+            }
             if let versioned = store as? any VersionedStore {
                 (stored, version) = try versioned.versionedApply(applied, root: root)
             } else {
@@ -384,8 +410,16 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
         }
         let previous = cache.withLock { $0 }
+        // Only the touched keys can differ when the store changed the cached set itself (the same
+        // storage: see PlistValue.normalizedSet) and neither set has layers or a schema stamp.
+        var touched: Set<String>?
+        if let touching, let base, let previous, previous.schema == 0, layers.isEmpty, layers.problems.isEmpty,
+            values[PersistentPrefs.schemaVersionKey] == nil, PlistValue.identical(base, previous.values)
+        {
+            touched = touching
+        }
         // Built before taking the lock readers wait for.
-        let (snapshot, layered, changed) = Snapshot.make(values, version: version, layers: layers, previous: previous)
+        let (snapshot, layered, changed) = Snapshot.make(values, version: version, layers: layers, previous: previous, touched: touched)
         cache.withLock { cache in
             let before = cache?.values ?? [:]
             install((snapshot, layered), in: &cache)

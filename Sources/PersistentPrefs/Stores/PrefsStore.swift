@@ -117,6 +117,15 @@ public enum PrefsChange {
     /// being read); only the result of the last call is stored.
     case transform(([String: Any]) throws -> [String: Any])
 
+    /// The only keys the change can change, when it says (`nil`: any key).
+    var touchedKeys: Set<String>? {
+        switch self {
+        case .set(let key, _): return [key]
+        case .merge(let values), .fillMissing(let values): return Set(values.keys)
+        case .replace, .transform: return nil
+        }
+    }
+
     /// Whether the change builds on the set as stored.
     var buildsOnCurrent: Bool {
         if case .replace = self { return false }

@@ -80,6 +80,18 @@ enum PlistValue {
         }
     }
 
+    /// Whether `value` is in a shape ``normalized(_:for:)`` keeps as it is when loading, by
+    /// exact type (no cast): `NSNumber`, `String`, `Date`, `Data`, and `[Any]` and
+    /// `[String: Any]` of those.
+    private static func isKept(_ value: Any, depth: Int) -> Bool {
+        let kind = type(of: value)
+        if kind == NSNumber.self || kind == String.self || kind == Date.self || kind == Data.self { return true }
+        guard depth < maximumDepth else { return false }
+        if kind == [String: Any].self { return (value as! [String: Any]).values.allSatisfy { isKept($0, depth: depth + 1) } }
+        if kind == [Any].self { return (value as! [Any]).allSatisfy { isKept($0, depth: depth + 1) } }
+        return false
+    }
+
     /// Whether a store reads `date` back as written (always, for dates already stored).
     private static func storable(_ date: Date, _ purpose: Purpose) -> Bool {
         purpose == .loading || dateRange.contains(date.timeIntervalSinceReferenceDate)
@@ -91,6 +103,10 @@ enum PlistValue {
     static func normalizedSet(
         _ values: [String: Any], for purpose: Purpose = .vetting
     ) -> Result<[String: Any], PersistentPrefs.PrefsError> {
+        // A set read or written by the library is in its kept shapes already: handed back as it
+        // is (no copy), so what is derived from it (a snapshot, the next write's set as stored)
+        // keeps the same storage, and comparing them costs one pointer test.
+        if purpose == .loading, values.values.allSatisfy({ isKept($0, depth: 0) }) { return .success(values) }
         var result: [String: Any] = [:]
         result.reserveCapacity(values.count)
         var refused: [String] = []

@@ -20,6 +20,17 @@ enum PlistXML {
         return Data(writer.bytes)
     }
 
+    /// ``document(_:)`` without the lines remembered from earlier encodings (see ``Encoded``), and
+    /// remembering none: what the shortcuts are checked against.
+    static func documentAfresh(_ value: Any) -> Data? {
+        var writer = Writer()
+        writer.reusing = false
+        writer.append(header)
+        guard writer.write(value, depth: 0) else { return nil }
+        writer.append("</plist>\n")
+        return Data(writer.bytes)
+    }
+
     /// `dictionary` as a whole document, with where each top-level value's XML lies in it:
     /// the same bytes ``document(_:)`` writes for that value under any one key, so
     /// ``wrapped(_:)`` makes the document of `["v": value]` without encoding the value again.
@@ -67,6 +78,88 @@ enum PlistXML {
     /// The last sorted keys seen, by count (see ``sortedKeys(of:)``).
     private static let sortedKeyMemo = Locked<[Int: [String]]>([:])
 
+    /// The last encoding of each large dictionary (at least ``reuseThreshold`` keys), by key
+    /// count and depth: the dictionary itself, its keys in order, and the lines of each entry.
+    ///
+    /// A write of one key of a 1,000-key set, or of a small set beside a 10,000-key one, encodes
+    /// the whole suite again. A dictionary with the same storage as the one encoded last (an
+    /// unchanged set beside the written one) is not encoded again: its lines are copied. One that
+    /// a write derived from it by changing a few keys (``noteDerivation(_:from:touched:)``) has
+    /// only those keys encoded; the lines between them are copied. The document is byte for byte
+    /// what encoding it afresh gives: the same storage holds the same values, and a derivation
+    /// names every key that may differ.
+    private struct Encoded {
+        let dictionary: [String: Any]
+        let keys: [String]
+        /// The lines of the dictionary's entries; entry `i` is `lines[ends[i - 1]..<ends[i]]`.
+        let lines: [UInt8]
+        let ends: [Int]
+
+        /// Where the entry of each of `keys` is, in order; `nil` when one is not an entry.
+        func indices(of keys: Set<String>) -> [Int]? {
+            var found: [Int] = []
+            found.reserveCapacity(keys.count)
+            for key in keys {
+                // `self.keys` is sorted (``PlistXML/sortedKeys(of:)``): a binary search.
+                var low = 0
+                var high = self.keys.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if self.keys[middle] < key { low = middle + 1 } else { high = middle }
+                }
+                guard low < self.keys.count, self.keys[low] == key else { return nil }
+                found.append(low)
+            }
+            return found.sorted()
+        }
+    }
+
+    private struct EncodedKey: Hashable {
+        let count: Int
+        let depth: Int
+    }
+
+    private static let reuseThreshold = 64
+    private static let encodedMemo = Locked<[EncodedKey: Encoded]>([:])
+
+    /// A dictionary a write made from another by changing only some keys.
+    private struct Derivation {
+        let result: [String: Any]
+        let base: [String: Any]
+        let touched: Set<String>
+    }
+
+    /// The derivations noted and not yet used, the newest last (a few: a write uses its own at once).
+    private static let derivations = Locked<[Derivation]>([])
+
+    /// Notes that `result` is `base` with only the keys in `touched` changed, added or removed,
+    /// so encoding `result` copies the lines of the other keys from `base`'s encoding.
+    ///
+    /// A promise the caller makes: a key outside `touched` that differs would be written with
+    /// its old value.
+    static func noteDerivation(_ result: [String: Any], from base: [String: Any], touched: Set<String>) {
+        guard result.count >= reuseThreshold, !sameStorage(result, base) else { return }
+        derivations.withLock { list in
+            if list.count >= 4 { list.removeFirst() }
+            list.append(Derivation(result: result, base: base, touched: touched))
+        }
+    }
+
+    /// The noted derivation of `dictionary`, taken out of the list.
+    private static func derivation(of dictionary: [String: Any]) -> Derivation? {
+        derivations.withLock { list in
+            guard let index = list.lastIndex(where: { sameStorage($0.result, dictionary) }) else { return nil }
+            return list.remove(at: index)
+        }
+    }
+
+    /// Whether two dictionaries share their storage (so hold the same entries): the bits of
+    /// the values themselves, no existential and no look-up.
+    @inline(__always)
+    static func sameStorage(_ left: [String: Any], _ right: [String: Any]) -> Bool {
+        withUnsafeBytes(of: left) { left in withUnsafeBytes(of: right) { right in left.elementsEqual(right) } }
+    }
+
     private static let header = """
         <?xml version="1.0" encoding="UTF-8"?>
         <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
@@ -78,6 +171,8 @@ enum PlistXML {
         var bytes: [UInt8] = []
         /// Where each top-level value was written, when asked for.
         var ranges: [String: Range<Int>]?
+        /// Whether large dictionaries reuse and remember their lines (see ``PlistXML/Encoded``).
+        var reusing = true
 
         init() {
             bytes.reserveCapacity(1024)
@@ -165,6 +260,9 @@ enum PlistXML {
             }
             append("<dict>\n")
             let ranging = depth == 0 && ranges != nil
+            if reusing, !ranging, dictionary.count >= PlistXML.reuseThreshold {
+                return writeEntries(reusing: dictionary, depth: depth)
+            }
             for key in PlistXML.sortedKeys(of: dictionary) {
                 indent(depth + 1)
                 append("<key>")
@@ -177,6 +275,76 @@ enum PlistXML {
             indent(depth)
             append("</dict>\n")
             return true
+        }
+
+        /// The entries of a large dictionary and its closing line, copying what its last
+        /// encoding already holds (see ``PlistXML/Encoded``), then remembering this one.
+        private mutating func writeEntries(reusing dictionary: [String: Any], depth: Int) -> Bool {
+            let memoKey = EncodedKey(count: dictionary.count, depth: depth)
+            let first = bytes.count
+            let known = PlistXML.encodedMemo.withLock { $0[memoKey] }
+            var encoded: Encoded?
+            if let known, PlistXML.sameStorage(known.dictionary, dictionary) {
+                bytes.append(contentsOf: known.lines)  // the very dictionary encoded last
+            } else if let known, let derivation = PlistXML.derivation(of: dictionary),
+                PlistXML.sameStorage(derivation.base, known.dictionary), derivation.touched.count <= dictionary.count / 4,
+                let changed = known.indices(of: derivation.touched)
+            {
+                // Same count, and every touched key was an entry: no key was added or removed.
+                var ends: [Int] = []
+                ends.reserveCapacity(known.ends.count)
+                var copied = 0  // where the next run of unchanged lines starts in `known.lines`
+                var shift = 0  // how much longer the new lines are so far
+                var next = 0
+                for index in changed {
+                    let start = index == 0 ? 0 : known.ends[index - 1]
+                    bytes.append(contentsOf: known.lines[copied..<start])
+                    while next < index {
+                        ends.append(known.ends[next] + shift)
+                        next += 1
+                    }
+                    let key = known.keys[index]
+                    let before = bytes.count
+                    guard let value = dictionary[key], writeEntry(key, value, depth: depth) else { return false }
+                    shift += (bytes.count - before) - (known.ends[index] - start)
+                    ends.append(known.ends[index] + shift)
+                    next = index + 1
+                    copied = known.ends[index]
+                }
+                bytes.append(contentsOf: known.lines[copied...])
+                while next < known.ends.count {
+                    ends.append(known.ends[next] + shift)
+                    next += 1
+                }
+                encoded = Encoded(dictionary: dictionary, keys: known.keys, lines: Array(bytes[first...]), ends: ends)
+            } else {
+                let keys = PlistXML.sortedKeys(of: dictionary)
+                var ends: [Int] = []
+                ends.reserveCapacity(keys.count)
+                for key in keys {
+                    guard writeEntry(key, dictionary[key]!, depth: depth) else { return false }
+                    ends.append(bytes.count - first)
+                }
+                encoded = Encoded(dictionary: dictionary, keys: keys, lines: Array(bytes[first...]), ends: ends)
+            }
+            if let encoded {
+                PlistXML.encodedMemo.withLock { memo in
+                    if memo[memoKey] == nil, memo.count >= 8 { memo.removeAll() }
+                    memo[memoKey] = encoded
+                }
+            }
+            indent(depth)
+            append("</dict>\n")
+            return true
+        }
+
+        /// One entry of a dictionary: its key's line and its value's.
+        private mutating func writeEntry(_ key: String, _ value: Any, depth: Int) -> Bool {
+            indent(depth + 1)
+            append("<key>")
+            guard escape(key) else { return false }
+            append("</key>\n")
+            return write(value, depth: depth + 1)
         }
 
         /// An `NSNumber` as `<true/>`, `<integer>` or `<real>`, as Foundation writes it.

@@ -48,6 +48,100 @@ struct ScaleTests {
         #expect(PlistXML.sortedKeys(of: first) == first.keys.sorted())
     }
 
+    // MARK: - Reused lines of large dictionaries
+
+    /// A large set of every common kind of value, in a new storage each call.
+    static func largeSet(_ tag: String = "") -> [String: Any] {
+        var set: [String: Any] = [:]
+        for n in 0..<300 {
+            switch n % 5 {
+            case 0: set["k\(n)"] = NSNumber(value: n)
+            case 1: set["k\(n)"] = "text \(n) <&> \(tag)"
+            case 2: set["k\(n)"] = [NSNumber(value: n), "x"] as [Any]
+            case 3: set["k\(n)"] = ["inner": NSNumber(value: Double(n) / 4)] as [String: Any]
+            default: set["k\(n)"] = NSNumber(value: n % 2 == 0)
+            }
+        }
+        return set
+    }
+
+    /// Whether the library's document of `value`, made with whatever it remembers, is the one
+    /// it makes of an equal value it has never seen (a deep copy, encoded with the memo cleared),
+    /// and reads back as `value`. (Compared as a Bool: a diff of two 40 KB strings takes minutes.)
+    static func encodesAsFresh(_ value: [String: Any]) throws -> Bool {
+        let data = try #require(PlistXML.document(value))
+        let fresh = try #require(PlistXML.documentAfresh(value))
+        let parsed = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+        return data == fresh && PlistValue.changedKeys(PlistValue.loadedOrAsIs(parsed), value).isEmpty
+    }
+
+    @Test("a large dictionary encoded again, unchanged or derived, is byte for byte its fresh encoding")
+    func reusedLines() throws {
+        let base = Self.largeSet()
+        #expect(try Self.encodesAsFresh(["Big": base, "a": 1]))
+        // The same storage again: every line copied.
+        #expect(try Self.encodesAsFresh(["Big": base, "b": 2]))
+
+        // Derived: three keys changed (a number, a string made longer, an array); the lines
+        // around them are copied, shifted.
+        var derived = base
+        derived["k0"] = NSNumber(value: 123_456_789)
+        derived["k101"] = String(repeating: "longer ", count: 20)
+        derived["k299"] = ["new", NSNumber(value: 1)] as [Any]
+        PlistXML.noteDerivation(derived, from: base, touched: ["k0", "k101", "k299"])
+        #expect(try Self.encodesAsFresh(["Big": derived]))
+
+        // Chained: a derivation of the derived set, first and last keys.
+        var again = derived
+        again["k1"] = "first"
+        again["k99"] = NSNumber(value: -1)
+        PlistXML.noteDerivation(again, from: derived, touched: ["k1", "k99"])
+        #expect(try Self.encodesAsFresh(["Big": again]))
+
+        // A key added and one removed (same count): the added key is no entry of the last
+        // encoding, so the set is encoded afresh.
+        var swapped = again
+        swapped["k5"] = nil
+        swapped["added"] = "here"
+        PlistXML.noteDerivation(swapped, from: again, touched: ["k5", "added"])
+        #expect(try Self.encodesAsFresh(["Big": swapped]))
+
+        // A derivation from a set that is not the one encoded last is not used.
+        var stale = base
+        stale["k2"] = "stale"
+        PlistXML.noteDerivation(stale, from: base, touched: ["k2"])
+        #expect(try Self.encodesAsFresh(["Big": stale]))
+
+        // Equal contents in a new storage: encoded afresh, the same bytes.
+        let copy = Dictionary(uniqueKeysWithValues: stale.map { ($0.key, $0.value) })
+        #expect(try Self.encodesAsFresh(["Big": copy]))
+    }
+
+    @Test("one-key writes and batches into a 1,000-key set leave the file as Foundation reads it")
+    func largeSetFile() throws {
+        let suite = TestSuite("scale")
+        defer { suite.remove() }
+        let prefs = ScalePrefs(key: "Wide", store: suite.store)
+        prefs.batch { prefs in for n in 0..<1000 { prefs["k\(n)"] = n } }
+        for round in 0..<5 {
+            prefs["k\(round * 7)"] = "round \(round)"
+            prefs["k999"] = round
+            prefs.batch { prefs in for n in 0..<12 { prefs["k\(n * 50)"] = Double(round) + 0.5 } }
+            try prefs.addMissingValues(["k1000": "new"])
+        }
+        #expect(prefs.lastError == nil)
+        let file = URL(fileURLWithPath: suite.path)
+        let parsed = try #require(
+            try PropertyListSerialization.propertyList(from: Data(contentsOf: file), format: nil) as? [String: Any])
+        let stored = try #require(parsed["Wide"] as? [String: Any])
+        #expect(stored.count == 1001)
+        #expect(PlistValue.changedKeys(PlistValue.loadedOrAsIs(stored), prefs.values).isEmpty)
+        #expect(stored["k28"] as? String == "round 4")
+        #expect(stored["k999"] as? Int == 4)
+        #expect(stored["k550"] as? Double == 4.5)
+        #expect(try Data(contentsOf: file) == PlistXML.documentAfresh(parsed))
+    }
+
     // MARK: - Identity
 
     @Test("identical: the same object or storage only; same: equality of stored values")
