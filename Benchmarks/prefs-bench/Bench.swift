@@ -49,6 +49,20 @@ enum Bench {
         return samples.map(median)
     }
 
+    /// What `executable` printed, run with `arguments` to its end; `nil` when it could not be
+    /// started or did not exit with 0.
+    static func output(of executable: URL, arguments: [String]) -> Data? {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        do { try process.run() } catch { return nil }
+        let printed = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return process.terminationStatus == 0 ? printed : nil
+    }
+
     static func format(_ ns: Double) -> String {
         ns >= 10_000 ? String(format: "%9.1f µs", ns / 1000) : String(format: "%9.1f ns", ns)
     }

@@ -32,15 +32,7 @@ enum Live {
         }
         defer { observation.cancel() }
 
-        let writer = Process()
-        writer.executableURL = executable
-        writer.arguments = ["--propagation-writer=\(suite),\(changes)"]
-        let output = Pipe()
-        writer.standardOutput = output
-        do { try writer.run() } catch { return nil }
-        let printed = output.fileHandleForReading.readDataToEndOfFile()
-        writer.waitUntilExit()
-        guard writer.terminationStatus == 0 else { return nil }
+        guard let printed = Bench.output(of: executable, arguments: ["--propagation-writer=\(suite),\(changes)"]) else { return nil }
         Thread.sleep(forTimeInterval: 0.2)  // the last event
 
         var latencies: [Double] = []

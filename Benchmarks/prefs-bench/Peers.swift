@@ -28,15 +28,8 @@ enum Peers {
             let folder = NSTemporaryDirectory() + "prefs-bench-peer-\(getpid())"
             try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(atPath: folder) }
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: path)
-            process.arguments = [folder + "/\(mode).ini", mode, String(iterations)]
-            let output = Pipe()
-            process.standardOutput = output
-            do { try process.run() } catch { return nil }
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { return nil }
+            let arguments = [folder + "/\(mode).ini", mode, String(iterations)]
+            guard let data = Bench.output(of: URL(fileURLWithPath: path), arguments: arguments) else { return nil }
             return Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
         }
     }
@@ -46,15 +39,7 @@ enum Peers {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("peers/build.sh").path
         guard FileManager.default.isExecutableFile(atPath: script) else { return [:] }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["bash", script]
-        let output = Pipe()
-        process.standardOutput = output
-        do { try process.run() } catch { return [:] }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return [:] }
+        guard let data = Bench.output(of: URL(fileURLWithPath: "/usr/bin/env"), arguments: ["bash", script]) else { return [:] }
         var programs: [String: Program] = [:]
         for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
             let fields = line.split(separator: " ", maxSplits: 1)

@@ -380,19 +380,20 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         }
         let stored: [String: Any]
         var version: UInt64?
-        var base: [String: Any]?
+        // The set as stored the store applied the change to (its last try), when the result is
+        // that set with only the touched keys changed (no migration or version stamp ran).
+        var derivedFrom: [String: Any]?
         do {
             // Not reading: the change applied to an empty set, as a replacement.
             var applied = reading ? change : .replace(try change.applied(to: [:]))
-            if let touching, reading {  // which set the store applied it to, on its last try
+            if let touching, reading {
                 let inner = applied
                 let stamp = PersistentPrefs.schemaVersionKey
                 applied = .transform { current in
-                    base = current
                     let result = try inner.applied(to: current)
-                    // No migration or version stamp ran: only the touched keys differ, so the
-                    // suite's encoder copies the other keys' lines from the last encoding.
-                    if current[stamp] == nil, result[stamp] == nil { PlistXML.noteDerivation(result, from: current, touched: touching) }
+                    derivedFrom = current[stamp] == nil && result[stamp] == nil ? current : nil
+                    // The suite's encoder copies the other keys' lines from the last encoding.
+                    if derivedFrom != nil { PlistXML.noteDerivation(result, from: current, touched: touching) }
                     return result
                 }
             }
@@ -411,10 +412,10 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         }
         let previous = cache.withLock { $0 }
         // Only the touched keys can differ when the store changed the cached set itself (the same
-        // storage: see PlistValue.normalizedSet) and neither set has layers or a schema stamp.
+        // storage: see PlistValue.normalizedSet) and neither set has layers.
         var touched: Set<String>?
-        if let touching, let base, let previous, previous.schema == 0, layers.isEmpty, layers.problems.isEmpty,
-            values[PersistentPrefs.schemaVersionKey] == nil, PlistValue.identical(base, previous.values)
+        if let touching, let derivedFrom, let previous, previous.schema == 0, layers.isEmpty, layers.problems.isEmpty,
+            PlistValue.sameStorage(derivedFrom, previous.values)
         {
             touched = touching
         }

@@ -12,19 +12,12 @@ import Foundation
 enum PlistXML {
     /// `value` as a whole XML property-list document, or `nil` when this writer does not handle
     /// it.
-    static func document(_ value: Any) -> Data? {
+    ///
+    /// - Parameter reusingLines: `false`: without the lines remembered from earlier encodings
+    ///   (see ``Encoded``), and remembering none — what those shortcuts are checked against.
+    static func document(_ value: Any, reusingLines: Bool = true) -> Data? {
         var writer = Writer()
-        writer.append(header)
-        guard writer.write(value, depth: 0) else { return nil }
-        writer.append("</plist>\n")
-        return Data(writer.bytes)
-    }
-
-    /// ``document(_:)`` without the lines remembered from earlier encodings (see ``Encoded``), and
-    /// remembering none: what the shortcuts are checked against.
-    static func documentAfresh(_ value: Any) -> Data? {
-        var writer = Writer()
-        writer.reusing = false
+        writer.reusing = reusingLines
         writer.append(header)
         guard writer.write(value, depth: 0) else { return nil }
         writer.append("</plist>\n")
@@ -138,7 +131,7 @@ enum PlistXML {
     /// A promise the caller makes: a key outside `touched` that differs would be written with
     /// its old value.
     static func noteDerivation(_ result: [String: Any], from base: [String: Any], touched: Set<String>) {
-        guard result.count >= reuseThreshold, !sameStorage(result, base) else { return }
+        guard result.count >= reuseThreshold, !PlistValue.sameStorage(result, base) else { return }
         derivations.withLock { list in
             if list.count >= 4 { list.removeFirst() }
             list.append(Derivation(result: result, base: base, touched: touched))
@@ -148,16 +141,9 @@ enum PlistXML {
     /// The noted derivation of `dictionary`, taken out of the list.
     private static func derivation(of dictionary: [String: Any]) -> Derivation? {
         derivations.withLock { list in
-            guard let index = list.lastIndex(where: { sameStorage($0.result, dictionary) }) else { return nil }
+            guard let index = list.lastIndex(where: { PlistValue.sameStorage($0.result, dictionary) }) else { return nil }
             return list.remove(at: index)
         }
-    }
-
-    /// Whether two dictionaries share their storage (so hold the same entries): the bits of
-    /// the values themselves, no existential and no look-up.
-    @inline(__always)
-    static func sameStorage(_ left: [String: Any], _ right: [String: Any]) -> Bool {
-        withUnsafeBytes(of: left) { left in withUnsafeBytes(of: right) { right in left.elementsEqual(right) } }
     }
 
     private static let header = """
@@ -264,10 +250,7 @@ enum PlistXML {
                 return writeEntries(reusing: dictionary, depth: depth)
             }
             for key in PlistXML.sortedKeys(of: dictionary) {
-                indent(depth + 1)
-                append("<key>")
-                guard escape(key) else { return false }
-                append("</key>\n")
+                guard writeKey(key, depth: depth) else { return false }
                 let start = bytes.count
                 guard write(dictionary[key]!, depth: depth + 1) else { return false }
                 if ranging { ranges![key] = start..<bytes.count }
@@ -284,10 +267,10 @@ enum PlistXML {
             let first = bytes.count
             let known = PlistXML.encodedMemo.withLock { $0[memoKey] }
             var encoded: Encoded?
-            if let known, PlistXML.sameStorage(known.dictionary, dictionary) {
+            if let known, PlistValue.sameStorage(known.dictionary, dictionary) {
                 bytes.append(contentsOf: known.lines)  // the very dictionary encoded last
             } else if let known, let derivation = PlistXML.derivation(of: dictionary),
-                PlistXML.sameStorage(derivation.base, known.dictionary), derivation.touched.count <= dictionary.count / 4,
+                PlistValue.sameStorage(derivation.base, known.dictionary), derivation.touched.count <= dictionary.count / 4,
                 let changed = known.indices(of: derivation.touched)
             {
                 // Same count, and every touched key was an entry: no key was added or removed.
@@ -340,11 +323,16 @@ enum PlistXML {
 
         /// One entry of a dictionary: its key's line and its value's.
         private mutating func writeEntry(_ key: String, _ value: Any, depth: Int) -> Bool {
+            writeKey(key, depth: depth) && write(value, depth: depth + 1)
+        }
+
+        /// The line of a key of a dictionary at `depth`.
+        private mutating func writeKey(_ key: String, depth: Int) -> Bool {
             indent(depth + 1)
             append("<key>")
             guard escape(key) else { return false }
             append("</key>\n")
-            return write(value, depth: depth + 1)
+            return true
         }
 
         /// An `NSNumber` as `<true/>`, `<integer>` or `<real>`, as Foundation writes it.
