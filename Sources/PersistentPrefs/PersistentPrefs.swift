@@ -50,7 +50,10 @@ open class PersistentPrefs: NSObject {
         /// The root key as set through ``key``; `nil` until `init` has run `super.init()`.
         var key: String = ""
         var lastError: PrefsError? {
-            didSet { failed = lastError != nil }
+            didSet {
+                failed = lastError != nil
+                fast.noteFlags(failed: failed, batching: batching)
+            }
         }
         /// `lastError != nil`, kept apart so the hot read path need not copy the error.
         var failed = false
@@ -61,7 +64,10 @@ open class PersistentPrefs: NSObject {
         /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
         /// this instance's reads see and its writes add to; `nil` outside one.
         var pending: PendingChanges? {
-            didSet { batching = pending != nil }
+            didSet {
+                batching = pending != nil
+                fast.noteFlags(failed: failed, batching: batching)
+            }
         }
         /// `pending != nil`, kept apart so the hot read path need not look into the batch.
         var batching = false
@@ -69,9 +75,50 @@ open class PersistentPrefs: NSObject {
             /// Tells KVO observers of ``values`` about changes of `domain` (Apple platforms).
             var keyValueNotifications: PrefsObservation?
         #endif
+        /// What the read path needs of this state, kept up to date with it (see ``FastReadState``).
+        let fast: FastReadState
+
+        /// Switches to `domain`, resolved under `generation` (`nil`: none).
+        mutating func use(_ domain: PrefsDomain?, generation: Int) {
+            self.domain = domain
+            self.generation = generation
+            fast.path.publish(domain.map { FastReadState.Path(domain: $0, generation: generation) })
+        }
     }
 
-    private let state = Locked(InstanceState())
+    /// What the hot read path needs of ``InstanceState``, readable without its lock: the
+    /// resolved domain and the flags that send a read down the slow path. Changed only by
+    /// ``InstanceState``, under its lock.
+    final class FastReadState: Sendable {
+        /// A resolved domain and the ``groupID`` generation it was resolved under.
+        final class Path: Sendable {
+            let domain: PrefsDomain
+            let generation: Int
+
+            init(domain: PrefsDomain, generation: Int) {
+                self.domain = domain
+                self.generation = generation
+            }
+        }
+
+        let path = SnapshotCell<Path>()
+        /// 1: ``lastError`` is set; 2: a batch is collecting changes.
+        let flags = Counter()
+
+        func noteFlags(failed: Bool, batching: Bool) {
+            flags.store((failed ? 1 : 0) | (batching ? 2 : 0))
+        }
+
+        /// The domain resolved under `generation`, or `nil`.
+        @inline(__always)
+        func domain(generation: Int) -> PrefsDomain? {
+            path.read { $0?.generation == generation ? $0?.domain : nil }
+        }
+    }
+
+    private let state: Locked<InstanceState>
+    /// The part of ``state`` the read path reads without its lock.
+    private let fast: FastReadState
     /// The last ``keys`` list a batch checked against, and its set (see `allowedKeys()`).
     private let allowedKeysMemo = Locked<(list: [String], set: Set<String>)?>(nil)
 
@@ -300,6 +347,8 @@ open class PersistentPrefs: NSObject {
     public override init() {
         explicitStore = nil
         followsGroupID = true
+        fast = FastReadState()
+        state = Locked(InstanceState(fast: fast))
         super.init()
         start(key: nil, merging: [:])
     }
@@ -322,6 +371,8 @@ open class PersistentPrefs: NSObject {
     public init(key: String? = nil, values: [String: Any]? = [:]) {
         explicitStore = nil
         followsGroupID = true
+        fast = FastReadState()
+        state = Locked(InstanceState(fast: fast))
         super.init()
         start(key: key, merging: values ?? [:])
     }
@@ -339,6 +390,8 @@ open class PersistentPrefs: NSObject {
     public init(key: String? = nil, values: [String: Any]? = [:], store: any PrefsStore) {
         explicitStore = store
         followsGroupID = false
+        fast = FastReadState()
+        state = Locked(InstanceState(fast: fast))
         super.init()
         start(key: key, merging: values ?? [:])
     }
@@ -456,7 +509,9 @@ open class PersistentPrefs: NSObject {
         if T.self == Double.self { return exactNumber(forKey: key, tracking: tracking)?.double.map { $0 as! T } }
         if T.self == Float.self { return exactNumber(forKey: key, tracking: tracking)?.float.map { $0 as! T } }
         if T.self == Bool.self { return exactNumber(forKey: key, tracking: tracking)?.bool.map { $0 as! T } }
-        return rawValue(forKey: key, tracking: tracking) as? T
+        // Unwrapped first: a cast from `Any?` looks into the optional in a second, nested cast.
+        guard let value = rawValue(forKey: key, tracking: tracking) else { return nil }
+        return value as? T
     }
 
     /// The current set, or why it cannot be read.
@@ -467,13 +522,15 @@ open class PersistentPrefs: NSObject {
     /// The precomputed `as?` answers for a stored number, callable from inlinable code.
     @usableFromInline
     func exactNumber(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> ExactNumber? {
-        read(tracking: tracking) { try SetView.number(forKey: key, $0, $1) } ?? nil
+        if let known = readWithoutLocks(tracking: tracking, { $0.knownNumber(forKey: key) }) { return known }
+        return read(tracking: tracking) { try SetView.number(forKey: key, $0, $1) } ?? nil
     }
 
     /// The subscript getter, callable from inlinable code.
     @usableFromInline
     func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet) -> Any? {
-        read(tracking: tracking) { try SetView.value(forKey: key, $0, $1) } ?? nil
+        if let known = readWithoutLocks(tracking: tracking, { $0.knownValue(forKey: key) }) { return known }
+        return read(tracking: tracking) { try SetView.value(forKey: key, $0, $1) } ?? nil
     }
 
     // MARK: - Throwing API
@@ -657,6 +714,24 @@ open class PersistentPrefs: NSObject {
 
     // MARK: - Private
 
+    /// The hot path of a read: `body`'s answer from the published views, taking no lock and no
+    /// reference, or `nil` when the read must take ``read(tracking:_:)``'s way (``lastError`` is
+    /// set, a batch is running, the set is not resolved or loaded or is damaged, or `body`
+    /// does not know the answer yet). Nothing to record: ``lastError`` is already `nil`.
+    @inline(__always)
+    private func readWithoutLocks<Result>(tracking: KeyPath<PrefsKeySpace, Int>, _ body: (PrefsDomain) -> Result??) -> Result?? {
+        let generation = currentGeneration()
+        guard fast.flags.load() == 0 else { return nil }
+        return SnapshotReaders.shared.section {
+            fast.path.withCurrent { path -> Result?? in
+                guard let path, path.generation == generation, !path.domain.isDamaged else { return nil }
+                guard let known = body(path.domain) else { return nil }
+                path.domain.feed.access(tracking)
+                return known
+            }
+        }
+    }
+
     /// Runs a read; on success clears ``lastError``, on failure records it and returns `nil`.
     /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
     func read<Result>(
@@ -664,9 +739,10 @@ open class PersistentPrefs: NSObject {
     ) -> Result? {
         // The hot path: one lock for this instance's state, one for the shared set.
         let generation = currentGeneration()
-        let (cached, hadError, batching) = state.withLock {
-            ($0.generation == generation ? $0.domain : nil, $0.failed, $0.batching)
-        }
+        let flags = fast.flags.load()
+        let (hadError, batching) = (flags & 1 != 0, flags & 2 != 0)
+        // Without a lock: the domain from the fast state (a write never waits for it).
+        let cached = fast.domain(generation: generation)
         do {
             let domain = try cached ?? resolvedDomain()
             domain.feed.access(tracking)
@@ -706,7 +782,10 @@ open class PersistentPrefs: NSObject {
     /// Lets go of the shared set, so the next operation resolves it again (from the root key,
     /// the store and ``groupID`` as they are then).
     private func dropDomain() {
-        state.withLock { $0.domain.take() }.map(PrefsDomain.release)
+        state.withLock { state in
+            defer { state.use(nil, generation: -1) }
+            return state.domain
+        }.map(PrefsDomain.release)
     }
 
     /// The ``groupID`` generation this instance follows (0 with an explicit store).
@@ -733,10 +812,8 @@ open class PersistentPrefs: NSObject {
         }
         let domain = PrefsDomain.acquire(store: store, root: root)
         let previous = state.withLock { state in
-            let previous = state.domain
-            state.domain = domain
-            state.generation = generation
-            return previous
+            defer { state.use(domain, generation: generation) }
+            return state.domain
         }
         previous.map(PrefsDomain.release)
         migrateOnFirstUse(domain)

@@ -9,7 +9,8 @@ import Foundation
 /// it is durable, then the cache is replaced by the set the store returned. A failed write
 /// changes nothing. The cache lock is held only to read or replace the copy, never across the
 /// store's disk work, so readers never wait for a write, and code run inside a write (an
-/// ``PersistentPrefs/update(_:)`` body) can still read the set.
+/// ``PersistentPrefs/update(_:)`` body) can still read the set. Each copy is also published
+/// as an immutable view (see ``SnapshotCell``), which the hot read path uses without a lock.
 ///
 /// Every change of the cache — a write, a reload, another process's write — goes the same way:
 /// the keys whose value changed are posted to ``feed`` under the cache lock, and delivered to
@@ -102,7 +103,32 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     private func install(_ built: (Snapshot, Layered?), in cache: inout Snapshot?) {
         cache = built.0
         layering.withLock { $0 = built.1 }
+        published.publish(ReadView(built.0))
     }
+
+    /// Drops the cached snapshot (its readers then load the set, or report why it cannot be
+    /// read); call it holding the cache lock.
+    private func uninstall(_ cache: inout Snapshot?) {
+        cache = nil
+        layering.withLock { $0 = nil }
+        published.publish(nil)
+    }
+
+    /// What the read path sees of the cached snapshot: its values and the numbers' answers,
+    /// never changed once made, so readers use it without a lock (see ``SnapshotCell``).
+    /// Republished with every change of ``cache``, always under the cache lock.
+    private final class ReadView {
+        let values: [String: Any]
+        let numbers: [String: ExactNumber]
+
+        init(_ snapshot: Snapshot) {
+            values = snapshot.values
+            numbers = snapshot.numbers
+        }
+    }
+
+    /// The cached snapshot as readers see it: `nil` while the set is not loaded.
+    private let published = SnapshotCell<ReadView>()
 
     /// The system layer files of this set and what they held when last read.
     let layerReader: LayerReader
@@ -140,24 +166,50 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         }
     }
 
-    /// One value of the set.
+    /// One value of the set: without a lock once the set is loaded.
     func value(forKey key: String) throws -> Any? {
-        try cache.withLock { cache in
-            if let snapshot = cache { return snapshot.values[key] }
-            return try loaded(&cache).values[key]
-        }
+        if let found = SnapshotReaders.shared.section({ knownValue(forKey: key) }) { return found }
+        return try cache.withLock { cache in try loaded(&cache).values[key] }
     }
 
     /// The `as?` answers for one value; `nil` when it is absent or not a number.
+    ///
+    /// Without a lock once the answer is known; the first read of a number since it changed
+    /// works it out under the cache lock and republishes the view with it.
     func number(forKey key: String) throws -> ExactNumber? {
-        try cache.withLock { cache in
+        if let known = SnapshotReaders.shared.section({ knownNumber(forKey: key) }) { return known }
+        return try cache.withLock { cache in
             if let known = cache?.numbers[key] { return known }
-            // Worked out on the first read of the key since it changed, and kept.
             guard let value = try loaded(&cache).values[key], let number = ExactNumber(value) else { return nil }
+            // Kept, and published for the lock-free path (a copy of the answers, once per key
+            // and change).
             cache!.numbers[key] = number
+            published.publish(ReadView(cache!))
             return number
         }
     }
+
+    /// One value as the published view has it; `.none` when the set is not loaded. Call it
+    /// inside ``SnapshotReaders/section(_:)``.
+    @inline(__always)
+    func knownValue(forKey key: String) -> Any?? {
+        published.withCurrent { view in view.map { $0.values[key] } }
+    }
+
+    /// The `as?` answers for one value as the published view has them; `.none` when they are
+    /// not worked out yet (or the set is not loaded). Call it inside
+    /// ``SnapshotReaders/section(_:)``.
+    @inline(__always)
+    func knownNumber(forKey key: String) -> ExactNumber?? {
+        published.withCurrent { view -> ExactNumber?? in
+            guard let view else { return .none }
+            if let number = view.numbers[key] { return number }
+            return view.values[key] == nil ? .some(nil) : .none  // absent: no answer to work out
+        }
+    }
+
+    /// Whether the store reports damage for this set (see ``damageNotice()``): one atomic load.
+    var isDamaged: Bool { damaged.load() != 0 }
 
     /// The schema version the set is stored at (0 when it has none).
     func schemaVersion() throws -> Int {
@@ -185,7 +237,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// Free while there is none (one atomic load); while there is, the store is asked again
     /// on each call, so a write to another set of the same file ends the report here too.
     func damageNotice() -> PersistentPrefs.PrefsError? {
-        guard damaged.load() != 0 else { return nil }
+        guard isDamaged else { return nil }
         let notice = (store as? any DamageNoticing)?.damageNotice(root: root)
         if notice == nil { damaged.store(0) }
         return notice
@@ -220,10 +272,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
                 built = try fetched()
             }
         } catch {
-            cache.withLock { cache in  // its readers report why
-                cache = nil
-                layering.withLock { $0 = nil }
-            }
+            cache.withLock { cache in uninstall(&cache) }  // its readers report why
             throw error
         }
         cache.withLock { cache in

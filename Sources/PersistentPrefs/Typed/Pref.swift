@@ -40,11 +40,13 @@ public struct Pref<Value> {
     public let key: String
     /// The value read when the key is not stored.
     public let defaultValue: Value
-    /// The codec and the rule, behind one reference: every read copies the `Pref`, and a copy
-    /// then costs one retain for them.
+    /// The codec, the rule and the observation key, behind one reference: every read copies
+    /// the `Pref`, and a copy then costs one retain for them (two references: two retains and
+    /// two releases, a tenth of a read).
     @usableFromInline let core: PrefCore<Value>
+
     /// What the Observation framework tracks this key by (made once, not on every read).
-    @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
+    @inlinable var observationKey: KeyPath<PrefsKeySpace, Int> { core.observationKey }
 
     /// How values are stored.
     @inlinable var codec: PrefCodec<Value> { core.codec }
@@ -56,8 +58,7 @@ public struct Pref<Value> {
     init(wrappedValue: Value, _ key: String, rule: ((Value) -> String?)?, summary: String? = nil, bounds: (Value, Value)? = nil) {
         self.key = key
         defaultValue = wrappedValue
-        core = PrefCore(codec: PrefCodec.make(), rule: rule, summary: summary, bounds: bounds)
-        observationKey = PrefsKeySpace.keyPath(key)
+        core = PrefCore(codec: PrefCodec.make(), rule: rule, summary: summary, bounds: bounds, observationKey: PrefsKeySpace.keyPath(key))
     }
 
     /// The rule of a `validate:` closure, for the initialisers that take one.
@@ -110,19 +111,22 @@ public struct Pref<Value> {
     }
 }
 
-/// The parts of a ``Pref`` that reads rarely touch: how values are stored, and the rule.
+/// The parts of a ``Pref`` behind its one reference: how values are stored, the rule, and
+/// what the Observation framework tracks the key by.
 @usableFromInline
 final class PrefCore<Value> {
     @usableFromInline let codec: PrefCodec<Value>
     @usableFromInline let rule: ((Value) -> String?)?
+    @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
     /// What the value is for, for the schema.
     let summary: String?
     /// The ends of an `in:` range, for the schema.
     let bounds: (Value, Value)?
 
-    init(codec: PrefCodec<Value>, rule: ((Value) -> String?)?, summary: String?, bounds: (Value, Value)?) {
+    init(codec: PrefCodec<Value>, rule: ((Value) -> String?)?, summary: String?, bounds: (Value, Value)?, observationKey: KeyPath<PrefsKeySpace, Int>) {
         self.codec = codec
         self.rule = rule
+        self.observationKey = observationKey
         self.summary = summary
         self.bounds = bounds
     }
