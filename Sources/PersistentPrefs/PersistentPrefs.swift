@@ -50,27 +50,19 @@ open class PersistentPrefs: NSObject {
         /// The root key as set through ``key``; `nil` until `init` has run `super.init()`.
         var key: String = ""
         var lastError: PrefsError? {
-            didSet {
-                failed = lastError != nil
-                fast.noteFlags(failed: failed, batching: batching)
-            }
+            didSet { fast.noteFlags(failed: failed, batching: batching) }
         }
-        /// `lastError != nil`, kept apart so the hot read path need not copy the error.
-        var failed = false
+        /// Whether ``lastError`` is set.
+        var failed: Bool { lastError != nil }
         /// The shared set this instance works on, resolved from ``key`` and the store.
         var domain: PrefsDomain?
-        /// The ``groupID`` generation `domain` was resolved under.
-        var generation: Int = -1
         /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
         /// this instance's reads see and its writes add to; `nil` outside one.
         var pending: PendingChanges? {
-            didSet {
-                batching = pending != nil
-                fast.noteFlags(failed: failed, batching: batching)
-            }
+            didSet { fast.noteFlags(failed: failed, batching: batching) }
         }
-        /// `pending != nil`, kept apart so the hot read path need not look into the batch.
-        var batching = false
+        /// Whether a batch is collecting changes.
+        var batching: Bool { pending != nil }
         #if canImport(ObjectiveC)
             /// Tells KVO observers of ``values`` about changes of `domain` (Apple platforms).
             var keyValueNotifications: PrefsObservation?
@@ -78,10 +70,10 @@ open class PersistentPrefs: NSObject {
         /// What the read path needs of this state, kept up to date with it (see ``FastReadState``).
         let fast: FastReadState
 
-        /// Switches to `domain`, resolved under `generation` (`nil`: none).
+        /// Switches to `domain`, resolved under `generation` (`nil`: none); the read path finds
+        /// both in ``fast``.
         mutating func use(_ domain: PrefsDomain?, generation: Int) {
             self.domain = domain
-            self.generation = generation
             fast.path.publish(domain.map { FastReadState.Path(domain: $0, generation: generation) })
         }
     }
@@ -737,7 +729,8 @@ open class PersistentPrefs: NSObject {
     func read<Result>(
         tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (PrefsDomain, PendingChanges.Box?) throws -> Result
     ) -> Result? {
-        // The hot path: one lock for this instance's state, one for the shared set.
+        // The way of a read that `readWithoutLocks` leaves: no lock until the batch or the set's
+        // loading needs one.
         let generation = currentGeneration()
         let flags = fast.flags.load()
         let (hadError, batching) = (flags & 1 != 0, flags & 2 != 0)
@@ -771,8 +764,7 @@ open class PersistentPrefs: NSObject {
         do {
             try body()
             let generation = currentGeneration()
-            let domain = state.withLock { $0.generation == generation ? $0.domain : nil }
-            let notice = domain?.damageNotice()
+            let notice = fast.domain(generation: generation)?.damageNotice()
             if notice != nil || hadError { state.withLock { $0.lastError = notice } }
         } catch {
             lastError = PrefsDomain.mapped(error)
@@ -796,8 +788,7 @@ open class PersistentPrefs: NSObject {
     /// The shared set for this instance's root key and store.
     func resolvedDomain() throws -> PrefsDomain {
         let generation = currentGeneration()
-        let cached = state.withLock { $0.generation == generation ? $0.domain : nil }
-        if let cached { return cached }
+        if let cached = fast.domain(generation: generation) { return cached }
         // Overridable members run outside every lock.
         let root = key
         let store: any PrefsStore
