@@ -162,8 +162,7 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
             keyObjects[key.name] = object
         }
         let top: [String: Any] = ["format": Self.formatVersion, "root": root, "class": className, "schemaVersion": schemaVersion, "keys": keyObjects]
-        let data = (try? JSONSerialization.data(withJSONObject: top, options: [.prettyPrinted, .sortedKeys])) ?? Data("{}".utf8)
-        return data + Data("\n".utf8)
+        return JSONText.document(top)
     }
 
     /// Reads a schema file the library wrote.

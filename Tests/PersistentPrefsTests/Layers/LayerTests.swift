@@ -261,6 +261,49 @@ struct SchemaTests {
         #expect(try PrefsSchema.load(from: URL(fileURLWithPath: folder.path + "/none.json")) == nil)
     }
 
+    @Test("the schema file is JSON for every kind of value and odd names, keys in order, and reads back the same")
+    func jsonOfEveryKind() throws {
+        let date = Date(timeIntervalSince1970: 1_700_000_000.25)
+        let odd = "quote\" back\\ line\n tab\t bell\u{07} é 🎛"
+        let keys: [PrefsSchema.Key] = [
+            .init(name: "b", type: "Bool", kind: "boolean", defaultValue: NSNumber(value: true)),
+            .init(name: "i", type: "Int", kind: "integer", defaultValue: NSNumber(value: -42), minimum: NSNumber(value: Int64.min), maximum: NSNumber(value: UInt64.max)),
+            .init(name: "r", type: "Double", kind: "real", defaultValue: NSNumber(value: 0.1), minimum: NSNumber(value: -1e-5), maximum: NSNumber(value: 1e300)),
+            .init(name: "inf", type: "Double", kind: "real", defaultValue: NSNumber(value: Double.infinity)),
+            .init(name: odd, type: "String", kind: "string", defaultValue: odd, choices: [odd, "", "plain"], summary: odd),
+            .init(name: "d", type: "Date", kind: "date", defaultValue: date),
+            .init(name: "data", type: "Data", kind: "data", defaultValue: Data([0, 1, 254, 255])),
+            .init(name: "a", type: "[Int]", kind: "array", defaultValue: [NSNumber(value: 1), NSNumber(value: 2)]),
+            .init(name: "e", type: "[Int]", kind: "array", defaultValue: [Any]()),
+            .init(name: "m", type: "[String: Int]", kind: "dictionary", defaultValue: ["z": NSNumber(value: 1), "a": ["x": "y"], "empty": [String: Any]()]),
+        ]
+        let schema = PrefsSchema(root: "R\"oot", className: "C", schemaVersion: 3, keys: keys)
+        let data = schema.jsonData
+        let text = String(decoding: data, as: UTF8.self)
+        let json = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "not JSON:\n\(text)")
+        #expect(json["root"] as? String == "R\"oot" && json["schemaVersion"] as? Int == 3 && json["format"] as? Int == 1)
+        let objects = try #require(json["keys"] as? [String: [String: Any]])
+        #expect(Set(objects.keys) == Set(keys.map(\.name)))
+        #expect(objects["b"]?["default"] as? Bool == true)
+        #expect(objects["inf"]?["default"] is NSNull, "JSON has no infinity: written as null")
+        #expect(objects[odd]?["summary"] as? String == odd && objects[odd]?["choices"] as? [String] == [odd, "", "plain"])
+        // Object keys in code-point order, every level.
+        let order = ["\"a\" :", "\"b\" :", "\"d\" :", "\"data\" :", "\"e\" :", "\"i\" :", "\"inf\" :", "\"m\" :", "\"r\" :"]
+        let positions = order.compactMap { text.range(of: $0)?.lowerBound }
+        #expect(positions.count == order.count && positions == positions.sorted(), "\(text)")
+        #expect(text.hasSuffix("}\n") && text.hasPrefix("{\n  \"class\" : \"C\",\n"), "\(text)")
+
+        let loaded = try PrefsSchema(jsonData: data)
+        #expect(loaded.root == "R\"oot" && loaded.className == "C" && loaded.schemaVersion == 3)
+        #expect(loaded["b"]?.defaultValue as? Bool == true && loaded["i"]?.defaultValue as? Int == -42)
+        #expect((loaded["i"]?.minimum as? NSNumber)?.int64Value == Int64.min)
+        #expect(loaded["r"]?.defaultValue as? Double == 0.1 && loaded["r"]?.minimum as? Double == -1e-5 && loaded["r"]?.maximum as? Double == 1e300)
+        #expect(loaded["d"]?.defaultValue as? Date == date && loaded["data"]?.defaultValue as? Data == Data([0, 1, 254, 255]))
+        #expect(loaded[odd]?.defaultValue as? String == odd && loaded["e"]?.defaultValue.map { ($0 as? [Any])?.isEmpty } == true)
+        let map = try #require(loaded["m"]?.defaultValue as? [String: Any])
+        #expect(map["z"] as? Int == 1 && (map["a"] as? [String: String]) == ["x": "y"] && (map["empty"] as? [String: Any])?.isEmpty == true)
+    }
+
     @Test("observeStore reports every set of a folder that changes, naming its root key and keys")
     func wholeStore() throws {
         let folder = TemporaryDirectory()
