@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Tools) import PersistentPrefs
 
 /// Shows stored values: as text a `set` command accepts back, and as JSON.
 public enum ValueFormatter {
@@ -51,12 +52,7 @@ public enum ValueFormatter {
     ///   - value: A stored value.
     ///   - pretty: Indent and sort keys.
     public static func jsonText(_ value: Any, pretty: Bool) -> String {
-        var options: JSONSerialization.WritingOptions = [.sortedKeys, .fragmentsAllowed]
-        if pretty { options.insert(.prettyPrinted) }
-        guard let data = try? JSONSerialization.data(withJSONObject: jsonValue(value), options: options) else {
-            return String(describing: value)
-        }
-        return String(decoding: data, as: UTF8.self)
+        JSONText.text(jsonValue(value), pretty: pretty)
     }
 
     /// `date` as ISO 8601, with milliseconds when it has a fraction of a second.

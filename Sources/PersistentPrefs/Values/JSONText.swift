@@ -1,23 +1,35 @@
 import Foundation
 
-/// JSON text for the values a schema file holds (strings, numbers, booleans, `NSNull`, arrays and
-/// string-keyed dictionaries), pretty-printed: two-space indent, `"key" : value`, object keys in
-/// code-point order.
+/// JSON text of JSON-ready values (strings, numbers, booleans, `NSNull`, arrays and
+/// string-keyed dictionaries), laid out as `JSONSerialization` lays it out with `.sortedKeys`
+/// (compact, or pretty: two-space indent and `"key" : value`), object keys in code-point order.
 ///
-/// Written here rather than by `JSONSerialization` with `.sortedKeys`: on Linux that option
-/// sorts through a locale-aware string comparison of ~120,000 instructions a pair, so a 1,000-key
-/// set's schema cost 0.3 s of its first write (2.8 billion instructions, measured with callgrind).
-enum JSONText {
-    /// `value` as a JSON document, ending in a newline.
-    static func document(_ value: Any) -> Data {
+/// Written here rather than by `JSONSerialization`: on Linux its `.sortedKeys` sorts through a
+/// locale-aware string comparison of ~120,000 instructions a pair, so a 1,000-key set's schema
+/// cost 0.3 s of its first write (2.8 billion instructions, measured with callgrind). Used for
+/// schema files and by `prefs-harness` for its `--json` output.
+@_spi(Tools)
+public enum JSONText {
+    /// `value` as JSON text.
+    ///
+    /// - Parameters:
+    ///   - value: A string, number, boolean, `NSNull`, array or `[String: Any]` of these
+    ///     (anything else is written as the string of its description; a non-finite number as
+    ///     `null`, which is all JSON has for it).
+    ///   - pretty: Whether to indent, one entry a line.
+    public static func text(_ value: Any, pretty: Bool) -> String {
         var text = ""
-        append(value, indent: 0, to: &text)
-        text += "\n"
-        return Data(text.utf8)
+        append(value, indent: pretty ? 0 : nil, to: &text)
+        return text
     }
 
-    /// Appends `value` at nesting depth `indent`.
-    static func append(_ value: Any, indent: Int, to text: inout String) {
+    /// `value` as a pretty JSON document, ending in a newline.
+    static func document(_ value: Any) -> Data {
+        Data((text(value, pretty: true) + "\n").utf8)
+    }
+
+    /// Appends `value` at nesting depth `indent` (`nil`: compact).
+    private static func append(_ value: Any, indent: Int?, to text: inout String) {
         // Exact types first: a Swift `Bool` would otherwise pass as a number.
         if type(of: value) == Bool.self {
             text += (value as! Bool) ? "true" : "false"
@@ -29,12 +41,12 @@ enum JSONText {
         case let dictionary as [String: Any]:
             appendContainer(dictionary.keys.sorted(), open: "{", close: "}", indent: indent, to: &text) { key, text in
                 appendString(key, to: &text)
-                text += " : "
-                append(dictionary[key]!, indent: indent + 1, to: &text)
+                text += indent == nil ? ":" : " : "
+                append(dictionary[key]!, indent: indent.map { $0 + 1 }, to: &text)
             }
         case let array as [Any]:
             appendContainer(Array(array.indices), open: "[", close: "]", indent: indent, to: &text) { index, text in
-                append(array[index], indent: indent + 1, to: &text)
+                append(array[index], indent: indent.map { $0 + 1 }, to: &text)
             }
         case is NSNull:
             text += "null"
@@ -46,11 +58,16 @@ enum JSONText {
     }
 
     private static func appendContainer<Element>(
-        _ elements: [Element], open: String, close: String, indent: Int, to text: inout String,
+        _ elements: [Element], open: String, close: String, indent: Int?, to text: inout String,
         _ appendElement: (Element, inout String) -> Void
     ) {
-        guard !elements.isEmpty else {
-            text += open + close
+        guard let indent, !elements.isEmpty else {
+            text += open
+            for (position, element) in elements.enumerated() {
+                if position > 0 { text += "," }
+                appendElement(element, &text)
+            }
+            text += close
             return
         }
         let inner = String(repeating: "  ", count: indent + 1)
@@ -69,8 +86,9 @@ enum JSONText {
             text += number.boolValue ? "true" : "false"
         case UInt8(ascii: "d"), UInt8(ascii: "f"):
             let double = number.doubleValue
-            // JSON has no infinity or NaN.
-            text += double.isFinite ? "\(double)" : "null"
+            // JSON has no infinity or NaN; a whole number without ".0", as JSONSerialization writes it.
+            let written = double.isFinite ? "\(double)" : "null"
+            text += written.hasSuffix(".0") ? String(written.dropLast(2)) : written
         case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"):
             text += String(number.uint64Value)
         default:
@@ -84,6 +102,7 @@ enum JSONText {
             switch scalar {
             case "\"": text += "\\\""
             case "\\": text += "\\\\"
+            case "/": text += "\\/"  // as JSONSerialization writes it
             case "\n": text += "\\n"
             case "\r": text += "\\r"
             case "\t": text += "\\t"
