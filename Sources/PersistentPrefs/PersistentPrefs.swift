@@ -821,13 +821,21 @@ open class PersistentPrefs: NSObject {
 
     func checkKeys(_ candidates: some Collection<String>) throws {
         let isAllowed: (String) -> Bool
-        if candidates.count == 1, state.withLock({ $0.pending == nil }) {
+        // `nil`: no batch; `.some(nil)`: a batch that has not worked out its set yet.
+        let batchKeys = state.withLock { $0.pending.map(\.allowedKeys) }
+        if let known = batchKeys ?? nil {
+            isAllowed = known.contains  // one look-up a key of a batch, one lock
+        } else if candidates.count == 1, batchKeys == nil {
             // One key (a property, the subscript) outside a batch: a look along ``keys`` costs
             // less than hashing all of them into a set (a 10,000-key whitelist: ~20 µs vs ~400 µs).
             let whitelist = keys  // overridable: outside every lock
             isAllowed = whitelist.contains
         } else {
             isAllowed = allowedKeys().contains
+        }
+        if candidates.count == 1, let key = candidates.first {  // no array for the one key of a set
+            guard isAllowed(key) || key == Self.schemaVersionKey else { throw PrefsError.incorrectKeys(invalidElements: [key]) }
+            return
         }
         let refused = candidates.filter { !isAllowed($0) && $0 != Self.schemaVersionKey }
         guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }

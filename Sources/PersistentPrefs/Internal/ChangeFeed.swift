@@ -162,7 +162,7 @@ enum ObservationSupport {
         #if canImport(Observation)
             guard let box, #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
             let registrar = unsafeDowncast(box, to: RegistrarBox.self).registrar
-            for key in keys.sorted() {
+            for key in keys {  // in any order: a tracking fires once, whichever key comes first
                 registrar.withMutation(of: PrefsKeySpace.shared, keyPath: PrefsKeySpace.keyPath(key)) {}
             }
             registrar.withMutation(of: PrefsKeySpace.shared, keyPath: \.wholeSet) {}

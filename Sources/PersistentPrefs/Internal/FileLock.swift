@@ -30,7 +30,7 @@ import Foundation
 /// The lock file also keeps what writers note for each other: a small record (``Held/record``:
 /// the signature of the file as the library's last write left it, when a write by someone else —
 /// a program using plain `UserDefaults` — was last seen, and the process holding the lock), and
-/// after it, from ``notesOffset``, a block of notes (``Held/notes``, the ``SuiteLedger``). Neither
+/// after it, from ``notesOffset``, a block of notes (``Held/notes``, the ``SuiteLedger``'s journal). Neither
 /// is synced: they are hints, and a lost or damaged one is ignored.
 enum FileLock {
     /// What writers keep in the lock file.
@@ -82,11 +82,57 @@ enum FileLock {
 
         /// Replaces the notes block (a failure just loses the hint).
         func storeNotes(_ data: Data) {
-            guard data.count < 1 << 26 else { return }
+            guard data.count < Self.notesLimit else { return }
             var block = withUnsafeBytes(of: UInt32(data.count)) { Data($0) }
             block.append(data)
             _ = block.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset)) }
         }
+
+        /// The largest notes block kept.
+        static let notesLimit = 1 << 26
+
+        /// How long the notes block is (0 when there is none).
+        var notesLength: Int {
+            var length: UInt32 = 0
+            guard pread(descriptor, &length, 4, off_t(notesOffset)) == 4, length < Self.notesLimit else { return 0 }
+            return Int(length)
+        }
+
+        /// The bytes `range` of the notes block, or `nil` when it is shorter.
+        func notes(in range: Range<Int>) -> Data? {
+            guard range.lowerBound >= 0, range.upperBound <= notesLength else { return nil }
+            guard !range.isEmpty else { return Data() }
+            var data = Data(count: range.count)
+            let read = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, range.count, off_t(notesOffset + 4) + off_t(range.lowerBound)) }
+            return read == range.count ? data : nil
+        }
+
+        /// Writes `data` after the first `length` bytes of the notes block, then makes the block
+        /// end after it: a writer stopped in between leaves the block as it was.
+        func appendNotes(_ data: Data, at length: Int) {
+            guard length + data.count < Self.notesLimit else { return }
+            let written = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset + 4) + off_t(length)) }
+            if written == data.count { setNotesLength(length + data.count) }
+        }
+
+        /// Cuts the notes block to its first `length` bytes (or lengthens it back).
+        func setNotesLength(_ length: Int) {
+            var value = UInt32(clamping: length)
+            _ = pwrite(descriptor, &value, 4, off_t(notesOffset))
+        }
+
+        /// The lock file's device and inode, to tell it from one made again at the same path.
+        var identity: FileIdentity? {
+            var info = stat()
+            guard fstat(descriptor, &info) == 0 else { return nil }
+            return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+    }
+
+    /// A file's device and inode.
+    struct FileIdentity: Hashable {
+        let device: UInt64
+        let inode: UInt64
     }
 
     /// Runs `body` holding the lock for `file`, waiting at most ``timeout`` for it.

@@ -12,155 +12,148 @@ import Foundation
 /// suite (reads never write: until then they show the file as it is). A value the library never
 /// wrote there is a deliberate change by someone else and is adopted.
 ///
-/// Only writes of the last ``horizon`` are kept (a stale save can only undo writes made while
-/// it was between its read and its write), at most ``capacity`` keys. A suite that was removed
-/// or emptied is taken as it is (a stale save keeps the saving program's own keys, so it never
-/// empties the file). Plain code that deliberately writes back, byte for byte, a value the
-/// library replaced within that time, or removes a key the library created within it while
-/// other keys remain, is taken for a stale save.
+/// Only writes of the last ``horizon`` are used (a stale save can only undo writes made while
+/// it was between its read and its write). A suite that was removed or emptied is taken as it
+/// is (a stale save keeps the saving program's own keys, so it never empties the file). Plain
+/// code that deliberately writes back, byte for byte, a value the library replaced within that
+/// time, or removes a key the library created within it while other keys remain, is taken for a
+/// stale save.
+///
+/// The ledger is kept as a journal: each write appends one ``Step`` per key it wrote (the new
+/// value's XML and the hash of the value it replaced), so a write reads and writes its own steps
+/// and nothing of what the ledger already remembers. A process that keeps writing keeps its view
+/// of the journal (``load(_:forgettingAll:)``) and reads only the steps other processes appended
+/// since. A process without one (its first write to the suite) reads the journal only when it
+/// is small (``smallJournal``) or when it needs it all: to put back what a stale save undid, or
+/// to rewrite it; otherwise it hashes the value it replaces itself. Once the journal has grown to
+/// four times what it held after its last rewrite (and past ``compactionFloor``), the next write
+/// rewrites it as the entries it amounts to (the ``capacity`` most recent within the horizon),
+/// under a new generation, so every process's view starts again from the rewrite.
 struct SuiteLedger {
-    /// One key: the library's latest value (as XML; `nil` for removed), the hashes of the values
-    /// it replaced, oldest first, and when it last wrote the key.
+    /// One key: the library's latest value (as XML; `nil` for removed) and its hash, the hashes
+    /// of the values it replaced, oldest first, and when it last wrote the key.
     struct Entry: Equatable {
         var latest: Data?
+        var latestHash: UInt64 = 0
         var history: [UInt64] = []
         var written: TimeInterval = 0
     }
 
-    // Stored in a compact form of its own (parsing a property list on every write cost more
-    // than the rest of the ledger): a count, then per key its UTF-8 name, the time written, the
-    // latest value's XML (length -1 for none) and the history, all integers little-endian.
+    /// One step of the journal.
+    enum Step: Equatable {
+        /// The library wrote `key` at `at`: the value whose XML hashes to `replaced` became
+        /// `latest` (its XML; `nil`: removed), which hashes to `latestHash`.
+        case wrote(key: String, at: TimeInterval, replaced: UInt64, latest: Data?, latestHash: UInt64)
+        /// The value under `key` is someone else's, theirs to keep: nothing of the key is put back.
+        case forget(key: String)
+        /// The suite was removed, emptied or found damaged: nothing from before is put back.
+        case forgetAll
+        /// A whole entry, as a rewrite of the journal keeps it.
+        case entry(key: String, Entry)
+    }
 
     /// How long a write is remembered.
     static let horizon: TimeInterval = 120
-    /// How many keys are remembered (the most recently written).
+    /// How many keys a rewrite of the journal keeps (the most recently written).
     static let capacity = 32
     /// How many replaced values are remembered per key: a stale save can put back a value from
     /// hundreds of writes ago when its process is descheduled between its read and its write
     /// on a busy machine (16 remembered values lost writes that way under load); 8 bytes each.
     static let historyLength = 512
+    /// The journal is rewritten only past this size (and four times its size after the last rewrite).
+    static let compactionFloor = 256 * 1024
+    /// A journal up to this size is read whole by a process's first write to the suite.
+    static let smallJournal = 64 * 1024
 
+    /// The entries, as the journal's steps left them (including ones past the horizon until a
+    /// rewrite drops them: ``current(_:)`` leaves those out).
     private(set) var entries: [String: Entry] = [:]
+    /// The steps taken since the ledger was loaded, appended to the journal by ``save(to:)``.
+    private(set) var staged: [Step] = []
+    /// The journal as loaded: where this ledger's steps go, and what a failed write restores.
+    private var journal: Journal?
+    /// Whether ``entries`` hold all the journal says (else only this ledger's own steps: see
+    /// ``load(_:forgettingAll:)``).
+    private(set) var isKnown = true
 
     /// An empty ledger.
     init() {}
 
-    /// The ledger in a held lock's notes (empty when there are none or they cannot be read).
-    init(_ lock: FileLock.Held) {
-        guard let notes = lock.notes else { return }
-        var reader = Reader(bytes: [UInt8](notes))
-        guard let count = reader.integer(), count >= 0, count <= Self.capacity else { return }
-        var decoded: [String: Entry] = [:]
-        for _ in 0..<count {
-            guard let name = reader.run().map({ String(decoding: $0, as: UTF8.self) }),
-                let written = reader.integer().map({ TimeInterval(bitPattern: UInt64(bitPattern: $0)) }),
-                let latestLength = reader.integer(),
-                let latest = latestLength < 0 ? .some(nil) : reader.run(count: latestLength).map({ Optional(Data($0)) }),
-                let historyCount = reader.integer(), historyCount >= 0, historyCount <= Self.historyLength
-            else { return }
-            var history: [UInt64] = []
-            history.reserveCapacity(Int(historyCount))
-            for _ in 0..<historyCount {
-                guard let hash = reader.integer() else { return }
-                history.append(UInt64(bitPattern: hash))
-            }
-            // Past the horizon an entry says nothing about a save in flight now.
-            if Date().timeIntervalSince1970 - written < Self.horizon {
-                decoded[name] = Entry(latest: latest, history: history, written: written)
-            }
-        }
-        entries = decoded
+    /// The entry of `key` when it is within the horizon, else `nil`.
+    func current(_ key: String, now: TimeInterval = Date().timeIntervalSince1970) -> Entry? {
+        entries[key].flatMap { now - $0.written < Self.horizon ? $0 : nil }
     }
 
-    /// Writes the ledger to the lock's notes, forgetting what is past the horizon.
-    func save(to lock: FileLock.Held) {
-        let now = Date().timeIntervalSince1970
-        let recent = entries.filter { now - $0.value.written < Self.horizon }.sorted { $0.value.written > $1.value.written }
-            .prefix(Self.capacity)
-        var bytes: [UInt8] = []
-        func append(_ value: Int64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
-        append(Int64(recent.count))
-        for (key, entry) in recent {
-            append(Int64(key.utf8.count))
-            bytes.append(contentsOf: key.utf8)
-            append(Int64(bitPattern: entry.written.bitPattern))
-            if let latest = entry.latest {
-                append(Int64(latest.count))
-                bytes.append(contentsOf: latest)
-            } else {
-                append(-1)
-            }
-            append(Int64(entry.history.count))
-            for hash in entry.history { append(Int64(bitPattern: hash)) }
-        }
-        lock.storeNotes(Data(bytes))
+    /// Takes `step`: applies it to ``entries`` and stages it for ``save(to:)``.
+    private mutating func take(_ step: Step) {
+        apply(step)
+        staged.append(step)
     }
 
-    /// Reads the compact form, refusing anything out of bounds.
-    private struct Reader {
-        let bytes: [UInt8]
-        var offset = 0
-
-        mutating func integer() -> Int64? {
-            guard offset <= bytes.count - 8 else { return nil }
-            var value: UInt64 = 0
-            for index in (offset..<offset + 8).reversed() { value = value << 8 | UInt64(bytes[index]) }
-            offset += 8
-            return Int64(bitPattern: value)
-        }
-
-        /// A length-prefixed run of bytes.
-        mutating func run() -> ArraySlice<UInt8>? {
-            integer().flatMap { run(count: $0) }
-        }
-
-        /// The next `count` bytes.
-        mutating func run(count: Int64) -> ArraySlice<UInt8>? {
-            guard count >= 0, count <= Int64(bytes.count - offset) else { return nil }
-            defer { offset += Int(count) }
-            return bytes[offset..<offset + Int(count)]
+    /// The effect of one step. Depends on the steps alone (never on the time now), so every
+    /// process that reads the same journal arrives at the same entries.
+    private mutating func apply(_ step: Step) {
+        switch step {
+        case .wrote(let key, let at, let replaced, let latest, let latestHash):
+            // Past the horizon an entry says nothing about a save in flight at `at`.
+            var entry = entries[key].flatMap { at - $0.written < Self.horizon ? $0 : nil } ?? Entry()
+            if replaced != latestHash {
+                entry.history.append(replaced)
+                entry.history.removeAll { $0 == latestHash }
+                if entry.history.count > Self.historyLength { entry.history.removeFirst(entry.history.count - Self.historyLength) }
+            }
+            entry.latest = latest
+            entry.latestHash = latestHash
+            entry.written = at
+            entries[key] = entry
+        case .forget(let key):
+            entries[key] = nil
+        case .forgetAll:
+            entries = [:]
+        case .entry(let key, let entry):
+            entries[key] = entry
         }
     }
 
     /// Puts the library's latest values back where a stale save reverted them, and adopts
     /// values someone else wrote on purpose.
-    mutating func reconcile(_ suite: inout [String: Any]) {
+    ///
+    /// - Parameter lock: The suite's lock, held: the journal is read whole first if it was not.
+    mutating func reconcile(_ suite: inout [String: Any], _ lock: FileLock.Held) {
+        if !isKnown { readAll(lock) }
         guard !suite.isEmpty else {
-            entries = [:]  // removed or emptied on purpose: nothing to put back
+            if !entries.isEmpty { take(.forgetAll) }  // removed or emptied on purpose: nothing to put back
             return
         }
-        for (key, entry) in entries {
+        let now = Date().timeIntervalSince1970
+        for key in entries.keys.sorted() {
+            guard let entry = current(key, now: now) else { continue }
             let found = Self.xml(suite[key])
             guard found != entry.latest else { continue }
             if entry.history.contains(Self.hash(found)) {
                 suite[key] = entry.latest.flatMap(Self.value)
             } else {
-                entries[key] = nil  // someone else's value: theirs to keep
+                take(.forget(key: key))  // someone else's value: theirs to keep
             }
         }
     }
 
     /// Records a write of `key`: `before` was replaced by `after`.
     ///
-    /// - Parameter beforeIsLatest: Whether the file held what the library last wrote, so
-    ///   `before` is the entry's latest value and need not be encoded again.
+    /// - Parameters:
+    ///   - beforeIsLatest: Whether the file held what the library last wrote, so `before` is the
+    ///     entry's latest value and need not be encoded and hashed again.
     ///   - afterXML: ``xml(_:)`` of `after` when the caller already has it (cut from the
     ///     suite's own document: see ``PlistXML/document(ranging:)``).
     mutating func record(_ key: String, before: Any?, after: Any?, afterXML: Data? = nil, beforeIsLatest: Bool) {
-        var entry = entries[key]
-        let old = beforeIsLatest && entry != nil ? entry!.latest : Self.xml(before)
-        let new = after == nil ? nil : (afterXML ?? Self.xml(after))
-        if entry == nil { entry = Entry() }
-        if old != new {
-            let newHash = Self.hash(new)  // once, not once per remembered value
-            entry!.history.append(Self.hash(old))
-            entry!.history.removeAll { $0 == newHash }
-            if entry!.history.count > Self.historyLength { entry!.history.removeFirst(entry!.history.count - Self.historyLength) }
-        }
-        entry!.latest = new
-        entry!.written = Date().timeIntervalSince1970
-        entries[key] = entry
+        let now = Date().timeIntervalSince1970
+        let known = beforeIsLatest && isKnown ? current(key, now: now) : nil
+        let replaced = known?.latestHash ?? Self.hash(Self.xml(before))
+        let latest = after == nil ? nil : (afterXML ?? Self.xml(after))
+        take(.wrote(key: key, at: now, replaced: replaced, latest: latest, latestHash: Self.hash(latest)))
     }
+
+    // MARK: - Values
 
     /// A stored value as XML (dictionary keys sorted), so equal values compare equal; `nil` for none.
     static func xml(_ value: Any?) -> Data? {
@@ -177,5 +170,315 @@ struct SuiteLedger {
 
     private static func hash(_ xml: Data?) -> UInt64 {
         xml.map { FNV1a.hash($0) } ?? 0
+    }
+}
+
+// MARK: - The journal in the lock file
+
+extension SuiteLedger {
+    // The notes block holds a header (``magic``, the generation, the journal's length after its
+    // last rewrite), then steps, each: its kind, the key's UTF-8 length and bytes, then per kind
+    // the time, the replaced hash, the latest hash, the latest value's XML (length -1 for none)
+    // and (an entry) the history; all integers 8 bytes, little-endian. Anything else there (an
+    // older library's whole-ledger form, a damaged block) is replaced by an empty journal.
+
+    /// The first 8 bytes of a journal ("PPLEDGR1").
+    private static let magic: Int64 = 0x3152_4744_454C_5050
+    private static let headerSize = 24
+
+    /// Where a ledger's journal stood when it was loaded.
+    private struct Journal {
+        let identity: FileLock.FileIdentity
+        let generation: Int64
+        let length: Int
+        /// The entries at `length` (what a failed write leaves this process's view at).
+        let entries: [String: Entry]
+    }
+
+    /// A process's view of one lock file's journal.
+    private struct View {
+        let generation: Int64
+        let length: Int
+        /// `nil`: this process wrote the journal without reading it all (its next write does).
+        let entries: [String: Entry]?
+    }
+
+    /// Each lock file's journal as this process last read or wrote it, by device and inode.
+    private static let views = Locked<[FileLock.FileIdentity: View]>([:])
+
+    /// Bytes of a journal read and written by this process.
+    struct Traffic: Equatable {
+        var read = 0
+        var written = 0
+    }
+
+    #if DEBUG
+        /// What each lock file's journal cost this process (debug builds, for the tests).
+        static let traffic = Locked<[FileLock.FileIdentity: Traffic]>([:])
+    #endif
+
+    private static func count(_ identity: FileLock.FileIdentity, read: Int = 0, written: Int = 0) {
+        #if DEBUG
+            traffic.withLock { traffic in
+                if traffic[identity] == nil, traffic.count >= 1024 { traffic.removeAll() }
+                traffic[identity, default: Traffic()].read += read
+                traffic[identity, default: Traffic()].written += written
+            }
+        #endif
+    }
+
+    /// Makes this process forget its views of every journal, as a process that starts does (for the tests).
+    static func forgetViews() {
+        views.withLock { $0.removeAll() }
+    }
+
+    /// The ledger in a held lock's journal: this process's view of it, brought up to date by
+    /// reading only what was appended since; without a view, the whole journal when it is small
+    /// or this process had a view before (another process rewrote it), else nothing yet
+    /// (``isKnown`` is `false` until ``reconcile(_:_:)`` needs it). Rewritten first when it has
+    /// grown enough (see ``SuiteLedger``).
+    ///
+    /// - Parameter forgettingAll: Whether the suite's history ends here (the suite was moved
+    ///   aside as damaged): a ``Step/forgetAll`` is staged, so it is kept only if the write is.
+    static func load(_ lock: FileLock.Held, forgettingAll: Bool = false) -> SuiteLedger {
+        var ledger = SuiteLedger()
+        guard let identity = lock.identity else { return ledger }
+        let length = lock.notesLength
+        count(identity, read: headerSize)
+        guard length >= headerSize, let header = lock.notes(in: 0..<headerSize), let (generation, rewritten) = Self.header(header) else {
+            // None yet, another form, or damaged: an empty journal.
+            ledger.rewrite(lock, identity: identity)
+            ledger.remember()
+            if forgettingAll { ledger.take(.forgetAll) }
+            return ledger
+        }
+        ledger.journal = Journal(identity: identity, generation: generation, length: length, entries: [:])
+        let due = length > max(compactionFloor, 4 * rewritten)
+        let view = views.withLock { $0[identity] }
+        if let view, let known = view.entries, view.generation == generation, view.length >= headerSize, view.length <= length,
+            let tail = lock.notes(in: view.length..<length), ledger.replay(tail, from: known)
+        {
+            count(identity, read: tail.count)
+        } else if view != nil || due || length <= smallJournal {
+            ledger.readAll(lock)  // a process writing again (it keeps a view from now on), or a small journal
+        } else {
+            ledger.isKnown = false  // a process's first write: hashes what it replaces itself
+        }
+        if ledger.isKnown {
+            if due {
+                ledger.rewrite(lock, identity: identity)
+            } else if let journal = ledger.journal {
+                ledger.journal = Journal(identity: identity, generation: journal.generation, length: journal.length, entries: ledger.entries)
+            }
+        }
+        ledger.remember()
+        if forgettingAll { ledger.take(.forgetAll) }
+        return ledger
+    }
+
+    /// The generation and the length after the last rewrite in a journal's header, or `nil`.
+    private static func header(_ data: Data) -> (Int64, Int)? {
+        var reader = Reader(bytes: [UInt8](data))
+        guard reader.integer() == magic, let generation = reader.integer(), let rewritten = reader.integer() else { return nil }
+        return (generation, Int(clamping: rewritten))
+    }
+
+    /// Reads the whole journal into ``entries``, this ledger's own steps applied after it; a
+    /// journal that cannot be read is replaced by an empty one.
+    private mutating func readAll(_ lock: FileLock.Held) {
+        guard let journal else { return }
+        let own = staged
+        if let body = lock.notes(in: Self.headerSize..<journal.length), replay(body, from: [:]) {
+            Self.count(journal.identity, read: body.count)
+            self.journal = Journal(identity: journal.identity, generation: journal.generation, length: journal.length, entries: entries)
+        } else {
+            entries = [:]
+            rewrite(lock, identity: journal.identity)
+        }
+        isKnown = true
+        for step in own { apply(step) }
+    }
+
+    /// Empties the journal of a held lock: nothing from before is put back.
+    static func clear(_ lock: FileLock.Held) {
+        guard let identity = lock.identity else { return }
+        var ledger = SuiteLedger()
+        ledger.rewrite(lock, identity: identity)
+        ledger.remember()
+    }
+
+    /// Appends the staged steps to the journal.
+    mutating func save(to lock: FileLock.Held) {
+        guard !staged.isEmpty, let journal else { return }
+        var bytes: [UInt8] = []
+        for step in staged { Self.encode(step, into: &bytes) }
+        lock.appendNotes(Data(bytes), at: journal.length)
+        Self.count(journal.identity, written: bytes.count + 4)
+        let length = journal.length + bytes.count
+        self.journal = Journal(identity: journal.identity, generation: journal.generation, length: length, entries: entries)
+        staged = []
+        remember()
+    }
+
+    /// Puts the journal back as it was when this ledger was loaded: the steps appended since are
+    /// dropped (a write that failed leaves nothing to put back later).
+    func restore(_ lock: FileLock.Held) {
+        guard let journal else { return }
+        lock.setNotesLength(journal.length)
+        remember()
+    }
+
+    /// Notes this ledger's journal as this process's view of it (without entries while they are
+    /// not known).
+    private func remember() {
+        guard let journal else { return }
+        Self.views.withLock { views in
+            if views[journal.identity] == nil, views.count >= 64 { views.removeAll() }
+            views[journal.identity] = View(generation: journal.generation, length: journal.length, entries: isKnown ? journal.entries : nil)
+        }
+    }
+
+    /// Reads the whole journal if this ledger has not (for the tests: a process that read it all).
+    mutating func readWhole(_ lock: FileLock.Held) {
+        guard !isKnown else { return }
+        readAll(lock)
+        remember()
+    }
+
+    /// Replaces the journal with a new generation holding the entries (the most recent
+    /// ``capacity`` within the horizon).
+    private mutating func rewrite(_ lock: FileLock.Held, identity: FileLock.FileIdentity) {
+        let now = Date().timeIntervalSince1970
+        let kept = entries.filter { now - $0.value.written < Self.horizon }.sorted { $0.value.written > $1.value.written }.prefix(Self.capacity)
+        entries = Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
+        var body: [UInt8] = []
+        for (key, entry) in kept.sorted(by: { $0.key < $1.key }) { Self.encode(.entry(key: key, entry), into: &body) }
+        let generation = Int64.random(in: 1...Int64.max)
+        var bytes: [UInt8] = []
+        Self.append(Self.magic, to: &bytes)
+        Self.append(generation, to: &bytes)
+        Self.append(Int64(Self.headerSize + body.count), to: &bytes)
+        bytes += body
+        lock.storeNotes(Data(bytes))
+        Self.count(identity, written: bytes.count + 4)
+        journal = Journal(identity: identity, generation: generation, length: bytes.count, entries: entries)
+    }
+
+    // MARK: Encoding
+
+    private static func append(_ value: Int64, to bytes: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    private static func append(_ data: Data?, to bytes: inout [UInt8]) {
+        if let data {
+            append(Int64(data.count), to: &bytes)
+            bytes.append(contentsOf: data)
+        } else {
+            append(-1, to: &bytes)
+        }
+    }
+
+    private static func encode(_ step: Step, into bytes: inout [UInt8]) {
+        func head(_ kind: Int64, _ key: String) {
+            append(kind, to: &bytes)
+            append(Int64(key.utf8.count), to: &bytes)
+            bytes.append(contentsOf: key.utf8)
+        }
+        switch step {
+        case .wrote(let key, let at, let replaced, let latest, let latestHash):
+            head(1, key)
+            append(Int64(bitPattern: at.bitPattern), to: &bytes)
+            append(Int64(bitPattern: replaced), to: &bytes)
+            append(Int64(bitPattern: latestHash), to: &bytes)
+            append(latest, to: &bytes)
+        case .forget(let key):
+            head(2, key)
+        case .forgetAll:
+            head(3, "")
+        case .entry(let key, let entry):
+            head(4, key)
+            append(Int64(bitPattern: entry.written.bitPattern), to: &bytes)
+            append(Int64(bitPattern: entry.latestHash), to: &bytes)
+            append(entry.latest, to: &bytes)
+            append(Int64(entry.history.count), to: &bytes)
+            for hash in entry.history { append(Int64(bitPattern: hash), to: &bytes) }
+        }
+    }
+
+    /// ``entries``: `start` with the steps in `data` applied; `false` (entries unspecified) when
+    /// `data` is not a run of whole, well-formed steps.
+    private mutating func replay(_ data: Data, from start: [String: Entry]) -> Bool {
+        entries = start
+        var reader = Reader(bytes: [UInt8](data))
+        while !reader.isAtEnd {
+            guard let kind = reader.integer(), let key = reader.run().map({ String(decoding: $0, as: UTF8.self) }) else { return false }
+            switch kind {
+            case 1:
+                guard let at = reader.integer(), let replaced = reader.integer(), let latestHash = reader.integer(),
+                    let latest = reader.optionalRun()
+                else { return false }
+                apply(
+                    .wrote(
+                        key: key, at: TimeInterval(bitPattern: UInt64(bitPattern: at)), replaced: UInt64(bitPattern: replaced), latest: latest,
+                        latestHash: UInt64(bitPattern: latestHash)))
+            case 2:
+                apply(.forget(key: key))
+            case 3:
+                apply(.forgetAll)
+            case 4:
+                guard let at = reader.integer(), let latestHash = reader.integer(), let latest = reader.optionalRun(),
+                    let count = reader.integer(), count >= 0, count <= Self.historyLength
+                else { return false }
+                var history: [UInt64] = []
+                history.reserveCapacity(Int(count))
+                for _ in 0..<count {
+                    guard let hash = reader.integer() else { return false }
+                    history.append(UInt64(bitPattern: hash))
+                }
+                apply(
+                    .entry(
+                        key: key,
+                        Entry(latest: latest, latestHash: UInt64(bitPattern: latestHash), history: history, written: TimeInterval(bitPattern: UInt64(bitPattern: at)))))
+            default:
+                return false
+            }
+        }
+        return true
+    }
+
+    /// Reads the compact form, refusing anything out of bounds.
+    private struct Reader {
+        let bytes: [UInt8]
+        var offset = 0
+
+        var isAtEnd: Bool { offset >= bytes.count }
+
+        mutating func integer() -> Int64? {
+            guard offset <= bytes.count - 8 else { return nil }
+            var value: UInt64 = 0
+            for index in (offset..<offset + 8).reversed() { value = value << 8 | UInt64(bytes[index]) }
+            offset += 8
+            return Int64(bitPattern: value)
+        }
+
+        /// A length-prefixed run of bytes.
+        mutating func run() -> ArraySlice<UInt8>? {
+            integer().flatMap { run(count: $0) }
+        }
+
+        /// A length-prefixed run of bytes that may be absent (length -1): `.some(nil)`.
+        mutating func optionalRun() -> Data?? {
+            guard let count = integer() else { return nil }
+            if count == -1 { return .some(nil) }
+            return run(count: count).map { Optional(Data($0)) }
+        }
+
+        /// The next `count` bytes.
+        mutating func run(count: Int64) -> ArraySlice<UInt8>? {
+            guard count >= 0, count <= Int64(bytes.count - offset) else { return nil }
+            defer { offset += Int(count) }
+            return bytes[offset..<offset + Int(count)]
+        }
     }
 }

@@ -146,7 +146,7 @@ public struct PreferencesFile: Sendable {
             if let stored = try PlistFile.read(url, movingAside: movesDamagedFileAside) { try layers.checkSuiteChange(from: stored, to: [:]) }
             let existed = FileManager.default.fileExists(atPath: url.path)
             try PlistFile.write(nil, to: url, format: .xml)
-            SuiteLedger().save(to: lock)  // removed on purpose: nothing to put back
+            SuiteLedger.clear(lock)  // removed on purpose: nothing to put back
             DamageNote.clear(for: url)
             return existed
         }

@@ -12,8 +12,9 @@ import Foundation
 //   library last wrote, as kept in the lock file), writes to it for the next `foreignWindow`
 //   seconds wait a few milliseconds after replacing the file and check it: if a plain save that
 //   read the old file rewrote it without the library's change, the change is applied again.
-// - The lock file keeps a ``SuiteLedger`` of the library's recent writes: a save that reverts a
-//   key later still is recognised at the library's next write to the suite, and put right.
+// - The lock file keeps a ``SuiteLedger`` of the library's recent writes (a journal: each write
+//   appends its own steps): a save that reverts a key later still is recognised at the library's
+//   next write to the suite, and put right.
 //   Reads never write: until then a read shows the file as it is.
 extension UserDefaultsStore {
     /// After a write by someone else is seen, how long writes keep checking that theirs stuck.
@@ -63,11 +64,11 @@ extension UserDefaultsStore {
             var record = lock.record
             defer { lock.store(record) }
             // A suite moved aside as damaged starts a new history: nothing from before is put back.
-            let original = DamageNote.notice(for: file) == nil ? SuiteLedger(lock) : SuiteLedger()
+            let original = SuiteLedger.load(lock, forgettingAll: DamageNote.notice(for: file) != nil)
             var ledger = original
             var succeeded = false
             // A write that fails leaves the ledger as it found it, so nothing it recorded is put back later.
-            defer { if !succeeded { original.save(to: lock) } }
+            defer { if !succeeded { original.restore(lock) } }
             let started = Date()
             var pause: TimeInterval = 0.0005
             for attempt in 0... {
@@ -82,7 +83,7 @@ extension UserDefaultsStore {
                 if foreign { record.foreignWriteSeen = Date().timeIntervalSince1970 }
                 var suite = read ?? [:]
                 // A file just as the library left it cannot hold a stale save's reverts.
-                if foreign || signature == nil { ledger.reconcile(&suite) }
+                if foreign || signature == nil { ledger.reconcile(&suite, lock) }
                 let before = suite
                 try change(&suite)
                 let changed = (keys ?? PlistValue.changedKeys(before, suite)).sorted()
@@ -123,6 +124,7 @@ extension UserDefaultsStore {
                     digest = nil
                 case .undone:
                     record.foreignWriteSeen = Date().timeIntervalSince1970
+                    original.restore(lock)
                     ledger = original  // the next try records afresh
                     continue
                 }

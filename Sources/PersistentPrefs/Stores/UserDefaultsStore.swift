@@ -244,7 +244,7 @@ extension UserDefaultsStore: DamageNoticing {
         guard let file = handle.file else { return }
         // The suite's history ends with the damage: nothing from before is put back later.
         try FileLock.withLock(for: file, label: root) { lock in
-            SuiteLedger().save(to: lock)
+            SuiteLedger.clear(lock)
             DamageNote.clear(for: file)
         }
     }

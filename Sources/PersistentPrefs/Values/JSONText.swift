@@ -18,38 +18,42 @@ public enum JSONText {
     ///     `null`, which is all JSON has for it).
     ///   - pretty: Whether to indent, one entry a line.
     public static func text(_ value: Any, pretty: Bool) -> String {
-        var text = ""
+        var text: [UInt8] = []
         append(value, indent: pretty ? 0 : nil, to: &text)
-        return text
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// `value` as a pretty JSON document, ending in a newline.
     static func document(_ value: Any) -> Data {
-        Data((text(value, pretty: true) + "\n").utf8)
+        var text: [UInt8] = []
+        append(value, indent: 0, to: &text)
+        text += "\n".utf8
+        return Data(text)
     }
 
-    /// Appends `value` at nesting depth `indent` (`nil`: compact).
-    private static func append(_ value: Any, indent: Int?, to text: inout String) {
+    /// Appends `value` at nesting depth `indent` (`nil`: compact), as UTF-8 (appending to a
+    /// `String` cost ~90,000 instructions a key of a schema).
+    private static func append(_ value: Any, indent: Int?, to text: inout [UInt8]) {
         // Exact types first: a Swift `Bool` would otherwise pass as a number.
         if type(of: value) == Bool.self {
-            text += (value as! Bool) ? "true" : "false"
+            text += ((value as! Bool) ? "true" : "false").utf8
             return
         }
         switch value {
         case let string as String:
             appendString(string, to: &text)
         case let dictionary as [String: Any]:
-            appendContainer(dictionary.keys.sorted(), open: "{", close: "}", indent: indent, to: &text) { key, text in
+            appendContainer(dictionary.keys.sorted(), open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), indent: indent, to: &text) { key, text in
                 appendString(key, to: &text)
-                text += indent == nil ? ":" : " : "
+                text += (indent == nil ? ":" : " : ").utf8
                 append(dictionary[key]!, indent: indent.map { $0 + 1 }, to: &text)
             }
         case let array as [Any]:
-            appendContainer(Array(array.indices), open: "[", close: "]", indent: indent, to: &text) { index, text in
+            appendContainer(Array(array.indices), open: UInt8(ascii: "["), close: UInt8(ascii: "]"), indent: indent, to: &text) { index, text in
                 append(array[index], indent: indent.map { $0 + 1 }, to: &text)
             }
         case is NSNull:
-            text += "null"
+            text += "null".utf8
         case let number as NSNumber:
             appendNumber(number, to: &text)
         default:
@@ -58,60 +62,64 @@ public enum JSONText {
     }
 
     private static func appendContainer<Element>(
-        _ elements: [Element], open: String, close: String, indent: Int?, to text: inout String,
-        _ appendElement: (Element, inout String) -> Void
+        _ elements: [Element], open: UInt8, close: UInt8, indent: Int?, to text: inout [UInt8],
+        _ appendElement: (Element, inout [UInt8]) -> Void
     ) {
         guard let indent, !elements.isEmpty else {
-            text += open
+            text.append(open)
             for (position, element) in elements.enumerated() {
-                if position > 0 { text += "," }
+                if position > 0 { text.append(UInt8(ascii: ",")) }
                 appendElement(element, &text)
             }
-            text += close
+            text.append(close)
             return
         }
-        let inner = String(repeating: "  ", count: indent + 1)
-        text += open
+        text.append(open)
         for (position, element) in elements.enumerated() {
-            text += position == 0 ? "\n" : ",\n"
-            text += inner
+            if position > 0 { text.append(UInt8(ascii: ",")) }
+            text.append(UInt8(ascii: "\n"))
+            text += repeatElement(UInt8(ascii: " "), count: 2 * (indent + 1))
             appendElement(element, &text)
         }
-        text += "\n" + String(repeating: "  ", count: indent) + close
+        text.append(UInt8(ascii: "\n"))
+        text += repeatElement(UInt8(ascii: " "), count: 2 * indent)
+        text.append(close)
     }
 
-    private static func appendNumber(_ number: NSNumber, to text: inout String) {
+    private static func appendNumber(_ number: NSNumber, to text: inout [UInt8]) {
         switch UInt8(bitPattern: number.objCType.pointee) {
         case UInt8(ascii: "c"), UInt8(ascii: "B"):
-            text += number.boolValue ? "true" : "false"
+            text += (number.boolValue ? "true" : "false").utf8
         case UInt8(ascii: "d"), UInt8(ascii: "f"):
             let double = number.doubleValue
             // JSON has no infinity or NaN; a whole number without ".0", as JSONSerialization writes it.
             let written = double.isFinite ? "\(double)" : "null"
-            text += written.hasSuffix(".0") ? String(written.dropLast(2)) : written
+            text += (written.hasSuffix(".0") ? written.dropLast(2) : Substring(written)).utf8
         case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"):
-            text += String(number.uint64Value)
+            text += String(number.uint64Value).utf8
         default:
-            text += String(number.int64Value)
+            text += String(number.int64Value).utf8
         }
     }
 
-    private static func appendString(_ string: String, to text: inout String) {
-        text += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "/": text += "\\/"  // as JSONSerialization writes it
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: text.unicodeScalars.append(scalar)
+    private static func appendString(_ string: String, to text: inout [UInt8]) {
+        text.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):  // "/" as JSONSerialization writes it
+                text.append(UInt8(ascii: "\\"))
+                text.append(byte)
+            case UInt8(ascii: "\n"): text += "\\n".utf8
+            case UInt8(ascii: "\r"): text += "\\r".utf8
+            case UInt8(ascii: "\t"): text += "\\t".utf8
+            case 0..<0x20:
+                let hex = String(byte, radix: 16)
+                text += "\\u".utf8
+                text += repeatElement(UInt8(ascii: "0"), count: 4 - hex.utf8.count)
+                text += hex.utf8
+            default: text.append(byte)
             }
         }
-        text += "\""
+        text.append(UInt8(ascii: "\""))
     }
 }

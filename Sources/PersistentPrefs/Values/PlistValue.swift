@@ -46,7 +46,12 @@ enum PlistValue {
         // The shapes kept in memory already, by exact type (no cast, no bridging).
         let kind = type(of: value)
         if kind == NSNumber.self || kind == String.self { return value }
-        if type(of: value) is AnyObject.Type {
+        // The commonest Swift values by exact type: each failed cast in the switch below costs
+        // a runtime look-up (~2,000 instructions to reach `Int` there).
+        if kind == Int.self { return NSNumber(value: value as! Int) }
+        if kind == Double.self { return NSNumber(value: value as! Double) }
+        if kind == Bool.self { return NSNumber(value: value as! Bool) }
+        if kind is AnyObject.Type {
             return normalizedObject(value as AnyObject, purpose: purpose, depth: depth)
         }
         switch value {
@@ -266,17 +271,19 @@ extension PlistValue {
     /// Whether two normalised values are the same stored value: equal and of the same kind
     /// (`1`, `1.0` and `true` differ, as they do in a property list).
     static func same(_ lhs: Any?, _ rhs: Any?) -> Bool {
-        if identical(lhs, rhs) { return true }
         // Exact types first: a failed cast of a Swift dictionary to `String` or `NSNumber`
         // bridges the whole of it to Foundation first.
         if let lhs, let rhs {
             let kind = type(of: lhs)
+            // Numbers, the commonest values, before `identical` (which opens both existentials).
+            if kind == NSNumber.self, type(of: rhs) == NSNumber.self {
+                let (left, right) = (lhs as! NSNumber, rhs as! NSNumber)
+                return left === right || sameNumbers(left, right)
+            }
+            if identical(lhs, rhs) { return true }
             if kind == [String: Any].self || type(of: rhs) == [String: Any].self {
                 guard let left = lhs as? [String: Any], let right = rhs as? [String: Any] else { return false }
                 return sameDictionaries(left, right)
-            }
-            if kind == NSNumber.self, type(of: rhs) == NSNumber.self {
-                return sameNumbers(lhs as! NSNumber, rhs as! NSNumber)
             }
         }
         switch (lhs, rhs) {
@@ -307,7 +314,19 @@ extension PlistValue {
 
     /// Equal and of the same kind (`1`, `1.0` and `true` differ).
     private static func sameNumbers(_ left: NSNumber, _ right: NSNumber) -> Bool {
-        left == right && left.objCType.pointee == right.objCType.pointee
+        let kind = left.objCType.pointee
+        guard kind == right.objCType.pointee else { return false }
+        // One kind: compare the values as that kind holds them (what `==` does, without
+        // `isEqual`'s bridging of its argument to `Any?` and back).
+        switch UInt8(bitPattern: kind) {
+        case UInt8(ascii: "d"), UInt8(ascii: "f"):
+            let (a, b) = (left.doubleValue, right.doubleValue)
+            return a == b || (a.isNaN && b.isNaN)  // CFNumber's compare holds NaN equal to NaN
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"): return left.uint64Value == right.uint64Value
+        case UInt8(ascii: "q"), UInt8(ascii: "l"), UInt8(ascii: "i"), UInt8(ascii: "s"), UInt8(ascii: "c"), UInt8(ascii: "B"):
+            return left.int64Value == right.int64Value
+        default: return left == right
+        }
     }
 
     /// Whether both hold the very same representation: values of the same type with the same
