@@ -394,4 +394,11 @@ enum SetView {
     private static func batchedNumber(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box) throws -> ExactNumber? {
         try value(forKey: key, domain, pending).flatMap(ExactNumber.init)
     }
+
+    /// One value as a `String`.
+    @inline(__always)
+    static func string(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box?) throws -> String? {
+        guard let pending else { return try domain.string(forKey: key) }
+        return try value(forKey: key, domain, pending) as? String
+    }
 }

@@ -501,6 +501,7 @@ open class PersistentPrefs: NSObject {
         if T.self == Double.self { return exactNumber(forKey: key, tracking: tracking)?.double.map { $0 as! T } }
         if T.self == Float.self { return exactNumber(forKey: key, tracking: tracking)?.float.map { $0 as! T } }
         if T.self == Bool.self { return exactNumber(forKey: key, tracking: tracking)?.bool.map { $0 as! T } }
+        if T.self == String.self { return exactString(forKey: key, tracking: tracking).map { $0 as! T } }
         // Unwrapped first: a cast from `Any?` looks into the optional in a second, nested cast.
         guard let value = rawValue(forKey: key, tracking: tracking) else { return nil }
         return value as? T
@@ -516,6 +517,14 @@ open class PersistentPrefs: NSObject {
     func exactNumber(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> ExactNumber? {
         if let known = readWithoutLocks(tracking: tracking, { $0.knownNumber(forKey: key) }) { return known }
         return read(tracking: tracking) { try SetView.number(forKey: key, $0, $1) } ?? nil
+    }
+
+    /// A value as a `String` from the answers worked out once per change (no cast per read),
+    /// callable from inlinable code.
+    @usableFromInline
+    func exactString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> String? {
+        if let known = readWithoutLocks(tracking: tracking, { $0.knownString(forKey: key) }) { return known }
+        return read(tracking: tracking) { try SetView.string(forKey: key, $0, $1) } ?? nil
     }
 
     /// The subscript getter, callable from inlinable code.

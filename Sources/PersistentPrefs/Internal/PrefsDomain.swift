@@ -40,19 +40,20 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// kept apart from the snapshot, which the read path copies.
     private let damaged = Counter()
 
-    /// The set as readers see it, and the `as?` answers for its numbers (see ``ExactNumber``).
+    /// The set as readers see it, and the `as?` answers for its numbers (see ``ExactNumber``)
+    /// and strings.
     private struct Snapshot {
         /// The effective set: the user's values over the system layers (see ``LayerStack``).
         var values: [String: Any]
         /// The answers worked out so far, by key (see ``PrefsDomain/number(forKey:)``).
         var numbers: [String: ExactNumber]
+        /// The string values read as `String` so far, by key (see ``PrefsDomain/string(forKey:)``).
+        var strings: [String: String] = [:]
         /// The version of the store's file the set was read from or written to, when the store
         /// tells (see ``VersionedStore``).
         var version: UInt64?
         /// The schema version the set is stored at (see ``PersistentPrefs/schemaVersion``),
-        /// kept out of `values`. 32 bits, so it fits in the padding after `version`: the snapshot
-        /// stays four words with two references (a fifth word, or a third reference, made every
-        /// read dearer: ~130 instructions, or a retain and a release).
+        /// kept out of `values`. 32 bits, so it fits in the padding after `version`.
         private var storedSchema: Int32
         var schema: Int { Int(storedSchema) }
 
@@ -70,6 +71,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             let layered = layers.isEmpty && layers.problems.isEmpty ? nil : Layered(stored: values, stack: layers)
             let effective = layered == nil ? values : layers.effective(values)
             var numbers: [String: ExactNumber]
+            var strings: [String: String] = [:]
             var changed: Set<String>?
             if let previous {
                 // The answers of unchanged keys are kept; the others are worked out when first
@@ -78,12 +80,16 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
                 let keys = touched?.filter { !PlistValue.same(previous.values[$0], effective[$0]) }
                     ?? PlistValue.changedKeys(previous.values, effective)
                 numbers = previous.numbers
-                for key in keys { numbers[key] = nil }
+                strings = previous.strings
+                for key in keys {
+                    numbers[key] = nil
+                    strings[key] = nil
+                }
                 changed = keys
             } else {
                 numbers = [:]
             }
-            let snapshot = Snapshot(values: effective, numbers: numbers, version: version, storedSchema: Int32(clamping: schema))
+            let snapshot = Snapshot(values: effective, numbers: numbers, strings: strings, version: version, storedSchema: Int32(clamping: schema))
             return (snapshot, layered, changed)
         }
     }
@@ -120,10 +126,12 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     private final class ReadView {
         let values: [String: Any]
         let numbers: [String: ExactNumber]
+        let strings: [String: String]
 
         init(_ snapshot: Snapshot) {
             values = snapshot.values
             numbers = snapshot.numbers
+            strings = snapshot.strings
         }
     }
 
@@ -186,6 +194,33 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             cache!.numbers[key] = number
             published.publish(ReadView(cache!))
             return number
+        }
+    }
+
+    /// One value as a `String` (`nil` when it is absent or not a string).
+    ///
+    /// Without a lock and without a cast once the answer is known; the first read of a string
+    /// since it changed works it out under the cache lock and republishes the view with it.
+    func string(forKey key: String) throws -> String? {
+        if let known = SnapshotReaders.shared.section({ knownString(forKey: key) }) { return known }
+        return try cache.withLock { cache in
+            if let known = cache?.strings[key] { return known }
+            guard let string = try loaded(&cache).values[key] as? String else { return nil }
+            cache!.strings[key] = string
+            published.publish(ReadView(cache!))
+            return string
+        }
+    }
+
+    /// One value as a `String` as the published view has it; `.none` when it is not worked out
+    /// yet (or the set is not loaded, or the value is not a string). Call it inside
+    /// ``SnapshotReaders/section(_:)``.
+    @inline(__always)
+    func knownString(forKey key: String) -> String?? {
+        published.withCurrent { view -> String?? in
+            guard let view else { return .none }
+            if let string = view.strings[key] { return string }
+            return view.values[key] == nil ? .some(nil) : .none  // absent: no answer to work out
         }
     }
 

@@ -150,4 +150,28 @@ struct SnapshotCellTests {
         #expect(prefs.string == "new")
         #expect(other.string == "Any String")
     }
+
+    @Test("a string read from the answers worked out once follows every change, and a number is never read as a string")
+    func stringAnswersFollowTheSet() {
+        let store = InMemoryStore()
+        let prefs = SamplePrefs(key: "strings", store: store)
+        let other = SamplePrefs(key: "strings", store: store)
+        prefs.string = "one"
+        #expect(other.string == "one" && other.value(forKey: "String Value", as: String.self) == "one")
+        #expect(other.string == "one", "read again from the answer worked out by the first read")
+        prefs.string = "two"
+        #expect(other.string == "two", "a change drops the answer")
+        prefs.int = 5
+        #expect(other.value(forKey: "Integer Value", as: String.self) == nil, "a number is not a string")
+        #expect(other.value(forKey: "Integer Value", as: Int.self) == 5)
+        #expect(other.value(forKey: "Integer Value", as: String.self) == nil, "asked again: still not, by the slow way")
+        prefs["String Value"] = nil
+        #expect(other.value(forKey: "String Value", as: String.self) == nil && other.string == "Any String", "removed: the default")
+        prefs.batch { batched in
+            batched.string = "pending"
+            #expect(batched.string == "pending" && batched.value(forKey: "String Value", as: String.self) == "pending")
+            #expect(other.string == "Any String")
+        }
+        #expect(other.string == "pending")
+    }
 }
