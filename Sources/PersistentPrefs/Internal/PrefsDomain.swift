@@ -81,10 +81,9 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
                     ?? PlistValue.changedKeys(previous.values, effective)
                 numbers = previous.numbers
                 strings = previous.strings
-                for key in keys {
-                    numbers[key] = nil
-                    strings[key] = nil
-                }
+                // Only answers someone asked for are there (often none): no look-up per changed key then.
+                if !numbers.isEmpty { for key in keys { numbers[key] = nil } }
+                if !strings.isEmpty { for key in keys { strings[key] = nil } }
                 changed = keys
             } else {
                 numbers = [:]
