@@ -5,9 +5,9 @@ import Foundation
 /// (compact, or pretty: two-space indent and `"key" : value`), object keys in code-point order.
 ///
 /// Written here rather than by `JSONSerialization`: on Linux its `.sortedKeys` sorts through a
-/// locale-aware string comparison of ~120,000 instructions a pair, so a 1,000-key set's schema
-/// cost 0.3 s of its first write (2.8 billion instructions, measured with callgrind). Used for
-/// schema files and by `prefs-harness` for its `--json` output.
+/// locale-aware string comparison of ~120,000 instructions a pair, so the schema of a class
+/// listing 10,000 keys cost 0.3 s of its first write (2.8 billion instructions, measured with
+/// callgrind). Used for schema files and by `prefs-harness` for its `--json` output.
 @_spi(Tools)
 public enum JSONText {
     /// `value` as JSON text.
@@ -21,6 +21,12 @@ public enum JSONText {
         var text: [UInt8] = []
         append(value, indent: pretty ? 0 : nil, to: &text)
         return String(decoding: text, as: UTF8.self)
+    }
+
+    /// A JSON object whose entries are written in the order given (keys unique and sorted by the
+    /// caller), for objects too large to build as a dictionary only to sort it again.
+    struct Object {
+        let entries: [(String, Any)]
     }
 
     /// `value` as a pretty JSON document, ending in a newline.
@@ -43,11 +49,9 @@ public enum JSONText {
         case let string as String:
             appendString(string, to: &text)
         case let dictionary as [String: Any]:
-            appendContainer(dictionary.keys.sorted(), open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), indent: indent, to: &text) { key, text in
-                appendString(key, to: &text)
-                text += (indent == nil ? ":" : " : ").utf8
-                append(dictionary[key]!, indent: indent.map { $0 + 1 }, to: &text)
-            }
+            appendObject(dictionary.keys.sorted().map { ($0, dictionary[$0]!) }, indent: indent, to: &text)
+        case let object as Object:
+            appendObject(object.entries, indent: indent, to: &text)
         case let array as [Any]:
             appendContainer(Array(array.indices), open: UInt8(ascii: "["), close: UInt8(ascii: "]"), indent: indent, to: &text) { index, text in
                 append(array[index], indent: indent.map { $0 + 1 }, to: &text)
@@ -58,6 +62,14 @@ public enum JSONText {
             appendNumber(number, to: &text)
         default:
             appendString("\(value)", to: &text)
+        }
+    }
+
+    private static func appendObject(_ entries: [(String, Any)], indent: Int?, to text: inout [UInt8]) {
+        appendContainer(entries, open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), indent: indent, to: &text) { entry, text in
+            appendString(entry.0, to: &text)
+            text += (indent == nil ? ":" : " : ").utf8
+            append(entry.1, indent: indent.map { $0 + 1 }, to: &text)
         }
     }
 
