@@ -258,10 +258,10 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         case is Date: return "date"
         case is Data: return "data"
         case let number as NSNumber:
-            switch UInt8(bitPattern: number.objCType.pointee) {
-            case UInt8(ascii: "c"), UInt8(ascii: "B"): return "boolean"
-            case UInt8(ascii: "d"), UInt8(ascii: "f"): return "real"
-            default: return "integer"
+            switch NumberKind(number) {
+            case .boolean: return "boolean"
+            case .real: return "real"
+            case .unsigned, .signed, nil: return "integer"
             }
         case is [Any]: return "array"
         case is [String: Any]: return "dictionary"

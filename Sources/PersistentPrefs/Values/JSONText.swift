@@ -99,17 +99,17 @@ public enum JSONText {
     }
 
     private static func appendNumber(_ number: NSNumber, to text: inout [UInt8]) {
-        switch UInt8(bitPattern: number.objCType.pointee) {
-        case UInt8(ascii: "c"), UInt8(ascii: "B"):
+        switch NumberKind(number) {
+        case .boolean:
             text += (number.boolValue ? "true" : "false").utf8
-        case UInt8(ascii: "d"), UInt8(ascii: "f"):
+        case .real:
             let double = number.doubleValue
             // JSON has no infinity or NaN; a whole number without ".0", as JSONSerialization writes it.
             let written = double.isFinite ? "\(double)" : "null"
             text += (written.hasSuffix(".0") ? written.dropLast(2) : Substring(written)).utf8
-        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"):
+        case .unsigned:
             text += String(number.uint64Value).utf8
-        default:
+        case .signed, nil:
             text += String(number.int64Value).utf8
         }
     }

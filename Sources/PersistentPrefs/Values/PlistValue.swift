@@ -267,6 +267,32 @@ extension Optional: OptionalValue {
 
 // MARK: - Comparing stored values
 
+/// How a property list holds an `NSNumber`, from its `objCType`: the one reading of it that the
+/// XML writer, the JSON writer, comparisons and schemas share.
+enum NumberKind {
+    /// `<true/>` or `<false/>` (`c` or `B`).
+    case boolean
+    /// `<real>` (`d` or `f`).
+    case real
+    /// `<integer>` that may pass `Int64.max` (`Q`).
+    case unsigned
+    /// `<integer>` within `Int64` (`q`, `l`, `i`, `s`, `L`, `I`, `S`, `C`).
+    case signed
+
+    /// The kind of `number`; `nil` for a type a property list has no number for.
+    init?(_ number: NSNumber) {
+        switch UInt8(bitPattern: number.objCType.pointee) {
+        case UInt8(ascii: "c"), UInt8(ascii: "B"): self = .boolean
+        case UInt8(ascii: "d"), UInt8(ascii: "f"): self = .real
+        case UInt8(ascii: "Q"): self = .unsigned
+        case UInt8(ascii: "q"), UInt8(ascii: "l"), UInt8(ascii: "i"), UInt8(ascii: "s"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"),
+            UInt8(ascii: "C"):
+            self = .signed
+        default: return nil
+        }
+    }
+}
+
 extension PlistValue {
     /// Whether two normalised values are the same stored value: equal and of the same kind
     /// (`1`, `1.0` and `true` differ, as they do in a property list).
@@ -314,18 +340,16 @@ extension PlistValue {
 
     /// Equal and of the same kind (`1`, `1.0` and `true` differ).
     private static func sameNumbers(_ left: NSNumber, _ right: NSNumber) -> Bool {
-        let kind = left.objCType.pointee
-        guard kind == right.objCType.pointee else { return false }
-        // One kind: compare the values as that kind holds them (what `==` does, without
+        guard left.objCType.pointee == right.objCType.pointee else { return false }
+        // One type: compare the values as that type holds them (what `==` does, without
         // `isEqual`'s bridging of its argument to `Any?` and back).
-        switch UInt8(bitPattern: kind) {
-        case UInt8(ascii: "d"), UInt8(ascii: "f"):
+        switch NumberKind(left) {
+        case .real:
             let (a, b) = (left.doubleValue, right.doubleValue)
             return a == b || (a.isNaN && b.isNaN)  // CFNumber's compare holds NaN equal to NaN
-        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"), UInt8(ascii: "S"), UInt8(ascii: "C"): return left.uint64Value == right.uint64Value
-        case UInt8(ascii: "q"), UInt8(ascii: "l"), UInt8(ascii: "i"), UInt8(ascii: "s"), UInt8(ascii: "c"), UInt8(ascii: "B"):
-            return left.int64Value == right.int64Value
-        default: return left == right
+        case .unsigned: return left.uint64Value == right.uint64Value
+        case .boolean, .signed: return left.int64Value == right.int64Value
+        case nil: return left == right
         }
     }
 

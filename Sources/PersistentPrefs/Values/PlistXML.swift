@@ -337,22 +337,21 @@ enum PlistXML {
 
         /// An `NSNumber` as `<true/>`, `<integer>` or `<real>`, as Foundation writes it.
         private mutating func writeNumber(_ number: NSNumber) -> Bool {
-            switch number.objCType.pointee {
-            case CChar(UInt8(ascii: "c")), CChar(UInt8(ascii: "B")):
+            switch NumberKind(number) {
+            case .boolean:
                 append(number.boolValue ? "<true/>\n" : "<false/>\n")
-            case CChar(UInt8(ascii: "d")), CChar(UInt8(ascii: "f")):
+            case .real:
                 append("<real>\(PlistXML.text(of: number.doubleValue))</real>\n")
-            case CChar(UInt8(ascii: "Q")):
+            case .unsigned:
                 append("<integer>")
                 let value = number.uint64Value
                 if value > UInt64(Int64.max) { append("\(value)") } else { appendDecimal(Int64(value)) }
                 append("</integer>\n")
-            case CChar(UInt8(ascii: "q")), CChar(UInt8(ascii: "l")), CChar(UInt8(ascii: "i")), CChar(UInt8(ascii: "s")),
-                CChar(UInt8(ascii: "L")), CChar(UInt8(ascii: "I")), CChar(UInt8(ascii: "S")), CChar(UInt8(ascii: "C")):
+            case .signed:
                 append("<integer>")
                 appendDecimal(number.int64Value)
                 append("</integer>\n")
-            default:
+            case nil:
                 return false
             }
             return true
