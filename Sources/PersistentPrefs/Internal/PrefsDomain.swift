@@ -185,14 +185,21 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// works it out under the cache lock and republishes the view with it.
     func number(forKey key: String) throws -> ExactNumber? {
         if let known = SnapshotReaders.shared.section({ knownNumber(forKey: key) }) { return known }
-        return try cache.withLock { cache in
-            if let known = cache?.numbers[key] { return known }
-            guard let value = try loaded(&cache).values[key], let number = ExactNumber(value) else { return nil }
-            // Kept, and published for the lock-free path (a copy of the answers, once per key
-            // and change).
-            cache!.numbers[key] = number
+        return try answer(forKey: key, in: \.numbers, ExactNumber.init)
+    }
+
+    /// The answer `make` gives for the value under `key`, kept in the snapshot's `table` and
+    /// published for the lock-free path (a copy of the answers, once per key and change);
+    /// `nil` when the value is absent or `make` has none.
+    private func answer<Answer>(
+        forKey key: String, in table: WritableKeyPath<Snapshot, [String: Answer]>, _ make: (Any) -> Answer?
+    ) throws -> Answer? {
+        try cache.withLock { cache in
+            if let known = cache?[keyPath: table][key] { return known }
+            guard let value = try loaded(&cache).values[key], let answer = make(value) else { return nil }
+            cache![keyPath: table][key] = answer
             published.publish(ReadView(cache!))
-            return number
+            return answer
         }
     }
 
@@ -202,13 +209,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// since it changed works it out under the cache lock and republishes the view with it.
     func string(forKey key: String) throws -> String? {
         if let known = SnapshotReaders.shared.section({ knownString(forKey: key) }) { return known }
-        return try cache.withLock { cache in
-            if let known = cache?.strings[key] { return known }
-            guard let string = try loaded(&cache).values[key] as? String else { return nil }
-            cache!.strings[key] = string
-            published.publish(ReadView(cache!))
-            return string
-        }
+        return try answer(forKey: key, in: \.strings) { $0 as? String }
     }
 
     /// One value as a `String` as the published view has it; `.none` when it is not worked out
