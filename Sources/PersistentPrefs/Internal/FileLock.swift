@@ -30,7 +30,7 @@ import Foundation
 /// The lock file also keeps what writers note for each other: a small record (``Held/record``:
 /// the signature of the file as the library's last write left it, when a write by someone else —
 /// a program using plain `UserDefaults` — was last seen, and the process holding the lock), and
-/// after it, from ``notesOffset``, a block of notes (``Held/notes``, the ``SuiteLedger``'s journal). Neither
+/// after it, from ``notesOffset``, a block of notes (``Held/notes(in:)``, the ``SuiteLedger``'s journal). Neither
 /// is synced: they are hints, and a lost or damaged one is ignored.
 enum FileLock {
     /// What writers keep in the lock file.
@@ -71,15 +71,6 @@ enum FileLock {
             _ = fields.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         }
 
-        /// The notes block, or `nil` when there is none.
-        var notes: Data? {
-            var length: UInt32 = 0
-            guard pread(descriptor, &length, 4, off_t(notesOffset)) == 4, length > 0, length < 1 << 26 else { return nil }
-            var data = Data(count: Int(length))
-            let read = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, Int(length), off_t(notesOffset + 4)) }
-            return read == Int(length) ? data : nil
-        }
-
         /// Replaces the notes block (a failure just loses the hint).
         func storeNotes(_ data: Data) {
             guard data.count < Self.notesLimit else { return }
@@ -98,9 +89,10 @@ enum FileLock {
             return Int(length)
         }
 
-        /// The bytes `range` of the notes block, or `nil` when it is shorter.
+        /// The bytes `range` of the notes block (within ``notesLength``, which the caller has
+        /// read), or `nil` when they cannot all be read.
         func notes(in range: Range<Int>) -> Data? {
-            guard range.lowerBound >= 0, range.upperBound <= notesLength else { return nil }
+            guard range.lowerBound >= 0, range.upperBound < Self.notesLimit else { return nil }
             guard !range.isEmpty else { return Data() }
             var data = Data(count: range.count)
             let read = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, range.count, off_t(notesOffset + 4) + off_t(range.lowerBound)) }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// What the library recently wrote under each key of a suite file, kept in the suite's lock file
-/// (``FileLock/Held/notes``), so that a plain `UserDefaults` save that undid a library write is
+/// (``FileLock/Held/notes(in:)``), so that a plain `UserDefaults` save that undid a library write is
 /// noticed and put right.
 ///
 /// A plain save on Linux reads the whole file, then rewrites it in place from that copy, with no
@@ -186,13 +186,11 @@ extension SuiteLedger {
     private static let magic: Int64 = 0x3152_4744_454C_5050
     private static let headerSize = 24
 
-    /// Where a ledger's journal stood when it was loaded.
+    /// Where a ledger's journal stood when it was loaded or last saved.
     private struct Journal {
         let identity: FileLock.FileIdentity
         let generation: Int64
         let length: Int
-        /// The entries at `length` (what a failed write leaves this process's view at).
-        let entries: [String: Entry]
     }
 
     /// A process's view of one lock file's journal.
@@ -252,7 +250,7 @@ extension SuiteLedger {
             if forgettingAll { ledger.take(.forgetAll) }
             return ledger
         }
-        ledger.journal = Journal(identity: identity, generation: generation, length: length, entries: [:])
+        ledger.journal = Journal(identity: identity, generation: generation, length: length)
         let due = length > max(compactionFloor, 4 * rewritten)
         let view = views.withLock { $0[identity] }
         if let view, let known = view.entries, view.generation == generation, view.length >= headerSize, view.length <= length,
@@ -264,13 +262,7 @@ extension SuiteLedger {
         } else {
             ledger.isKnown = false  // a process's first write: hashes what it replaces itself
         }
-        if ledger.isKnown {
-            if due {
-                ledger.rewrite(lock, identity: identity)
-            } else if let journal = ledger.journal {
-                ledger.journal = Journal(identity: identity, generation: journal.generation, length: journal.length, entries: ledger.entries)
-            }
-        }
+        if ledger.isKnown, due { ledger.rewrite(lock, identity: identity) }
         ledger.remember()
         if forgettingAll { ledger.take(.forgetAll) }
         return ledger
@@ -290,7 +282,6 @@ extension SuiteLedger {
         let own = staged
         if let body = lock.notes(in: Self.headerSize..<journal.length), replay(body, from: [:]) {
             Self.count(journal.identity, read: body.count)
-            self.journal = Journal(identity: journal.identity, generation: journal.generation, length: journal.length, entries: entries)
         } else {
             entries = [:]
             rewrite(lock, identity: journal.identity)
@@ -314,27 +305,28 @@ extension SuiteLedger {
         for step in staged { Self.encode(step, into: &bytes) }
         lock.appendNotes(Data(bytes), at: journal.length)
         Self.count(journal.identity, written: bytes.count + 4)
-        let length = journal.length + bytes.count
-        self.journal = Journal(identity: journal.identity, generation: journal.generation, length: length, entries: entries)
+        self.journal = Journal(identity: journal.identity, generation: journal.generation, length: journal.length + bytes.count)
         staged = []
         remember()
     }
 
     /// Puts the journal back as it was when this ledger was loaded: the steps appended since are
-    /// dropped (a write that failed leaves nothing to put back later).
+    /// dropped (a write that failed leaves nothing to put back later). Call it on the ledger as
+    /// loaded, before any steps of its own but a damaged suite's ``Step/forgetAll``.
     func restore(_ lock: FileLock.Held) {
         guard let journal else { return }
         lock.setNotesLength(journal.length)
         remember()
     }
 
-    /// Notes this ledger's journal as this process's view of it (without entries while they are
-    /// not known).
+    /// Notes this ledger's journal as this process's view of it: with ``entries`` when they are
+    /// known and are the journal's (nothing staged), else without (the next write reads it all).
     private func remember() {
         guard let journal else { return }
+        let known = isKnown && staged.isEmpty ? entries : nil
         Self.views.withLock { views in
             if views[journal.identity] == nil, views.count >= 64 { views.removeAll() }
-            views[journal.identity] = View(generation: journal.generation, length: journal.length, entries: isKnown ? journal.entries : nil)
+            views[journal.identity] = View(generation: journal.generation, length: journal.length, entries: known)
         }
     }
 
@@ -361,7 +353,7 @@ extension SuiteLedger {
         bytes += body
         lock.storeNotes(Data(bytes))
         Self.count(identity, written: bytes.count + 4)
-        journal = Journal(identity: identity, generation: generation, length: bytes.count, entries: entries)
+        journal = Journal(identity: identity, generation: generation, length: bytes.count)
     }
 
     // MARK: Encoding
