@@ -507,6 +507,19 @@ open class PersistentPrefs: NSObject {
         return value as? T
     }
 
+    /// ``value(forKey:as:)`` for a ``Pref`` read: its key and observation key, read in place.
+    @inlinable
+    func value<T>(as type: T.Type, _ pref: PrefKey) -> T? {
+        // Inlined and specialised in the caller: only one branch survives.
+        if T.self == Int.self { return exactNumber(pref)?.int.map { $0 as! T } }
+        if T.self == Double.self { return exactNumber(pref)?.double.map { $0 as! T } }
+        if T.self == Float.self { return exactNumber(pref)?.float.map { $0 as! T } }
+        if T.self == Bool.self { return exactNumber(pref)?.bool.map { $0 as! T } }
+        if T.self == String.self { return exactString(pref).map { $0 as! T } }
+        guard let value = rawValue(forKey: pref.key, tracking: pref.observationKey) else { return nil }
+        return value as? T
+    }
+
     /// The current set, or why it cannot be read.
     func currentValues() throws -> [String: Any] {
         try resolvedDomain().values()
@@ -515,16 +528,40 @@ open class PersistentPrefs: NSObject {
     /// The precomputed `as?` answers for a stored number, callable from inlinable code.
     @usableFromInline
     func exactNumber(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> ExactNumber? {
-        if let known = readWithoutLocks(tracking: tracking, { $0.knownNumber(forKey: key) }) { return known }
-        return read(tracking: tracking) { try SetView.number(forKey: key, $0, $1) } ?? nil
+        answer(forKey: key, tracking: tracking, { $0.knownNumber(forKey: $1) }, SetView.number)
+    }
+
+    /// ``exactNumber(forKey:tracking:)`` for a ``Pref`` read.
+    @usableFromInline
+    func exactNumber(_ pref: PrefKey) -> ExactNumber? {
+        answer(forKey: pref.key, tracking: pref.observationKey, { $0.knownNumber(forKey: $1) }, SetView.number)
     }
 
     /// A value as a `String` from the answers worked out once per change (no cast per read),
     /// callable from inlinable code.
     @usableFromInline
     func exactString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> String? {
-        if let known = readWithoutLocks(tracking: tracking, { $0.knownString(forKey: key) }) { return known }
-        return read(tracking: tracking) { try SetView.string(forKey: key, $0, $1) } ?? nil
+        answer(forKey: key, tracking: tracking, { $0.knownString(forKey: $1) }, SetView.string)
+    }
+
+    /// ``exactString(forKey:tracking:)`` for a ``Pref`` read.
+    @usableFromInline
+    func exactString(_ pref: PrefKey) -> String? {
+        answer(forKey: pref.key, tracking: pref.observationKey, { $0.knownString(forKey: $1) }, SetView.string)
+    }
+
+    /// A worked-out answer for the value under `key`: `known`'s without a lock when the
+    /// published view has it, else `slow`'s by way of ``read(tracking:_:)``.
+    ///
+    /// The closures capture nothing (the key is passed to them): a context would cost a retain
+    /// and a release of what it holds on every read.
+    @inline(__always)
+    private func answer<Answer>(
+        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, _ known: (PrefsDomain, String) -> Answer??,
+        _ slow: (String, PrefsDomain, PendingChanges.Box?) throws -> Answer?
+    ) -> Answer? {
+        if let answer = readWithoutLocks(tracking: tracking, { known($0, key) }) { return answer }
+        return read(tracking: tracking) { try slow(key, $0, $1) } ?? nil
     }
 
     /// The subscript getter, callable from inlinable code.
@@ -722,13 +759,21 @@ open class PersistentPrefs: NSObject {
     @inline(__always)
     private func readWithoutLocks<Result>(tracking: KeyPath<PrefsKeySpace, Int>, _ body: (PrefsDomain) -> Result??) -> Result?? {
         let generation = currentGeneration()
-        guard fast.flags.load() == 0 else { return nil }
-        return SnapshotReaders.shared.section {
-            fast.path.withCurrent { path -> Result?? in
-                guard let path, path.generation == generation, !path.domain.isDamaged else { return nil }
-                guard let known = body(path.domain) else { return nil }
-                path.domain.feed.access(tracking)
-                return known
+        // Every object on the way is used in place (`withoutRetain`): a retain and release
+        // each is an atomic pair, several times what the rest of the read costs.
+        return withoutRetain(fast) { fast -> Result?? in
+            guard fast.flags.load() == 0 else { return nil }
+            return SnapshotReaders.shared.section {
+                withoutRetain(fast.path) { cell in
+                    cell.withCurrentObject(else: nil) { path -> Result?? in
+                        guard path.generation == generation else { return nil }
+                        return withoutRetain(path.domain) { domain -> Result?? in
+                            guard !domain.isDamaged, let known = body(domain) else { return nil }
+                            domain.feed.access(tracking)
+                            return known
+                        }
+                    }
+                }
             }
         }
     }

@@ -152,7 +152,8 @@ enum ObservationSupport {
     static func access(_ box: AnyObject, _ keyPath: KeyPath<PrefsKeySpace, Int>) {
         #if canImport(Observation)
             if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                unsafeDowncast(box, to: RegistrarBox.self).registrar.access(PrefsKeySpace.shared, keyPath: keyPath)
+                // In place: a copy of the registrar (a resilient struct) retains and releases.
+                withoutRetain(unsafeDowncast(box, to: RegistrarBox.self)) { $0.registrar.access($0.space, keyPath: keyPath) }
             }
         #endif
     }
@@ -177,5 +178,7 @@ enum ObservationSupport {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     private final class RegistrarBox: Sendable {
         let registrar = ObservationRegistrar()
+        /// ``PrefsKeySpace/shared``, at hand (no `swift_once` check per read).
+        let space = PrefsKeySpace.shared
     }
 #endif

@@ -217,18 +217,17 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// ``SnapshotReaders/section(_:)``.
     @inline(__always)
     func knownString(forKey key: String) -> String?? {
-        published.withCurrent { view -> String?? in
-            guard let view else { return .none }
+        withoutRetain(published) { $0.withCurrentObject(else: .none) { view -> String?? in
             if let string = view.strings[key] { return string }
             return view.values[key] == nil ? .some(nil) : .none  // absent: no answer to work out
-        }
+        } }
     }
 
     /// One value as the published view has it; `.none` when the set is not loaded. Call it
     /// inside ``SnapshotReaders/section(_:)``.
     @inline(__always)
     func knownValue(forKey key: String) -> Any?? {
-        published.withCurrent { view in view.map { $0.values[key] } }
+        withoutRetain(published) { $0.withCurrentObject(else: .none) { view -> Any?? in view.values[key] } }
     }
 
     /// The `as?` answers for one value as the published view has them; `.none` when they are
@@ -236,11 +235,10 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// ``SnapshotReaders/section(_:)``.
     @inline(__always)
     func knownNumber(forKey key: String) -> ExactNumber?? {
-        published.withCurrent { view -> ExactNumber?? in
-            guard let view else { return .none }
+        withoutRetain(published) { $0.withCurrentObject(else: .none) { view -> ExactNumber?? in
             if let number = view.numbers[key] { return number }
             return view.values[key] == nil ? .some(nil) : .none  // absent: no answer to work out
-        }
+        } }
     }
 
     /// Whether the store reports damage for this set (see ``damageNotice()``): one atomic load.

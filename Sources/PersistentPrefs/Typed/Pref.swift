@@ -58,7 +58,7 @@ public struct Pref<Value> {
     init(wrappedValue: Value, _ key: String, rule: ((Value) -> String?)?, summary: String? = nil, bounds: (Value, Value)? = nil) {
         self.key = key
         defaultValue = wrappedValue
-        core = PrefCore(codec: PrefCodec.make(), rule: rule, summary: summary, bounds: bounds, observationKey: PrefsKeySpace.keyPath(key))
+        core = PrefCore(key: key, codec: PrefCodec.make(), rule: rule, summary: summary, bounds: bounds)
     }
 
     /// The rule of a `validate:` closure, for the initialisers that take one.
@@ -95,40 +95,63 @@ public struct Pref<Value> {
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Pref<Value>>
     ) -> Value {
-        // Always inlined: only then is the key path a literal the compiler turns into a field access.
+        // Always inlined: only then is the key path a literal the compiler turns into a field
+        // access. The core is used in place, without a retain: the instance holds its `Pref`
+        // (set once, when the instance is made) for as long as this read runs.
         @inline(__always) get {
-            let pref = owner[keyPath: storageKeyPath]
-            if let value = owner.value(forKey: pref.key, as: Value.self, tracking: pref.observationKey) {
-                if let rule = pref.rule, let reason = rule(value) {
+            let (found, hasRule) = Unmanaged.passUnretained(owner[keyPath: storageKeyPath].core)._withUnsafeGuaranteedRef { core in
+                (owner.value(as: Value.self, core), core.hasRule)
+            }
+            if let value = found {
+                guard hasRule else { return value }
+                let pref = owner[keyPath: storageKeyPath]
+                if let reason = pref.problem(with: value) {
                     owner.reportInvalid(key: pref.key, reason: reason)
                     return pref.defaultValue
                 }
                 return value
             }
-            return owner.read(pref)
+            return owner.read(owner[keyPath: storageKeyPath])
         }
         set { owner.write(newValue, owner[keyPath: storageKeyPath]) }
+    }
+}
+
+/// What the read path needs of a ``Pref``, without its value type: the key, what the
+/// Observation framework tracks it by, and whether a rule must see the value read.
+///
+/// Not generic, so the library's read functions take it as it is (an upcast of the
+/// ``PrefCore``), and read its fields in place.
+@usableFromInline
+class PrefKey {
+    @usableFromInline let key: String
+    @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
+    @usableFromInline let hasRule: Bool
+
+    init(key: String, observationKey: KeyPath<PrefsKeySpace, Int>, hasRule: Bool) {
+        self.key = key
+        self.observationKey = observationKey
+        self.hasRule = hasRule
     }
 }
 
 /// The parts of a ``Pref`` behind its one reference: how values are stored, the rule, and
 /// what the Observation framework tracks the key by.
 @usableFromInline
-final class PrefCore<Value> {
+final class PrefCore<Value>: PrefKey {
     @usableFromInline let codec: PrefCodec<Value>
     @usableFromInline let rule: ((Value) -> String?)?
-    @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
     /// What the value is for, for the schema.
     let summary: String?
     /// The ends of an `in:` range, for the schema.
     let bounds: (Value, Value)?
 
-    init(codec: PrefCodec<Value>, rule: ((Value) -> String?)?, summary: String?, bounds: (Value, Value)?, observationKey: KeyPath<PrefsKeySpace, Int>) {
+    init(key: String, codec: PrefCodec<Value>, rule: ((Value) -> String?)?, summary: String?, bounds: (Value, Value)?) {
         self.codec = codec
         self.rule = rule
-        self.observationKey = observationKey
         self.summary = summary
         self.bounds = bounds
+        super.init(key: key, observationKey: PrefsKeySpace.keyPath(key), hasRule: rule != nil)
     }
 }
 
