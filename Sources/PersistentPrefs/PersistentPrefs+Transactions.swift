@@ -160,9 +160,10 @@ extension PersistentPrefs {
     ///   - body: Makes the changes.
     /// - Returns: The collected changes, or `nil` for a nested call.
     func collectingWrites(over base: [String: Any]? = nil, _ body: () throws -> Void) rethrows -> PendingChanges? {
+        let expected = lastBatchCount
         let outer = withPending { pending -> PendingChanges? in
             let outer = pending
-            if outer == nil { pending = PendingChanges(base: base) }
+            if outer == nil { pending = PendingChanges(base: base, expectedCount: expected) }
             return outer
         }
         do {
@@ -172,17 +173,19 @@ extension PersistentPrefs {
             throw error
         }
         guard outer == nil else { return nil }  // nested: the outer batch keeps collecting
-        return withPending { pending in
+        let collected = withPending { pending in
             defer { pending = nil }
             return pending
         }
+        lastBatchCount = collected?.edits.count ?? 0
+        return collected
     }
 
     /// Writes what a batch collected, in one store write; throws the batch's refusal instead.
     func commit(_ pending: PendingChanges) throws {
         if let refusal = pending.refusal { throw refusal }
-        guard let change = pending.change else { return }
-        try resolvedDomain().write(change, schema: schemaPlan, touching: pending.touchedKeys)
+        guard let (change, report) = pending.reportingChange else { return }
+        try resolvedDomain().write(change, schema: schemaPlan, touching: pending.touchedKeys, report: report)
     }
 
     /// Writes what `make` makes of the set as stored, in one locked step of the store, after
@@ -266,8 +269,17 @@ struct PendingChanges {
     /// ``PersistentPrefs/keys`` as a set, once the batch's first change was vetted.
     var allowedKeys: Set<String>?
 
-    init(base: [String: Any]?) {
+    /// How many keys the batch is expected to change (the instance's last batch): once it has
+    /// changed ``reserveAfter`` keys, its table of edits makes room for them all at once
+    /// rather than growing (and rehashing every key) five or six times on the way to 1,000.
+    let expectedCount: Int
+    /// How many edits a batch makes before it trusts ``expectedCount``: a small batch allocates
+    /// nothing for a large one that came before.
+    static var reserveAfter: Int { 32 }
+
+    init(base: [String: Any]?, expectedCount: Int = 0) {
         self.base = base
+        self.expectedCount = expectedCount
     }
 
     /// Adds a vetted change.
@@ -280,6 +292,7 @@ struct PendingChanges {
         case .merge(let values):
             for (key, value) in values { edits[key] = .set(value) }
         case .set(let key, let value):
+            if edits.count == Self.reserveAfter, expectedCount > edits.count { edits.reserveCapacity(expectedCount) }
             edits[key] = value.map(Edit.set) ?? .remove
         case .fillMissing(let values):
             for (key, value) in values {
@@ -322,14 +335,40 @@ struct PendingChanges {
 
     /// `current` (or ``base``, when known) with the batch applied.
     func applied(to current: [String: Any]) -> [String: Any] {
+        applied(to: current, reportingTo: nil)
+    }
+
+    /// ``applied(to:)``, telling `report` (when there is one) what the batch was applied to and
+    /// which keys it changed: set to another value, added or removed. One look-up a key: the
+    /// value replaced comes back from the insertion.
+    func applied(to current: [String: Any], reportingTo box: BatchReport.Box?) -> [String: Any] {
         var result = base ?? current
+        var changed: Set<String> = []
+        var keepsKeys = true
+        let reporting = box != nil
+        if reporting { changed.reserveCapacity(edits.count + fills.count) }
         for (key, edit) in edits {
             switch edit {
-            case .set(let value): result[key] = value
-            case .remove: result[key] = nil
+            case .set(let value):
+                if let replaced = result.updateValue(value, forKey: key) {
+                    if reporting, !PlistValue.sameValues(replaced, value) { changed.insert(key) }
+                } else {
+                    changed.insert(key)
+                    keepsKeys = false
+                }
+            case .remove:
+                if result.removeValue(forKey: key) != nil {
+                    changed.insert(key)
+                    keepsKeys = false
+                }
             }
         }
-        for (key, value) in fills where result[key] == nil { result[key] = value }
+        for (key, value) in fills where result[key] == nil {
+            result[key] = value
+            changed.insert(key)
+            keepsKeys = false
+        }
+        box?.report = BatchReport(base: base ?? current, changed: changed, keepsKeys: keepsKeys)
         return result
     }
 
@@ -343,6 +382,33 @@ struct PendingChanges {
         if let base { return .replace(applied(to: base)) }
         if edits.isEmpty && fills.isEmpty { return nil }
         return .transform { current in applied(to: current) }
+    }
+
+    /// ``change``, and for a change applied to the set as stored, where its store write leaves
+    /// what it found (see ``BatchReport``).
+    var reportingChange: (PrefsChange, BatchReport.Box?)? {
+        guard base == nil else { return change.map { ($0, nil) } }
+        if edits.isEmpty && fills.isEmpty { return nil }
+        let box = BatchReport.Box()
+        return (.transform { current in applied(to: current, reportingTo: box) }, box)
+    }
+}
+
+/// What a batch's store transform found: the set it was applied to and the keys it changed.
+/// The write tells observers those keys instead of comparing each touched key again, when the
+/// set it was applied to is the very set cached (see `PrefsDomain.write`).
+struct BatchReport {
+    /// The set the batch was applied to (its last run's, when the store ran it again).
+    let base: [String: Any]
+    /// The keys whose values the batch changed.
+    let changed: Set<String>
+    /// Whether the result has exactly the keys of `base` (no key added or removed).
+    let keepsKeys: Bool
+
+    /// Where the transform leaves its report for the write that runs it.
+    final class Box {
+        var report: BatchReport?
+        init() { report = nil }
     }
 }
 

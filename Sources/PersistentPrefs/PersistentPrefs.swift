@@ -63,6 +63,9 @@ open class PersistentPrefs: NSObject {
         }
         /// Whether a batch is collecting changes.
         var batching: Bool { pending != nil }
+        /// How many keys this instance's last batch changed: the next one sizes its table of
+        /// edits by it once it grows past a few (see ``PendingChanges/expectedCount``).
+        var lastBatchCount = 0
         #if canImport(ObjectiveC)
             /// Tells KVO observers of ``values`` about changes of `domain` (Apple platforms).
             var keyValueNotifications: PrefsObservation?
@@ -117,6 +120,12 @@ open class PersistentPrefs: NSObject {
     /// Runs `body` on this instance's pending batch (`nil` outside a batch), under the state lock.
     func withPending<Result>(_ body: (inout PendingChanges?) throws -> Result) rethrows -> Result {
         try state.withLock { try body(&$0.pending) }
+    }
+
+    /// How many keys this instance's last batch changed (see `InstanceState.lastBatchCount`).
+    var lastBatchCount: Int {
+        get { state.withLock { $0.lastBatchCount } }
+        set { state.withLock { $0.lastBatchCount = newValue } }
     }
     private let explicitStore: (any PrefsStore)?
     /// `explicitStore == nil`, kept apart so the hot read path need not copy the existential.
@@ -604,7 +613,7 @@ open class PersistentPrefs: NSObject {
     /// - Parameter isNormalized: Whether `value` is already vetted and normalised (a ``Pref``
     ///   codec's output), so only the key is checked.
     func change(setting value: Any?, forKey key: String, isNormalized: Bool = false) throws -> PrefsChange {
-        try checkKeys(CollectionOfOne(key))
+        try checkKey(key)
         guard let value else { return .set(key: key, value: nil) }
         if isNormalized {
             try checkRule(value, forKey: key, skippingDeclared: true)  // the typed value passed its @Pref's rule
@@ -874,25 +883,27 @@ open class PersistentPrefs: NSObject {
     }
 
     func checkKeys(_ candidates: some Collection<String>) throws {
-        let isAllowed: (String) -> Bool
+        if candidates.count == 1, let key = candidates.first { return try checkKey(key) }
+        let isAllowed = allowedKeys()
+        let refused = candidates.filter { !isAllowed.contains($0) && $0 != Self.schemaVersionKey }
+        guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
+    }
+
+    /// ``checkKeys(_:)`` for one key (a property, the subscript): no array, no closure.
+    func checkKey(_ key: String) throws {
         // `nil`: no batch; `.some(nil)`: a batch that has not worked out its set yet.
         let batchKeys = state.withLock { $0.pending.map(\.allowedKeys) }
+        let isAllowed: Bool
         if let known = batchKeys ?? nil {
-            isAllowed = known.contains  // one look-up a key of a batch, one lock
-        } else if candidates.count == 1, batchKeys == nil {
-            // One key (a property, the subscript) outside a batch: a look along ``keys`` costs
-            // less than hashing all of them into a set (a 10,000-key whitelist: ~20 µs vs ~400 µs).
-            let whitelist = keys  // overridable: outside every lock
-            isAllowed = whitelist.contains
+            isAllowed = known.contains(key)  // one look-up a key of a batch, one lock
+        } else if batchKeys == nil {
+            // Outside a batch: a look along ``keys`` costs less than hashing all of them into a
+            // set (a 10,000-key whitelist: ~20 µs vs ~400 µs).
+            isAllowed = keys.contains(key)  // overridable: outside every lock
         } else {
-            isAllowed = allowedKeys().contains
+            isAllowed = allowedKeys().contains(key)
         }
-        if candidates.count == 1, let key = candidates.first {  // no array for the one key of a set
-            guard isAllowed(key) || key == Self.schemaVersionKey else { throw PrefsError.incorrectKeys(invalidElements: [key]) }
-            return
-        }
-        let refused = candidates.filter { !isAllowed($0) && $0 != Self.schemaVersionKey }
-        guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
+        guard isAllowed || key == Self.schemaVersionKey else { throw PrefsError.incorrectKeys(invalidElements: [key]) }
     }
 
     /// ``keys`` as a set; inside a batch worked out once, not once per change.

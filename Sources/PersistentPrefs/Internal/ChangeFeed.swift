@@ -131,6 +131,20 @@ final class PrefsKeySpace: Sendable {
         return made
     }
 
+    /// The key paths of `keys`, in any order: those made before under one lock, not one each.
+    static func keyPaths(_ keys: Set<String>) -> [KeyPath<PrefsKeySpace, Int>] {
+        var missing: [String] = []
+        var found = keyPaths.withLock { paths in
+            keys.compactMap { key -> KeyPath<PrefsKeySpace, Int>? in
+                if let known = paths[key] { return known }
+                missing.append(key)
+                return nil
+            }
+        }
+        for key in missing { found.append(keyPath(key)) }
+        return found
+    }
+
     /// The key paths made so far, by key (see ``keyPath(_:)``).
     private static let keyPaths = Locked<[String: KeyPath<PrefsKeySpace, Int>]>([:])
 }
@@ -162,11 +176,10 @@ enum ObservationSupport {
     static func changed(_ box: AnyObject?, keys: Set<String>) {
         #if canImport(Observation)
             guard let box, #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
-            let registrar = unsafeDowncast(box, to: RegistrarBox.self).registrar
-            for key in keys {  // in any order: a tracking fires once, whichever key comes first
-                registrar.withMutation(of: PrefsKeySpace.shared, keyPath: PrefsKeySpace.keyPath(key)) {}
-            }
-            registrar.withMutation(of: PrefsKeySpace.shared, keyPath: \.wholeSet) {}
+            let registrars = unsafeDowncast(box, to: RegistrarBox.self)
+            // In any order: a tracking fires once, whichever key comes first.
+            for keyPath in PrefsKeySpace.keyPaths(keys) { registrars.registrar.withMutation(of: registrars.space, keyPath: keyPath) {} }
+            registrars.registrar.withMutation(of: registrars.space, keyPath: \PrefsKeySpace.wholeSet) {}
         #endif
     }
 }

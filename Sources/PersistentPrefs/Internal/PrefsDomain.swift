@@ -62,9 +62,11 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         /// `previous`: the snapshot it replaces, whose numbers are reused where unchanged.
         /// The third element: the keys whose value differs from `previous`, when given.
         /// `touched`: when `values` is `previous`'s set with only these keys changed (a write
-        /// that built on it), so only they are compared.
+        /// that built on it), so only they are compared. `changed`: those of them whose values
+        /// the write already found changed (a batch), so none is compared.
         static func make(
-            _ values: [String: Any], version: UInt64? = nil, layers: LayerStack, previous: Snapshot? = nil, touched: Set<String>? = nil
+            _ values: [String: Any], version: UInt64? = nil, layers: LayerStack, previous: Snapshot? = nil, touched: Set<String>? = nil,
+            changed knownChanged: Set<String>? = nil
         ) -> (Snapshot, Layered?, changed: Set<String>?) {
             var values = values
             let schema = values[PersistentPrefs.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &values)
@@ -77,7 +79,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
                 // The answers of unchanged keys are kept; the others are worked out when first
                 // read (see ``PrefsDomain/number(forKey:)``): four bridging casts a number, so a
                 // batch of 1,000 numbers would spend ~1.7 ms here on answers nobody asked for.
-                let keys = touched?.filter { !PlistValue.same(previous.values[$0], effective[$0]) }
+                let keys = knownChanged ?? touched?.filter { !PlistValue.same(previous.values[$0], effective[$0]) }
                     ?? PlistValue.changedKeys(previous.values, effective)
                 numbers = previous.numbers
                 strings = previous.strings
@@ -414,9 +416,10 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     ///   - log: Receives what a migration did, when one ran.
     ///   - touching: The only keys `change` can change, when the caller knows them better than
     ///     ``PrefsChange/touchedKeys`` (a batch's `.transform`).
+    ///   - report: Where a batch's transform leaves the keys it changed (see ``BatchReport``).
     func write(
         _ change: PrefsChange, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil,
-        touching: Set<String>? = nil
+        touching: Set<String>? = nil, report: BatchReport.Box? = nil
     ) throws {
         defer { feed.deliver() }
         try turn.take(root: root) {
@@ -425,7 +428,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             do {
                 try writeTakingTurn(
                     schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent, layers: layers,
-                    touching: touching ?? change.touchedKeys)
+                    touching: touching ?? change.touchedKeys, report: report)
             } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !change.buildsOnCurrent {
                 // The root holds something that is not a set (so no version either): a whole-set
                 // replacement may still repair it.
@@ -451,8 +454,10 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     ///     when the store applied it to the very set cached here, only they are compared to tell
     ///     observers what changed (comparing a 1,000-key set was a quarter of a write's work).
     private func writeTakingTurn(
-        _ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, touching: Set<String>? = nil
+        _ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, touching: Set<String>? = nil,
+        report: BatchReport.Box? = nil
     ) throws {
+        report?.report = nil
         // Loaded first, so observers can be told what changed; a whole-set replacement does
         // not need it, so it can still repair a set that cannot be read.
         if buildsOnCurrent {
@@ -475,7 +480,11 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
                     let result = try inner.applied(to: current)
                     derivedFrom = current[stamp] == nil && result[stamp] == nil ? current : nil
                     // The suite's encoder copies the other keys' lines from the last encoding.
-                    if derivedFrom != nil { PlistXML.noteDerivation(result, from: current, touched: touching) }
+                    if derivedFrom != nil {
+                        // A batch applied to this very set that added and removed no key.
+                        let keepsKeys = report?.report.map { $0.keepsKeys && PlistValue.sameStorage($0.base, current) } ?? false
+                        PlistXML.noteDerivation(result, from: current, touched: touching, keepsKeys: keepsKeys)
+                    }
                     return result
                 }
             }
@@ -496,13 +505,17 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         // Only the touched keys can differ when the store changed the cached set itself (the same
         // storage: see PlistValue.normalizedSet) and neither set has layers.
         var touched: Set<String>?
+        var knownChanged: Set<String>?
         if let touching, let derivedFrom, let previous, previous.schema == 0, layers.isEmpty, layers.problems.isEmpty,
             PlistValue.sameStorage(derivedFrom, previous.values)
         {
             touched = touching
+            // A batch that compared each value it replaced, on this very set: its keys.
+            if let batch = report?.report, PlistValue.sameStorage(batch.base, derivedFrom) { knownChanged = batch.changed }
         }
         // Built before taking the lock readers wait for.
-        let (snapshot, layered, changed) = Snapshot.make(values, version: version, layers: layers, previous: previous, touched: touched)
+        let (snapshot, layered, changed) = Snapshot.make(
+            values, version: version, layers: layers, previous: previous, touched: touched, changed: knownChanged)
         cache.withLock { cache in
             let before = cache?.values ?? [:]
             install((snapshot, layered), in: &cache)

@@ -20,7 +20,7 @@ enum PlistXML {
         writer.reusing = reusingLines
         writer.append(header)
         guard writer.write(value, depth: 0) else { return nil }
-        writer.append("</plist>\n")
+        writer.put("</plist>\n")
         return Data(writer.bytes)
     }
 
@@ -32,7 +32,7 @@ enum PlistXML {
         writer.ranges = [:]
         writer.append(header)
         guard writer.write(dictionary, depth: 0) else { return nil }
-        writer.append("</plist>\n")
+        writer.put("</plist>\n")
         return (Data(writer.bytes), writer.ranges ?? [:])
     }
 
@@ -120,6 +120,8 @@ enum PlistXML {
         let result: [String: Any]
         let base: [String: Any]
         let touched: Set<String>
+        /// Whether `result` has exactly `base`'s keys (only values changed).
+        let keepsKeys: Bool
     }
 
     /// The derivations noted and not yet used, the newest last (a few: a write uses its own at once).
@@ -129,12 +131,13 @@ enum PlistXML {
     /// so encoding `result` copies the lines of the other keys from `base`'s encoding.
     ///
     /// A promise the caller makes: a key outside `touched` that differs would be written with
-    /// its old value.
-    static func noteDerivation(_ result: [String: Any], from base: [String: Any], touched: Set<String>) {
+    /// its old value. `keepsKeys`, another: `result` has exactly `base`'s keys, so when many
+    /// lines change it is written in the order of `base`'s encoding, without sorting its keys.
+    static func noteDerivation(_ result: [String: Any], from base: [String: Any], touched: Set<String>, keepsKeys: Bool = false) {
         guard result.count >= reuseThreshold, !PlistValue.sameStorage(result, base) else { return }
         derivations.withLock { list in
             if list.count >= 4 { list.removeFirst() }
-            list.append(Derivation(result: result, base: base, touched: touched))
+            list.append(Derivation(result: result, base: base, touched: touched, keepsKeys: keepsKeys))
         }
     }
 
@@ -168,6 +171,12 @@ enum PlistXML {
             bytes.append(contentsOf: text.utf8)
         }
 
+        /// Appends a fixed piece of markup: its bytes at once (a `String`'s UTF-8 view is
+        /// appended through a generic sequence, a few times dearer for every tag of a line).
+        mutating func put(_ text: StaticString) {
+            text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        }
+
         mutating func indent(_ depth: Int) {
             for _ in 0..<depth { bytes.append(UInt8(ascii: "\t")) }
         }
@@ -184,9 +193,13 @@ enum PlistXML {
                 indent(depth)
                 return writeDictionary(value as! [String: Any], depth: depth)
             }
-            if kind == NSNumber.self || (kind is AnyObject.Type && value is NSNumber) {
+            if let number = PlistValue.exactly(value, NSNumber.self) {
                 indent(depth)
-                return writeNumber(value as! NSNumber)
+                return writeNumber(number)
+            }
+            if kind is AnyObject.Type, let number = value as? NSNumber {  // a subclass
+                indent(depth)
+                return writeNumber(number)
             }
             indent(depth)
             if kind == [Any].self {
@@ -194,19 +207,19 @@ enum PlistXML {
             }
             switch value {
             case let string as String:
-                append("<string>")
+                put("<string>")
                 guard escape(string) else { return false }
-                append("</string>\n")
+                put("</string>\n")
             case let date as Date:
                 guard let text = PlistXML.text(of: date) else { return false }
                 append("<date>\(text)</date>\n")
             case let data as Data:
-                append("<data>\n")
+                put("<data>\n")
                 indent(depth)
                 append(data.base64EncodedString())
                 bytes.append(UInt8(ascii: "\n"))
                 indent(depth)
-                append("</data>\n")
+                put("</data>\n")
             case let array as [Any]:
                 return writeArray(array, depth: depth)
             case let number as NSNumber:  // a Swift number (`Bool`, `Int` …) a parser or a caller handed over
@@ -226,25 +239,25 @@ enum PlistXML {
         /// The rest of an array's lines, after the indent.
         private mutating func writeArray(_ array: [Any], depth: Int) -> Bool {
             guard !array.isEmpty else {
-                append("<array/>\n")
+                put("<array/>\n")
                 return true
             }
-            append("<array>\n")
+            put("<array>\n")
             for element in array {
                 guard write(element, depth: depth + 1) else { return false }
             }
             indent(depth)
-            append("</array>\n")
+            put("</array>\n")
             return true
         }
 
         /// The rest of a dictionary's lines, after the indent.
         private mutating func writeDictionary(_ dictionary: [String: Any], depth: Int) -> Bool {
             guard !dictionary.isEmpty else {
-                append("<dict/>\n")
+                put("<dict/>\n")
                 return true
             }
-            append("<dict>\n")
+            put("<dict>\n")
             let ranging = depth == 0 && ranges != nil
             if reusing, !ranging, dictionary.count >= PlistXML.reuseThreshold {
                 return writeEntries(reusing: dictionary, depth: depth)
@@ -256,7 +269,7 @@ enum PlistXML {
                 if ranging { ranges![key] = start..<bytes.count }
             }
             indent(depth)
-            append("</dict>\n")
+            put("</dict>\n")
             return true
         }
 
@@ -267,10 +280,14 @@ enum PlistXML {
             let first = bytes.count
             let known = PlistXML.encodedMemo.withLock { $0[memoKey] }
             var encoded: Encoded?
+            // A noted derivation of the dictionary encoded last, when there is one.
+            var derivation: Derivation?
+            if let known, !PlistValue.sameStorage(known.dictionary, dictionary) {
+                derivation = PlistXML.derivation(of: dictionary).flatMap { PlistValue.sameStorage($0.base, known.dictionary) ? $0 : nil }
+            }
             if let known, PlistValue.sameStorage(known.dictionary, dictionary) {
                 bytes.append(contentsOf: known.lines)  // the very dictionary encoded last
-            } else if let known, let derivation = PlistXML.derivation(of: dictionary),
-                PlistValue.sameStorage(derivation.base, known.dictionary), derivation.touched.count <= dictionary.count / 4,
+            } else if let known, let derivation, derivation.touched.count <= dictionary.count / 4,
                 let changed = known.indices(of: derivation.touched)
             {
                 // Same count, and every touched key was an entry: no key was added or removed.
@@ -301,7 +318,8 @@ enum PlistXML {
                 }
                 encoded = Encoded(dictionary: dictionary, keys: known.keys, lines: Array(bytes[first...]), ends: ends)
             } else {
-                let keys = PlistXML.sortedKeys(of: dictionary)
+                // The same keys as the dictionary encoded last: in its order, with no sorting.
+                let keys = derivation?.keepsKeys == true ? known?.keys ?? PlistXML.sortedKeys(of: dictionary) : PlistXML.sortedKeys(of: dictionary)
                 var ends: [Int] = []
                 ends.reserveCapacity(keys.count)
                 for key in keys {
@@ -317,7 +335,7 @@ enum PlistXML {
                 }
             }
             indent(depth)
-            append("</dict>\n")
+            put("</dict>\n")
             return true
         }
 
@@ -329,9 +347,9 @@ enum PlistXML {
         /// The line of a key of a dictionary at `depth`.
         private mutating func writeKey(_ key: String, depth: Int) -> Bool {
             indent(depth + 1)
-            append("<key>")
+            put("<key>")
             guard escape(key) else { return false }
-            append("</key>\n")
+            put("</key>\n")
             return true
         }
 
@@ -339,18 +357,18 @@ enum PlistXML {
         private mutating func writeNumber(_ number: NSNumber) -> Bool {
             switch NumberKind(number) {
             case .boolean:
-                append(number.boolValue ? "<true/>\n" : "<false/>\n")
+                put(number.boolValue ? "<true/>\n" : "<false/>\n")
             case .real:
                 append("<real>\(PlistXML.text(of: number.doubleValue))</real>\n")
             case .unsigned:
-                append("<integer>")
+                put("<integer>")
                 let value = number.uint64Value
                 if value > UInt64(Int64.max) { append("\(value)") } else { appendDecimal(Int64(value)) }
-                append("</integer>\n")
+                put("</integer>\n")
             case .signed:
-                append("<integer>")
+                put("<integer>")
                 appendDecimal(number.int64Value)
-                append("</integer>\n")
+                put("</integer>\n")
             case nil:
                 return false
             }
@@ -376,11 +394,20 @@ enum PlistXML {
         /// Appends `text` with `&`, `<` and `>` escaped; `false` for control characters other
         /// than tab, line feed and carriage return (left to Foundation).
         private mutating func escape(_ text: String) -> Bool {
+            // Most keys and strings need no escaping: their bytes at once.
+            var plain = text
+            let copied = plain.withUTF8 { utf8 in
+                guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
+                else { return false }
+                bytes.append(contentsOf: utf8)
+                return true
+            }
+            if copied { return true }
             for byte in text.utf8 {
                 switch byte {
-                case UInt8(ascii: "&"): append("&amp;")
-                case UInt8(ascii: "<"): append("&lt;")
-                case UInt8(ascii: ">"): append("&gt;")
+                case UInt8(ascii: "&"): put("&amp;")
+                case UInt8(ascii: "<"): put("&lt;")
+                case UInt8(ascii: ">"): put("&gt;")
                 case 0x09, 0x0A, 0x0D: bytes.append(byte)
                 case 0..<0x20, 0x7F: return false
                 default: bytes.append(byte)

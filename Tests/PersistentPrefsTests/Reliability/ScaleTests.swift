@@ -117,12 +117,18 @@ struct ScaleTests {
         #expect(try Self.encodesAsFresh(["Big": copy]))
     }
 
-    @Test("one-key writes and batches into a 1,000-key set leave the file as Foundation reads it")
-    func largeSetFile() throws {
-        let suite = TestSuite("scale")
-        defer { suite.remove() }
+    /// A suite holding a 1,000-key set, "k0" … "k999" = 0 … 999, under the root key "Wide".
+    static func wideSet(_ name: String) -> (TestSuite, ScalePrefs) {
+        let suite = TestSuite(name)
         let prefs = ScalePrefs(key: "Wide", store: suite.store)
         prefs.batch { prefs in for n in 0..<1000 { prefs["k\(n)"] = n } }
+        return (suite, prefs)
+    }
+
+    @Test("one-key writes and batches into a 1,000-key set leave the file as Foundation reads it")
+    func largeSetFile() throws {
+        let (suite, prefs) = Self.wideSet("scale")
+        defer { suite.remove() }
         for round in 0..<5 {
             prefs["k\(round * 7)"] = "round \(round)"
             prefs["k999"] = round
@@ -140,6 +146,81 @@ struct ScaleTests {
         #expect(stored["k999"] as? Int == 4)
         #expect(stored["k550"] as? Double == 4.5)
         #expect(try Data(contentsOf: file) == PlistXML.document(parsed, reusingLines: false))
+    }
+
+    @Test("a derivation that keeps the keys is written in the last encoding's order, byte for byte its fresh encoding")
+    func reusedKeyOrder() throws {
+        let base = Self.largeSet("order")
+        #expect(try Self.encodesAsFresh(["Big": base]))
+        // Every value replaced (more than a quarter: no lines copied), the keys kept.
+        var replaced = base
+        for key in base.keys { replaced[key] = "new \(key)" }
+        PlistXML.noteDerivation(replaced, from: base, touched: Set(base.keys), keepsKeys: true)
+        #expect(try Self.encodesAsFresh(["Big": replaced]))
+        // Chained, and with the keys not kept (one removed, one added): sorted afresh.
+        var swapped = replaced
+        for key in replaced.keys { swapped[key] = NSNumber(value: key.count) }
+        swapped["k7"] = nil
+        swapped["a new key"] = "first in order"
+        PlistXML.noteDerivation(swapped, from: replaced, touched: Set(replaced.keys).union(["a new key"]), keepsKeys: false)
+        #expect(try Self.encodesAsFresh(["Big": swapped]))
+    }
+
+    @Test("a batch tells observers exactly the keys it changed, and writes its set as Foundation reads it")
+    func batchReportsItsChanges() throws {
+        let (suite, prefs) = Self.wideSet("scale-report")
+        defer { suite.remove() }
+        let log = EventLog()
+        let observation = prefs.observeChanges { log.append($0) }
+        defer { observation.cancel() }
+        func stored() throws -> [String: Any] {
+            let data = try Data(contentsOf: URL(fileURLWithPath: suite.path))
+            #expect(data == PlistXML.document(try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]), reusingLines: false))
+            let parsed = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+            return PlistValue.loadedOrAsIs(try #require(parsed["Wide"] as? [String: Any]))
+        }
+
+        // Every key written, the even ones with the values they hold: only the odd ones changed.
+        prefs.batch { prefs in for n in 0..<1000 { prefs["k\(n)"] = n % 2 == 0 ? n : n + 1 } }
+        #expect(log.keys.last == Set((0..<1000).filter { $0 % 2 == 1 }.map { "k\($0)" }))
+        #expect(PlistValue.changedKeys(try stored(), prefs.values).isEmpty)
+        // The same number of another kind is a change; an equal one is not.
+        prefs.batch { prefs in
+            prefs["k0"] = 0.0
+            prefs["k2"] = 2
+        }
+        #expect(log.keys.last == ["k0"])
+        // Keys removed and added beside the values replaced: each of them, and nothing else.
+        prefs.batch { prefs in
+            for n in 0..<1000 { prefs["k\(n)"] = n + 2 }
+            prefs["k5"] = nil
+            prefs["k1500"] = nil  // not stored: no change
+            prefs["k1000"] = "new"
+        }
+        #expect(log.keys.last == Set((0...1000).map { "k\($0)" }))
+        let after = try stored()
+        #expect(after.count == 1000 && after["k5"] == nil && after["k1000"] as? String == "new")
+        #expect(PlistValue.changedKeys(after, prefs.values).isEmpty)
+        #expect(log.events.count == 3)
+        #expect(prefs.lastError == nil)
+    }
+
+    @Test("exactly: a value of exactly that type, read in place; nil for any other")
+    func exactly() {
+        let number = NSNumber(value: 42)
+        #expect(PlistValue.exactly(number, NSNumber.self) === number)
+        #expect(PlistValue.exactly(7, Int.self) == 7)
+        #expect(PlistValue.exactly(-2.5, Double.self) == -2.5)
+        #expect(PlistValue.exactly(true, Bool.self) == true)
+        #expect(PlistValue.exactly(false, Bool.self) == false)
+        #expect(PlistValue.exactly(String(repeating: "long ", count: 20), String.self) == String(repeating: "long ", count: 20))
+        let big: Any = ["a": NSNumber(value: 1)] as [String: Any]
+        #expect(PlistValue.exactly(big, [String: Any].self)?.count == 1)
+        #expect(PlistValue.exactly(7, NSNumber.self) == nil)  // an Int is no NSNumber here
+        #expect(PlistValue.exactly(number, Int.self) == nil)
+        #expect(PlistValue.exactly(Int32(7), Int.self) == nil)
+        #expect(PlistValue.exactly("7", Int.self) == nil)
+        #expect(PlistValue.exactly(NSString(string: "x"), String.self) == nil)
     }
 
     // MARK: - Identity
