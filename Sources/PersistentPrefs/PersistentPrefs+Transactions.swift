@@ -185,7 +185,8 @@ extension PersistentPrefs {
     func commit(_ pending: PendingChanges) throws {
         if let refusal = pending.refusal { throw refusal }
         guard let (change, report) = pending.reportingChange else { return }
-        try resolvedDomain().write(change, schema: schemaPlan, touching: pending.touchedKeys, report: report)
+        // A batch that reports what it changed needs no set of the keys it touched.
+        try resolvedDomain().write(change, schema: schemaPlan, touching: report == nil ? pending.touchedKeys : nil, report: report)
     }
 
     /// Writes what `make` makes of the set as stored, in one locked step of the store, after

@@ -53,7 +53,11 @@ open class PersistentPrefs: NSObject {
             didSet { fast.noteFlags(failed: failed, batching: batching) }
         }
         /// Whether ``lastError`` is set.
-        var failed: Bool { lastError != nil }
+        var failed: Bool {
+            // Not `!= nil`: for an `Equatable` error that copies it and compares it with `nil`.
+            if case .some = lastError { return true }
+            return false
+        }
         /// The shared set this instance works on, resolved from ``key`` and the store.
         var domain: PrefsDomain?
         /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which

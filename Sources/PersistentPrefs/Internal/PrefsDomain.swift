@@ -473,17 +473,21 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         do {
             // Not reading: the change applied to an empty set, as a replacement.
             var applied = reading ? change : .replace(try change.applied(to: [:]))
-            if let touching, reading {
+            if touching != nil || report != nil, reading {
                 let inner = applied
                 let stamp = PersistentPrefs.schemaVersionKey
                 applied = .transform { current in
                     let result = try inner.applied(to: current)
                     derivedFrom = current[stamp] == nil && result[stamp] == nil ? current : nil
-                    // The suite's encoder copies the other keys' lines from the last encoding.
+                    // The suite's encoder copies the other keys' lines from the last encoding:
+                    // all but the touched keys', or all but the changed keys' of a batch applied
+                    // to this very set (whose other lines are the same), in the same order when
+                    // the batch added and removed no key.
                     if derivedFrom != nil {
-                        // A batch applied to this very set that added and removed no key.
-                        let keepsKeys = report?.report.map { $0.keepsKeys && PlistValue.sameStorage($0.base, current) } ?? false
-                        PlistXML.noteDerivation(result, from: current, touched: touching, keepsKeys: keepsKeys)
+                        let batch = report?.report.flatMap { PlistValue.sameStorage($0.base, current) ? $0 : nil }
+                        if let noted = batch?.changed ?? touching {
+                            PlistXML.noteDerivation(result, from: current, touched: noted, keepsKeys: batch?.keepsKeys ?? false)
+                        }
                     }
                     return result
                 }
@@ -506,12 +510,16 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         // storage: see PlistValue.normalizedSet) and neither set has layers.
         var touched: Set<String>?
         var knownChanged: Set<String>?
-        if let touching, let derivedFrom, let previous, previous.schema == 0, layers.isEmpty, layers.problems.isEmpty,
+        if let derivedFrom, let previous, previous.schema == 0, layers.isEmpty, layers.problems.isEmpty,
             PlistValue.sameStorage(derivedFrom, previous.values)
         {
-            touched = touching
             // A batch that compared each value it replaced, on this very set: its keys.
-            if let batch = report?.report, PlistValue.sameStorage(batch.base, derivedFrom) { knownChanged = batch.changed }
+            if let batch = report?.report, PlistValue.sameStorage(batch.base, derivedFrom) {
+                knownChanged = batch.changed
+                touched = batch.changed
+            } else {
+                touched = touching
+            }
         }
         // Built before taking the lock readers wait for.
         let (snapshot, layered, changed) = Snapshot.make(
