@@ -408,6 +408,7 @@ struct BatchReport {
 
     /// Where the transform leaves its report for the write that runs it.
     final class Box {
+        /// The last run's report; `nil` until the transform has run.
         var report: BatchReport?
         init() { report = nil }
     }

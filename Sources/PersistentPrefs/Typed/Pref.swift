@@ -124,8 +124,11 @@ public struct Pref<Value> {
 /// ``PrefCore``), and read its fields in place.
 @usableFromInline
 class PrefKey {
+    /// The key in the set.
     @usableFromInline let key: String
+    /// What the Observation framework tracks the key by.
     @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
+    /// Whether the `Pref` has a rule, which each value read must pass.
     @usableFromInline let hasRule: Bool
 
     init(key: String, observationKey: KeyPath<PrefsKeySpace, Int>, hasRule: Bool) {
