@@ -405,3 +405,20 @@ extension PlistValue {
         return changed
     }
 }
+
+/// The library's comparison of stored values, for `prefs-harness` (`@_spi(Tools)`): the rule
+/// by which the library tells observers what changed.
+@_spi(Tools)
+public enum PlistComparison {
+    /// The keys whose values differ between two sets: added, removed, or changed. Values are
+    /// the same when they are equal and of the same kind, as in a property list (`1`, `1.0`
+    /// and `true` differ), with no bridging of whole values to Foundation to compare them.
+    ///
+    /// - Parameters:
+    ///   - old: A set as it was.
+    ///   - new: The set as it is.
+    /// - Returns: The keys that were added, removed or changed.
+    public static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
+        PlistValue.changedKeys(old, new)
+    }
+}

@@ -138,6 +138,11 @@ struct LayerProcessTests {
         let ranged = try fixture.harness(["--store-dir", store, "defaults", "write", "Audio", "Volume", "-int", "20"])
         #expect(ranged.status == 1 && ranged.stderr.contains("outside of the valid range"), "\(ranged)")
         #expect(try fixture.harness(["--store-dir", store, "defaults", "write", "Audio", "Volume", "-int", "3"]).status == 0)
+        // The same number of another kind is a change (as the library tells observers), checked
+        // like any other: 3.0 where the schema has an integer is refused.
+        let kind = try fixture.harness(["--store-dir", store, "defaults", "write", "Audio", "Volume", "-float", "3"])
+        #expect(kind.status == 1 && kind.stderr.contains("wrong type"), "\(kind)")
+        #expect(try fixture.harness(["--store-dir", store, "defaults", "read-type", "Audio", "Volume"]).stdout == "Type is integer\n")
     }
 
     @Test("schema files are plain JSON a program without the library can read")
