@@ -185,8 +185,8 @@ extension PersistentPrefs {
     func commit(_ pending: PendingChanges) throws {
         if let refusal = pending.refusal { throw refusal }
         guard let (change, report) = pending.reportingChange else { return }
-        // A batch that reports what it changed needs no set of the keys it touched.
-        try resolvedDomain().write(change, schema: schemaPlan, touching: report == nil ? pending.touchedKeys : nil, report: report)
+        // A batch on the set as stored reports the keys it changed: no set of those it touched.
+        try resolvedDomain().write(change, schema: schemaPlan, report: report)
     }
 
     /// Writes what `make` makes of the set as stored, in one locked step of the store, after
@@ -348,47 +348,36 @@ struct PendingChanges {
         var keepsKeys = true
         let reporting = box != nil
         if reporting { changed.reserveCapacity(edits.count + fills.count) }
+        // Only a report needs the keys (a set of them costs a hash a key).
+        func note(_ key: String, keepingKeys: Bool) {
+            if reporting { changed.insert(key) }
+            keepsKeys = keepsKeys && keepingKeys
+        }
         for (key, edit) in edits {
             switch edit {
             case .set(let value):
                 if let replaced = result.updateValue(value, forKey: key) {
-                    if reporting, !PlistValue.sameValues(replaced, value) { changed.insert(key) }
+                    if reporting, !PlistValue.sameValues(replaced, value) { note(key, keepingKeys: true) }
                 } else {
-                    changed.insert(key)
-                    keepsKeys = false
+                    note(key, keepingKeys: false)
                 }
             case .remove:
-                if result.removeValue(forKey: key) != nil {
-                    changed.insert(key)
-                    keepsKeys = false
-                }
+                if result.removeValue(forKey: key) != nil { note(key, keepingKeys: false) }
             }
         }
         for (key, value) in fills where result[key] == nil {
             result[key] = value
-            changed.insert(key)
-            keepsKeys = false
+            note(key, keepingKeys: false)
         }
         box?.report = BatchReport(base: base ?? current, changed: changed, keepsKeys: keepsKeys)
         return result
     }
 
-    /// The keys the batch can change, when it builds on the set as stored (`nil`: it replaces it).
-    var touchedKeys: Set<String>? {
-        base == nil ? Set(edits.keys).union(fills.keys) : nil
-    }
-
-    /// The one store change that writes the batch, or `nil` when it changes nothing.
-    var change: PrefsChange? {
-        if let base { return .replace(applied(to: base)) }
-        if edits.isEmpty && fills.isEmpty { return nil }
-        return .transform { current in applied(to: current) }
-    }
-
-    /// ``change``, and for a change applied to the set as stored, where its store write leaves
-    /// what it found (see ``BatchReport``).
+    /// The one store change that writes the batch (`nil` when it changes nothing) and, for a
+    /// change applied to the set as stored, where its store write leaves what it found (see
+    /// ``BatchReport``).
     var reportingChange: (PrefsChange, BatchReport.Box?)? {
-        guard base == nil else { return change.map { ($0, nil) } }
+        if let base { return (.replace(applied(to: base)), nil) }
         if edits.isEmpty && fills.isEmpty { return nil }
         let box = BatchReport.Box()
         return (.transform { current in applied(to: current, reportingTo: box) }, box)

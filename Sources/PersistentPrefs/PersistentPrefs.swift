@@ -509,27 +509,29 @@ open class PersistentPrefs: NSObject {
     /// ``value(forKey:as:)``, telling the Observation framework that `tracking` was read.
     @inlinable
     func value<T>(forKey key: String, as type: T.Type, tracking: KeyPath<PrefsKeySpace, Int>) -> T? {
-        // Inlined and specialised in the caller: only one branch survives.
-        if T.self == Int.self { return exactNumber(forKey: key, tracking: tracking)?.int.map { $0 as! T } }
-        if T.self == Double.self { return exactNumber(forKey: key, tracking: tracking)?.double.map { $0 as! T } }
-        if T.self == Float.self { return exactNumber(forKey: key, tracking: tracking)?.float.map { $0 as! T } }
-        if T.self == Bool.self { return exactNumber(forKey: key, tracking: tracking)?.bool.map { $0 as! T } }
-        if T.self == String.self { return exactString(forKey: key, tracking: tracking).map { $0 as! T } }
-        // Unwrapped first: a cast from `Any?` looks into the optional in a second, nested cast.
-        guard let value = rawValue(forKey: key, tracking: tracking) else { return nil }
-        return value as? T
+        typed(
+            type, number: { exactNumber(forKey: key, tracking: tracking) }, string: { exactString(forKey: key, tracking: tracking) },
+            raw: { rawValue(forKey: key, tracking: tracking) })
     }
 
     /// ``value(forKey:as:)`` for a ``Pref`` read: its key and observation key, read in place.
     @inlinable
     func value<T>(as type: T.Type, _ pref: PrefKey) -> T? {
-        // Inlined and specialised in the caller: only one branch survives.
-        if T.self == Int.self { return exactNumber(pref)?.int.map { $0 as! T } }
-        if T.self == Double.self { return exactNumber(pref)?.double.map { $0 as! T } }
-        if T.self == Float.self { return exactNumber(pref)?.float.map { $0 as! T } }
-        if T.self == Bool.self { return exactNumber(pref)?.bool.map { $0 as! T } }
-        if T.self == String.self { return exactString(pref).map { $0 as! T } }
-        guard let value = rawValue(forKey: pref.key, tracking: pref.observationKey) else { return nil }
+        typed(type, number: { exactNumber(pref) }, string: { exactString(pref) }, raw: { rawValue(forKey: pref.key, tracking: pref.observationKey) })
+    }
+
+    /// A value as `T`, from the answer that serves `T`: the number's answers for `Int`,
+    /// `Double`, `Float` and `Bool`, the string's for `String`, else the stored value cast.
+    /// Inlined and specialised in the caller: only one branch survives.
+    @inlinable @inline(__always)
+    func typed<T>(_ type: T.Type, number: () -> ExactNumber?, string: () -> String?, raw: () -> Any?) -> T? {
+        if T.self == Int.self { return number()?.int.map { $0 as! T } }
+        if T.self == Double.self { return number()?.double.map { $0 as! T } }
+        if T.self == Float.self { return number()?.float.map { $0 as! T } }
+        if T.self == Bool.self { return number()?.bool.map { $0 as! T } }
+        if T.self == String.self { return string().map { $0 as! T } }
+        // Unwrapped first: a cast from `Any?` looks into the optional in a second, nested cast.
+        guard let value = raw() else { return nil }
         return value as? T
     }
 

@@ -414,12 +414,10 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     ///     version (see ``SchemaPlan``).
     ///   - onlyMigrate: For ``migrate(_:)``: write nothing when there is nothing to migrate.
     ///   - log: Receives what a migration did, when one ran.
-    ///   - touching: The only keys `change` can change, when the caller knows them better than
-    ///     ``PrefsChange/touchedKeys`` (a batch's `.transform`).
     ///   - report: Where a batch's transform leaves the keys it changed (see ``BatchReport``).
     func write(
         _ change: PrefsChange, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil,
-        touching: Set<String>? = nil, report: BatchReport.Box? = nil
+        report: BatchReport.Box? = nil
     ) throws {
         defer { feed.deliver() }
         try turn.take(root: root) {
@@ -428,7 +426,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             do {
                 try writeTakingTurn(
                     schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent, layers: layers,
-                    touching: touching ?? change.touchedKeys, report: report)
+                    touching: change.touchedKeys, report: report)
             } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !change.buildsOnCurrent {
                 // The root holds something that is not a set (so no version either): a whole-set
                 // replacement may still repair it.
