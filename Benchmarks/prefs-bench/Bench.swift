@@ -276,8 +276,9 @@ enum Bench {
         _ = store.userDefaults.synchronize()
         let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
             ?? (NSHomeDirectory() + "/.config")
-        for sidecar in ["", ".lock", ".damaged"] {
-            try? FileManager.default.removeItem(atPath: base + "/\(suite).plist" + sidecar)
+        // The file, its sidecars and the folder of schemas a set with rules publishes beside it.
+        for suffix in [".plist", ".plist.lock", ".plist.damaged", ".schemas"] {
+            try? FileManager.default.removeItem(atPath: base + "/\(suite)" + suffix)
         }
     }
 }

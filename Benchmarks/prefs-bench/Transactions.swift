@@ -114,6 +114,15 @@ enum TransactionRows {
             { Bench.time(iterations: max(2, writes / 4)) { i in fileTen.p0 = i } }
         ])[0]
 
+        // Reading a suite holding a 1,000-key set that another process just wrote (its bytes
+        // differ from the last read, so nothing is reused): the library's reader vs Foundation's
+        // parser and cast, each after rewriting the file (no fsync) with one of two variants.
+        guard let suiteFile = WrittenSuite(url: URL(fileURLWithPath: files + "/read-1000.plist")) else { return false }
+        let suiteReads = Bench.compare(repetitions: max(3, reps / 3), warmUp: 1, [
+            { Bench.time(iterations: writes) { i in consume(suiteFile.readByLibrary(i)) } },
+            { Bench.time(iterations: writes) { i in consume(suiteFile.readByFoundation(i)) } },
+        ])
+
         let failed = [ten, wide, beside, fileTen].compactMap(\.lastError).first
         if let failed {
             FileHandle.standardError.write(Data("prefs-bench: a transaction row failed: \(failed)\n".utf8))
@@ -137,6 +146,8 @@ enum TransactionRows {
             ("1,000-key set  batch of all 1,000 keys", sizes[1], String(format: "%.2f× one key of it", sizes[1] / sizes[0])),
             ("beside 10,000  set in a suite with a 10,000-key set", besideBig, String(format: "%.1f× alone", besideBig / single[0])),
             ("beside 10,000  the same, PlistFileStore", fileRows, String(format: "%.2f× UserDefaultsStore alone", fileRows / single[0])),
+            ("read suite     1,000-key set another process wrote", suiteReads[0], String(format: "%.2f× Foundation's", suiteReads[0] / suiteReads[1])),
+            ("Foundation     PropertyListSerialization + as?", suiteReads[1], "1.00×"),
         ]
         if kconfig != nil {
             rows += [
@@ -235,12 +246,48 @@ enum TransactionRows {
         return 0
     }
 
-    /// For `strace -c`: `SUITE,N,batch|single|batches|wide|widebatch` sets N `@Pref` values in one
-    /// batch or one by one, writes N batches of 10, or N times one key of (or all of) a 1,000-key set.
+    /// A suite file holding a 1,000-key set as another process just wrote it: each read first
+    /// rewrites it (no `fsync`) with one of two variants that mean the same, so no read finds
+    /// the bytes it read last.
+    struct WrittenSuite {
+        let url: URL
+        let variants: [Data]
+        let file: PreferencesFile
+
+        init?(url: URL) {
+            let thousand = Dictionary(uniqueKeysWithValues: (0..<1000).map { ("k\($0)", $0) })
+            guard let document = try? PropertyListSerialization.data(fromPropertyList: ["Wide": thousand], format: .xml, options: 0)
+            else { return nil }
+            self.url = url
+            variants = [document, document + Data("\n".utf8)]
+            file = PreferencesFile(url: url)
+        }
+
+        func readByLibrary(_ i: Int) -> Any? {
+            try? variants[i % 2].write(to: url)
+            return (try? file.contents())?["Wide"]
+        }
+
+        func readByFoundation(_ i: Int) -> Any? {
+            try? variants[i % 2].write(to: url)
+            let data = (try? Data(contentsOf: url)) ?? Data()
+            return ((try? PropertyListSerialization.propertyList(from: data, format: nil)) as? [String: Any])?["Wide"]
+        }
+    }
+
+    /// For `strace -c` and callgrind: `SUITE,N,batch|single|batches|wide|widebatch` sets N `@Pref`
+    /// values in one batch or one by one, writes N batches of 10, or N times one key of (or all of)
+    /// a 1,000-key set; `FOLDER,N,read` reads N times a suite file of a 1,000-key set (see ``WrittenSuite``).
     static func writeOnce(arguments: String) -> Int32 {
         let parts = arguments.split(separator: ",")
         guard parts.count == 3, let count = Int(parts[1]) else { return 2 }
         let target = String(parts[0])
+        if parts[2] == "read" {
+            try? FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+            guard let suiteFile = WrittenSuite(url: URL(fileURLWithPath: target + "/read-1000.plist")) else { return 2 }
+            for i in 0..<count where suiteFile.readByLibrary(i) == nil { return 1 }
+            return 0
+        }
         let store: any PrefsStore
         if target.hasPrefix("/") {  // a PlistFileStore folder, removed after
             store = PlistFileStore(directory: URL(fileURLWithPath: target))

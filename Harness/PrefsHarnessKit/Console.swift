@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Tools) import PersistentPrefs
 
 #if canImport(Glibc)
     import Glibc
@@ -46,9 +47,11 @@ public final class Console {
 
     /// The process's own standard streams. Colour only when standard output is a terminal
     /// and `NO_COLOR` is unset or empty.
-    public static func standard(environment: [String: String] = ProcessInfo.processInfo.environment) -> Console {
+    ///
+    /// - Parameter environment: The variables to look in; `nil` (the default): the process's.
+    public static func standard(environment: [String: String]? = nil) -> Console {
         let terminal = isatty(STDOUT_FILENO) == 1
-        let noColour = !(environment["NO_COLOR"] ?? "").isEmpty
+        let noColour = !((environment.map { $0["NO_COLOR"] } ?? ProcessEnvironment.value("NO_COLOR")) ?? "").isEmpty
         return Console(
             colour: terminal && !noColour, isTerminal: terminal,
             out: { FileHandle.standardOutput.write(Data($0.utf8)) },
@@ -80,7 +83,7 @@ public final class Console {
     private static func terminalWidth() -> Int? {
         var size = winsize()
         if ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 { return Int(size.ws_col) }
-        return ProcessInfo.processInfo.environment["COLUMNS"].flatMap(Int.init)
+        return ProcessEnvironment.value("COLUMNS").flatMap(Int.init)
     }
 
     /// Writes a line to standard output.

@@ -1,5 +1,5 @@
 import Foundation
-import PersistentPrefs
+@_spi(Tools) import PersistentPrefs
 import PersistentPrefsSample
 
 /// The terminal harness: runs one command, or the interactive mode when there is none.
@@ -22,17 +22,33 @@ public struct Harness {
     /// 0 success, 1 a refused operation, 2 a usage error.
     ///
     /// With `PREFS_HARNESS_TIMING=1` in the environment, prints to stderr how long the command
-    /// took (parsing the arguments and running it: the work) and how long the process had
-    /// been running when it began (start-up: loading the program and its libraries).
+    /// took (parsing the arguments and running it: the work), the page faults the work took,
+    /// and how long the process had been running when it began (start-up: loading the program
+    /// and its libraries).
     public func run(_ arguments: [String]) -> Int32 {
-        guard ProcessInfo.processInfo.environment["PREFS_HARNESS_TIMING"] == "1" else { return runCommand(arguments) }
+        guard ProcessEnvironment.value("PREFS_HARNESS_TIMING") == "1" else { return runCommand(arguments) }
         let startedUp = Self.processAge()
+        let faultsBefore = Self.pageFaults()
         let began = DispatchTime.now().uptimeNanoseconds
         let status = runCommand(arguments)
         let work = Double(DispatchTime.now().uptimeNanoseconds - began) / 1e6
+        let faults = Self.pageFaults() - faultsBefore
         let startUp = startedUp.map { String(format: "%.0f ms (±10 ms)", $0 * 1e3) } ?? "unknown"
-        console.error(String(format: "prefs-harness: timing: start-up %@, work %.2f ms", startUp, work))
+        console.error(String(format: "prefs-harness: timing: start-up %@, work %.2f ms (%ld page faults)", startUp, work, faults))
         return status
+    }
+
+    /// The page faults this process has taken so far (each first touch of a page of code or
+    /// data: a share of a short command's time that instruction counts do not show).
+    static func pageFaults() -> Int {
+        var usage = rusage()
+        #if canImport(Glibc)
+            let who = __rusage_who_t(RUSAGE_SELF.rawValue)
+        #else
+            let who = RUSAGE_SELF
+        #endif
+        guard getrusage(who, &usage) == 0 else { return 0 }
+        return usage.ru_minflt + usage.ru_majflt
     }
 
     /// How long this process has been running, from `/proc/self/stat` (in clock ticks: 10 ms);

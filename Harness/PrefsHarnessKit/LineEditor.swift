@@ -1,4 +1,5 @@
 import Foundation
+@_spi(Tools) import PersistentPrefs
 
 #if canImport(Glibc)
     import Glibc
@@ -260,7 +261,7 @@ public final class LineEditor {
     /// The history file: `$XDG_STATE_HOME/prefs-harness/history`, else
     /// `~/.local/state/prefs-harness/history`.
     public static var defaultHistoryFile: URL {
-        let environment = ProcessInfo.processInfo.environment["XDG_STATE_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+        let environment = ProcessEnvironment.value("XDG_STATE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
         let base = environment ?? (NSHomeDirectory() + "/.local/state")
         return URL(fileURLWithPath: base).appendingPathComponent("prefs-harness/history")
     }

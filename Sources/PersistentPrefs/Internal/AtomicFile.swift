@@ -76,9 +76,15 @@ enum AtomicFile {
         guard swept.withLock({ $0.insert(url.path).inserted }) else { return }
         let directory = url.deletingLastPathComponent().path
         let prefix = ".\(url.lastPathComponent)."
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-        for name in names where name.hasPrefix(prefix) && name.hasSuffix(".tmp") {
-            unlink(directory + "/" + name)
+        // `readdir`, not `FileManager.contentsOfDirectory` (about 400,000 instructions, paid by
+        // every short-lived process's first write).
+        guard let stream = opendir(directory), let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            // The name in place, up to its NUL: an entry is only as long as its name, so copying
+            // the whole `d_name` field could read past the end of the buffer.
+            let name = String(cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
+            if name.hasPrefix(prefix) && name.hasSuffix(".tmp") { unlink(directory + "/" + name) }
         }
     }
 

@@ -125,6 +125,11 @@ enum FileLock {
     struct FileIdentity: Hashable {
         let device: UInt64
         let inode: UInt64
+
+        /// The two numbers as one string, for tables kept in release builds: a dictionary of a
+        /// new key type costs its first use a run-time conformance look-up (see
+        /// `LayerReader.parsedFiles`), paid by every short process such as `prefs-harness`.
+        var key: String { String(device) + ":" + String(inode) }
     }
 
     /// Runs `body` holding the lock for `file`, waiting at most ``timeout`` for it.

@@ -153,8 +153,10 @@ struct LayerReader: Sendable {
         let problem: PersistentPrefs.PrefsError?
     }
 
-    /// The files read in this process, by URL: each is parsed again only when it changes.
-    private static let parsedFiles = Locked<[URL: Parsed]>([:])
+    /// The files read in this process, by path: each is parsed again only when it changes.
+    /// (Keyed by `String`, not `URL`: a dictionary of a new key type costs its first use a
+    /// run-time conformance look-up, about 300,000 instructions, in every short process.)
+    private static let parsedFiles = Locked<[String: Parsed]>([:])
 
     init(files: [LayerFile]) {
         self.files = files
@@ -239,9 +241,9 @@ struct LayerReader: Sendable {
     /// The parsed file, read again when its signature changed.
     private func current(_ url: URL) -> Parsed {
         let signature = FileSignature.of(url.path)
-        if let known = Self.parsedFiles.withLock({ $0[url] }), known.signature == signature { return known }
+        if let known = Self.parsedFiles.withLock({ $0[url.path] }), known.signature == signature { return known }
         let parsed = Self.parse(url)
-        Self.parsedFiles.withLock { $0[url] = parsed }
+        Self.parsedFiles.withLock { $0[url.path] = parsed }
         return parsed
     }
 
@@ -271,7 +273,7 @@ enum LayerPaths {
     /// The system configuration folders, the most important first: `$XDG_CONFIG_DIRS` (absolute
     /// entries), else `/etc/xdg`. Read once, at first use (every write asks).
     static let systemDirectories: [URL] = {
-        let variable = ProcessInfo.processInfo.environment["XDG_CONFIG_DIRS"] ?? ""
+        let variable = ProcessEnvironment.value("XDG_CONFIG_DIRS") ?? ""
         let entries = variable.split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
         return (entries.isEmpty ? ["/etc/xdg"] : entries).map { URL(fileURLWithPath: $0, isDirectory: true) }
     }()
@@ -281,21 +283,15 @@ enum LayerPaths {
     static func files(relativeFolder: String, name: String, holdsRoots: Bool) -> [LayerFile] {
         // Every write asks: made once per file name and vendor folder (building URLs is dear).
         let vendor = PersistentPrefs.vendorDefaultsDirectory
-        let key = FilesKey(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
+        // One string for the four parts (see `LayerReader.parsedFiles` on key types).
+        let key = relativeFolder + "\u{0}" + name + (holdsRoots ? "\u{0}roots\u{0}" : "\u{0}set\u{0}") + (vendor?.path ?? "")
         if let known = madeFiles.withLock({ $0[key] }) { return known }
         let files = makeFiles(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
         madeFiles.withLock { $0[key] = files }
         return files
     }
 
-    private struct FilesKey: Hashable {
-        let relativeFolder: String
-        let name: String
-        let holdsRoots: Bool
-        let vendor: URL?
-    }
-
-    private static let madeFiles = Locked<[FilesKey: [LayerFile]]>([:])
+    private static let madeFiles = Locked<[String: [LayerFile]]>([:])
 
     private static func makeFiles(relativeFolder: String, name: String, holdsRoots: Bool, vendor: URL?) -> [LayerFile] {
         func file(_ base: URL, _ kind: LayerFile.Kind) -> LayerFile {

@@ -310,7 +310,8 @@ enum PlistFile {
         let reason: String
     }
 
-    /// The dictionary in `data`; binary property lists are checked before Foundation sees them.
+    /// The dictionary in `data`: read by the library's XML reader (``PlistXML/dictionary(from:)``),
+    /// else by Foundation; binary property lists are checked before Foundation sees them.
     static func parse(_ data: Data) -> Result<[String: Any], ParseFailure> {
         guard !data.isEmpty else { return .failure(ParseFailure(reason: "the file is empty")) }
         if data.starts(with: Array("bplist".utf8)) {
@@ -321,6 +322,8 @@ enum PlistFile {
                 return .failure(ParseFailure(reason: "a damaged binary property list (\(problem))"))
             }
         }
+        // The library's own reader first: the same dictionary without bridging Foundation's.
+        if let dictionary = PlistXML.dictionary(from: data) { return .success(dictionary) }
         let parsed: Any
         do {
             parsed = try PropertyListSerialization.propertyList(from: data, format: nil)

@@ -165,7 +165,8 @@ struct SuiteLedger {
 
     /// The value that ``xml(_:)`` encoded.
     private static func value(_ xml: Data) -> Any? {
-        (try? PropertyListSerialization.propertyList(from: xml, format: nil)).flatMap(PlistValue.stringKeyedDictionary)?["v"]
+        guard case .success(let wrapped) = PlistFile.parse(xml) else { return nil }
+        return wrapped["v"]
     }
 
     private static func hash(_ xml: Data?) -> UInt64 {
@@ -201,8 +202,9 @@ extension SuiteLedger {
         let entries: [String: Entry]?
     }
 
-    /// Each lock file's journal as this process last read or wrote it, by device and inode.
-    private static let views = Locked<[FileLock.FileIdentity: View]>([:])
+    /// Each lock file's journal as this process last read or wrote it, by device and inode
+    /// (``FileLock/FileIdentity/key``).
+    private static let views = Locked<[String: View]>([:])
 
     /// Bytes of a journal read and written by this process.
     struct Traffic: Equatable {
@@ -252,7 +254,7 @@ extension SuiteLedger {
         }
         ledger.journal = Journal(identity: identity, generation: generation, length: length)
         let due = length > max(compactionFloor, 4 * rewritten)
-        let view = views.withLock { $0[identity] }
+        let view = views.withLock { $0[identity.key] }
         if let view, let known = view.entries, view.generation == generation, view.length >= headerSize, view.length <= length,
             let tail = lock.notes(in: view.length..<length), ledger.replay(tail, from: known)
         {
@@ -325,8 +327,9 @@ extension SuiteLedger {
         guard let journal else { return }
         let known = isKnown && staged.isEmpty ? entries : nil
         Self.views.withLock { views in
-            if views[journal.identity] == nil, views.count >= 64 { views.removeAll() }
-            views[journal.identity] = View(generation: journal.generation, length: journal.length, entries: known)
+            let key = journal.identity.key
+            if views[key] == nil, views.count >= 64 { views.removeAll() }
+            views[key] = View(generation: journal.generation, length: journal.length, entries: known)
         }
     }
 

@@ -42,7 +42,7 @@ enum SuitePaths {
 
     /// The folder of the suites: `$XDG_CONFIG_HOME` when it is an absolute path, else `~/.config`.
     static var directory: URL {
-        let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
+        let environment = ProcessEnvironment.value("XDG_CONFIG_HOME")
         let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
         return URL(fileURLWithPath: base, isDirectory: true)
     }

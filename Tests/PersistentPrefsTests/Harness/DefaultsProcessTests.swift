@@ -20,13 +20,16 @@ struct DefaultsProcessTests {
         #expect(line.hasPrefix("prefs-harness: timing: start-up "), "\(line)")
         let work = try #require(line.components(separatedBy: "work ").last?.components(separatedBy: " ms").first.flatMap(Double.init))
         #expect(work > 0 && work < 10_000)
+        // Then the page faults the work took, a count.
+        let faults = line.components(separatedBy: "ms (").last?.components(separatedBy: " page faults)").first.flatMap(Int.init)
+        #expect(faults.map { $0 >= 0 } == true, "\(line)")
         let read = try child.run("prefs-harness", ["defaults", "read", "timed", "Volume"])
         #expect(read.stdout == "7\n")
         #expect(read.stderr.contains("timing: start-up"))
         // A failing command still reports, after its error.
         let refused = try child.run("prefs-harness", ["defaults", "read", "timed", "Nope"])
         #expect(refused.status != 0)
-        #expect(refused.stderr.hasSuffix("ms\n"))
+        #expect(refused.stderr.hasSuffix("page faults)\n"))
     }
 
     @Test("what the tool writes, plain UserDefaults in another process reads, typed")
