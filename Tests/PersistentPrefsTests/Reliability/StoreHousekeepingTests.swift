@@ -47,35 +47,25 @@ struct StoreHousekeepingTests {
         #expect((written as? [String: Any])?["Small"] as? Int == 2)
     }
 
-    @Test("a temporary file left by a killed writer is removed by the next write")
-    func staleTemporary() throws {
+    /// The folder is listed with `readdir`, whose entries are as long as their names: 400 names
+    /// of 1 to 200 characters put short entries at the ends of its buffers.
+    @Test("temporary files left by a killed writer are removed by the next write, alone or among hundreds of files", arguments: [0, 400])
+    func staleTemporary(crowd: Int) throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         let store = Self.fileStore(directory)
         let url = try store.fileURL(forRoot: "stale")
-        let leftover = directory.path + "/.\(url.lastPathComponent).0000-killed.tmp"
-        #expect(FileManager.default.createFile(atPath: leftover, contents: Data(repeating: 1, count: 200_000)))
-        try store.save(["Small": 1], root: "stale")
-        #expect(!FileManager.default.fileExists(atPath: leftover))
-    }
-
-    @Test("stale temporaries are found among hundreds of files of names of every length")
-    func staleTemporaryInACrowd() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = Self.fileStore(directory)
-        let url = try store.fileURL(forRoot: "crowd")
-        // The folder is listed with `readdir`, whose entries are as long as their names: names
-        // of 1 to 200 characters put short entries at the ends of its buffers.
-        for index in 0..<400 {
+        for index in 0..<crowd {
             let name = String(repeating: "n", count: 1 + index % 200) + "-\(index)"
             #expect(FileManager.default.createFile(atPath: directory.path + "/" + name, contents: nil))
         }
         let leftovers = (0..<3).map { directory.path + "/.\(url.lastPathComponent).000\($0)-killed.tmp" }
-        for leftover in leftovers { #expect(FileManager.default.createFile(atPath: leftover, contents: Data([1]))) }
-        try store.save(["Small": 1], root: "crowd")
+        for leftover in leftovers {
+            #expect(FileManager.default.createFile(atPath: leftover, contents: Data(repeating: 1, count: 200_000)))
+        }
+        try store.save(["Small": 1], root: "stale")
         for leftover in leftovers { #expect(!FileManager.default.fileExists(atPath: leftover)) }
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count >= 400)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).count >= crowd)
     }
 
     @Test("a store whose lock file cannot be opened for writing can still be read")
