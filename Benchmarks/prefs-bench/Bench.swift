@@ -274,8 +274,7 @@ enum Bench {
     static func removeSuite(_ store: UserDefaultsStore, suite: String) {
         store.userDefaults.removePersistentDomain(forName: suite)
         _ = store.userDefaults.synchronize()
-        let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (NSHomeDirectory() + "/.config")
+        let base = PreferencesFile.preferencesDirectory.path
         // The file, its sidecars and the folder of schemas a set with rules publishes beside it.
         for suffix in [".plist", ".plist.lock", ".plist.damaged", ".schemas"] {
             try? FileManager.default.removeItem(atPath: base + "/\(suite)" + suffix)

@@ -103,8 +103,7 @@ public enum SettingsLocation {
         #if canImport(Darwin)
             let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
         #else
-            let configHome = ProcessEnvironment.value("XDG_CONFIG_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
-            let base = URL(fileURLWithPath: configHome ?? (NSHomeDirectory() + "/.config"), isDirectory: true)
+            let base = SuitePaths.directory  // the folder of the UserDefaults suites
         #endif
         return base.appendingPathComponent(program, isDirectory: true)
     }

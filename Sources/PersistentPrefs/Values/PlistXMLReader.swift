@@ -62,31 +62,30 @@ private struct Reader {
             at += 1
             skipSpace()
         }
-        guard skip("<plist"), at < bytes.count, bytes[at] == UInt8(ascii: ">") || isSpace(bytes[at]) else { return nil }
+        guard skip("<plist"), at < bytes.count, bytes[at] == UInt8(ascii: ">") || Self.isSpace(bytes[at]) else { return nil }
         while at < bytes.count, bytes[at] != UInt8(ascii: ">") { at += 1 }
         guard at < bytes.count, bytes[at - 1] != UInt8(ascii: "/") else { return nil }
         at += 1
         skipSpace()
-        var top: [String: Any] = [:]
-        if skip("<dict/>") {
-        } else {
-            guard skip("<dict>"), entries(depth: 1, { key, value in top.updateValue(value, forKey: key) == nil }) else { return nil }
-        }
+        guard let top = dictionary(entriesAt: 1) else { return nil }
         skipSpace()
         guard skip("</plist>") else { return nil }
         skipSpace()
         return at == bytes.count ? top : nil
     }
 
-    /// The entries of a dictionary up to its `</dict>`, each handed to `add` (`false`: a key
-    /// seen before).
-    private mutating func entries(depth: Int, _ add: (String, Any) -> Bool) -> Bool {
+    /// A `<dict>` element (or `<dict/>`), its values read at `depth`; `nil` for a key seen
+    /// before or anything ``value(depth:)`` declines.
+    private mutating func dictionary(entriesAt depth: Int) -> [String: Any]? {
+        if skip("<dict/>") { return [:] }
+        guard skip("<dict>") else { return nil }
+        var dictionary: [String: Any] = [:]
         while true {
             skipSpace()
-            if skip("</dict>") { return true }
-            guard skip("<key>"), let key = text(closing: "</key>") else { return false }
+            if skip("</dict>") { return dictionary }
+            guard skip("<key>"), let key = text(closing: "</key>") else { return nil }
             skipSpace()
-            guard let value = value(depth: depth), add(key, value) else { return false }
+            guard let value = value(depth: depth), dictionary.updateValue(value, forKey: key) == nil else { return nil }
         }
     }
 
@@ -110,10 +109,7 @@ private struct Reader {
             if skip("<data>") { return content(closing: "</data>").flatMap(Self.data) }
             // Containers nest at most as deep as the library stores.
             guard depth <= PlistValue.maximumDepth else { return nil }
-            if skip("<dict/>") { return [String: Any]() }
-            var dictionary: [String: Any] = [:]
-            guard skip("<dict>"), entries(depth: depth + 1, { key, value in dictionary.updateValue(value, forKey: key) == nil }) else { return nil }
-            return dictionary
+            return dictionary(entriesAt: depth + 1)
         case UInt8(ascii: "a"):
             guard depth <= PlistValue.maximumDepth else { return nil }
             if skip("<array/>") { return [Any]() }
@@ -200,7 +196,7 @@ private struct Reader {
         guard !digits.isEmpty, digits.count <= 20 else { return nil }
         var magnitude: UInt64 = 0
         for byte in digits {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            guard isDigit(byte) else { return nil }
             let (times10, overflow) = magnitude.multipliedReportingOverflow(by: 10)
             let (sum, carry) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
             guard !overflow, !carry else { return nil }
@@ -240,7 +236,7 @@ private struct Reader {
             }
             previous = byte
         }
-        guard sawDigit, previous >= UInt8(ascii: "0"), previous <= UInt8(ascii: "9"), let value = Double(spelled) else { return nil }
+        guard sawDigit, isDigit(previous), let value = Double(spelled) else { return nil }
         return NSNumber(value: value)
     }
 
@@ -253,7 +249,7 @@ private struct Reader {
         func number(_ range: Range<Int>) -> Int64? {
             var value: Int64 = 0
             for byte in bytes[range] {
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+                guard isDigit(byte) else { return nil }
                 value = value * 10 + Int64(byte - UInt8(ascii: "0"))
             }
             return value
@@ -288,21 +284,22 @@ private struct Reader {
         return Data(base64Encoded: Data(compact))
     }
 
-    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+    // MARK: - Bytes
+
+    private static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
-    // MARK: - Bytes
+    private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || isDigit(byte)
+    }
 
     private static func isSpace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D
     }
 
-    private func isSpace(_ byte: UInt8) -> Bool { Self.isSpace(byte) }
-
     private mutating func skipSpace() {
-        while at < bytes.count, isSpace(bytes[at]) { at += 1 }
+        while at < bytes.count, Self.isSpace(bytes[at]) { at += 1 }
     }
 
     private func starts(with text: StaticString) -> Bool {
