@@ -324,7 +324,7 @@ public final class HarnessSession {
             }
             if command.json { return console.print(ValueFormatter.jsonText(stored, pretty: true)) }
             let data = try refusing {
-                try PropertyListSerialization.data(fromPropertyList: stored, format: .xml, options: 0)
+                try PlistWriting.data(stored, format: .xml)
             }
             console.write(String(decoding: data, as: UTF8.self))
         case "defaults":

@@ -48,7 +48,7 @@ extension PersistentPrefs {
             var set = try currentValues()
             let version = try resolvedDomain().schemaVersion()
             if version > 0 { set[Self.schemaVersionKey] = version }
-            let data = try PropertyListSerialization.data(fromPropertyList: set, format: .xml, options: 0)
+            let data = try PlistValue.foundationData(set, format: .xml)
             do {
                 try AtomicFile.write(data, to: url)
             } catch let failure as AtomicFile.Failure {

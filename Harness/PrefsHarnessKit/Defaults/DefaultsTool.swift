@@ -1,5 +1,5 @@
 import Foundation
-import PersistentPrefs
+@_spi(Tools) import PersistentPrefs
 
 /// `prefs-harness defaults …`: the macOS `defaults` command for any `UserDefaults` suite on
 /// Linux, a `--store-dir` folder (its root keys are the domains), or a property-list file.
@@ -77,7 +77,7 @@ enum DefaultsTool {
             try arity(2...2, "DOMAIN PATH|-")
             let domain = try places.domain(rest[0])
             let contents = try domain.existingContents()
-            let data = try refusing { try PropertyListSerialization.data(fromPropertyList: contents, format: .xml, options: 0) }
+            let data = try refusing { try PlistWriting.data(contents, format: .xml) }
             if rest[1] == "-" {
                 console.write(String(decoding: data, as: UTF8.self))
             } else {

@@ -255,7 +255,7 @@ enum PlistFile {
     /// ``encoded(_:format:for:)`` as XML, with where each top-level value lies in the bytes
     /// when the library's own writer made them (see ``PlistXML/document(ranging:)``; empty when
     /// Foundation's did).
-    static func encodedRanging(_ dictionary: [String: Any], for url: URL) throws -> (data: Data, ranges: [String: Range<Int>]) {
+    static func encodedRanging(_ dictionary: [String: Any], for url: URL) throws -> (data: Data, ranges: [String: PlistXML.ByteSpan]) {
         guard let (data, ranges) = PlistXML.document(ranging: dictionary) else {
             return (try encoded(dictionary, format: .xml, for: url), [:])
         }
@@ -271,7 +271,7 @@ enum PlistFile {
             data = fast
         } else {
             do {
-                data = try PropertyListSerialization.data(fromPropertyList: dictionary, format: format, options: 0)
+                data = try PlistValue.foundationData(dictionary, format: format)
             } catch {
                 throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: dictionary.keys.sorted())
             }

@@ -159,7 +159,7 @@ struct SuiteLedger {
     static func xml(_ value: Any?) -> Data? {
         value.flatMap { value in
             let wrapped: [String: Any] = ["v": value]
-            return PlistXML.document(wrapped) ?? (try? PropertyListSerialization.data(fromPropertyList: wrapped, format: .xml, options: 0))
+            return PlistXML.document(wrapped) ?? (try? PlistValue.foundationData(wrapped, format: .xml))
         }
     }
 

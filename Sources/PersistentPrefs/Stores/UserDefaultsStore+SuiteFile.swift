@@ -88,7 +88,7 @@ extension UserDefaultsStore {
                 try change(&suite)
                 let changed = (keys ?? PlistValue.changedKeys(before, suite)).sorted()
                 let data: Data
-                let ranges: [String: Range<Int>]
+                let ranges: [String: PlistXML.ByteSpan]
                 do {
                     (data, ranges) = try PlistFile.encodedRanging(suite, for: file)
                 } catch PersistentPrefs.PrefsError.ioError(_, let reason) {
@@ -105,7 +105,7 @@ extension UserDefaultsStore {
                 // write, before any other writer has been seen.
                 for key in changed {
                     ledger.record(
-                        key, before: before[key], after: suite[key], afterXML: ranges[key].map { PlistXML.wrapped(data[$0]) },
+                        key, before: before[key], after: suite[key], afterXML: ranges[key].map { PlistXML.wrapped(data[$0.range]) },
                         beforeIsLatest: !foreign && signature != nil)
                 }
                 ledger.save(to: lock)

@@ -448,7 +448,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
         result[PersistentPrefs.schemaVersionKey] = version
         let encoded: Data
         do {
-            encoded = try PropertyListSerialization.data(fromPropertyList: result, format: .xml, options: 0)
+            encoded = try PlistValue.foundationData(result, format: .xml)
             _ = try PropertyListDecoder().decode(Settings.self, from: encoded)
         } catch {
             let last = Settings.migrations[version - 1]
@@ -464,7 +464,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
         let version = Settings.schemaVersion
         guard version > 0, var set = dictionary(data) else { return data }
         set[PersistentPrefs.schemaVersionKey] = version
-        return (try? PropertyListSerialization.data(fromPropertyList: set, format: .xml, options: 0)) ?? data
+        return (try? PlistValue.foundationData(set, format: .xml)) ?? data
     }
 
     /// A property list's top-level dictionary, normalised; `nil` when it is not one.

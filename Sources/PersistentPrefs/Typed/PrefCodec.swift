@@ -102,7 +102,7 @@ enum CodablePlist {
 
     /// The `T` that `stored` encodes, or `nil`.
     static func decode<T: Decodable>(_: T.Type, from stored: Any) -> T? {
-        guard let data = try? PropertyListSerialization.data(fromPropertyList: [stored], format: .binary, options: 0)
+        guard let data = try? PlistValue.foundationData([stored], format: .binary)
         else { return nil }
         return (try? PropertyListDecoder().decode([T].self, from: data))?.first
     }

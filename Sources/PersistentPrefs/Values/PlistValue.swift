@@ -85,6 +85,31 @@ enum PlistValue {
         }
     }
 
+    /// `value` as a property list in `format`, written by Foundation's
+    /// `PropertyListSerialization`, with every array and dictionary in it made a Foundation
+    /// object first (see ``foundationObject(_:)``). Every call of the library's that hands
+    /// values to Foundation's writer goes through here.
+    static func foundationData(_ value: Any, format: PropertyListSerialization.PropertyListFormat) throws -> Data {
+        try PropertyListSerialization.data(fromPropertyList: foundationObject(value), format: format, options: 0)
+    }
+
+    /// `value` with every Swift array and string-keyed dictionary in it, at any depth, made an
+    /// `NSArray` or `NSDictionary`.
+    ///
+    /// Foundation's writer bridges a Swift array it finds inside `Any` through a conformance that
+    /// a statically linked program (`swift build --static-swift-stdlib` on Linux) has only when
+    /// something in it refers to Foundation's array bridging. Without one, the writer met every
+    /// `[Any]` as an opaque box and refused any property list holding an array ("property lists
+    /// cannot contain objects of type 'Not A Type'"). This refers to it, and leaves the writer
+    /// nothing to bridge.
+    static func foundationObject(_ value: Any) -> Any {
+        switch value {
+        case let array as [Any]: return array.map(foundationObject) as NSArray
+        case let dictionary as [String: Any]: return dictionary.mapValues(foundationObject) as NSDictionary
+        default: return value
+        }
+    }
+
     /// Whether `value` is in a shape ``normalized(_:for:)`` keeps as it is when loading, by
     /// exact type (no cast): `NSNumber`, `String`, `Date`, `Data`, and `[Any]` and
     /// `[String: Any]` of those.
@@ -420,5 +445,22 @@ public enum PlistComparison {
     /// - Returns: The keys that were added, removed or changed.
     public static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
         PlistValue.changedKeys(old, new)
+    }
+}
+
+/// Foundation's property-list writer as the library calls it, for `prefs-harness`
+/// (`@_spi(Tools)`): arrays and dictionaries are made Foundation objects first, so a
+/// statically linked program writes them too (see `PlistValue.foundationObject(_:)`).
+@_spi(Tools)
+public enum PlistWriting {
+    /// `value` as a property list in `format`.
+    ///
+    /// - Parameters:
+    ///   - value: A property-list value (a dictionary, for a file).
+    ///   - format: The format.
+    /// - Returns: The encoded property list.
+    /// - Throws: Foundation's error when a property list cannot hold `value`.
+    public static func data(_ value: Any, format: PropertyListSerialization.PropertyListFormat) throws -> Data {
+        try PlistValue.foundationData(value, format: format)
     }
 }

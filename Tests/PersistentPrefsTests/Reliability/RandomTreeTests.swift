@@ -74,6 +74,19 @@ struct TreeMaker {
         }
     }
 
+    /// A set with a random value under each of `keys`, or `nil` when some value cannot be
+    /// stored (the caller draws again).
+    mutating func storableSet(keys: [String]) -> [String: Any]? {
+        var set: [String: Any] = [:]
+        var storable = true
+        for key in keys {
+            let (value, ok) = value(depth: 1)
+            set[key] = value
+            storable = storable && ok
+        }
+        return storable ? set : nil
+    }
+
     /// Arrays (or dictionaries) nested `depth` deep around a string.
     static func chain(depth: Int, dictionaries: Bool) -> Any {
         var value: Any = "leaf"

@@ -26,8 +26,8 @@ struct ScaleTests {
             return
         }
         for key in suite.keys {
-            let range = try #require(ranges[key], "\(name): \(key)")
-            #expect(PlistXML.wrapped(data[range]) == SuiteLedger.xml(suite[key]), "\(name): \(key)")
+            let span = try #require(ranges[key], "\(name): \(key)")
+            #expect(PlistXML.wrapped(data[span.range]) == SuiteLedger.xml(suite[key]), "\(name): \(key)")
         }
         #expect(data == PlistXML.document(suite), "\(name)")
     }

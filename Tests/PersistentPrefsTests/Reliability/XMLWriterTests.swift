@@ -1,6 +1,7 @@
 import Foundation
-import PersistentPrefs
 import Testing
+
+@testable import PersistentPrefs
 
 /// The suite files `UserDefaultsStore` writes on Linux come from the library's own XML writer;
 /// they must mean exactly what Foundation's writer would have written for the same set.
@@ -75,17 +76,38 @@ struct XMLWriterTests {
         var maker = TreeMaker(random: SeededGenerator(state: 20_261_124))
         var checked = 0
         while checked < 150 {
-            var tree: [String: Any] = [:]
-            var storable = true
-            for key in ["a", "b", "c", "d", "e"] {
-                let (value, ok) = maker.value(depth: 1)
-                tree[key] = value
-                storable = storable && ok
-            }
-            guard storable else { continue }
+            guard let tree = maker.storableSet(keys: ["a", "b", "c", "d", "e"]) else { continue }
             try Self.check(tree, "tree \(checked)")
             checked += 1
         }
+    }
+
+    /// What a statically linked program needs (its Foundation may lack the conformance that
+    /// bridges a Swift array met inside `Any`) is checked by CI, which runs the harness's process
+    /// tests on such a build; here, that the conversion changes no value and no byte meaning.
+    @Test("values for Foundation's writer: arrays and dictionaries made Foundation objects, meaning what the Swift values mean")
+    func foundationObjects() throws {
+        #expect(type(of: PlistValue.foundationObject([1, "a"] as [Any])) is NSArray.Type)
+        #expect(type(of: PlistValue.foundationObject(["k": [1]] as [String: Any])) is NSDictionary.Type)
+        // Linux's NSDictionary hands values back bridged to Swift, except through `allValues`.
+        let nested = try #require(PlistValue.foundationObject(["k": [1], "d": ["x": 1]] as [String: Any]) as? NSDictionary)
+        #expect(nested.allValues.allSatisfy { type(of: $0) is NSArray.Type || type(of: $0) is NSDictionary.Type })
+        #expect(PlistValue.foundationObject("text") as? String == "text")
+        var maker = TreeMaker(random: SeededGenerator(state: 20_261_126))
+        var checked = 0
+        var withContainers = 0
+        while checked < 150 {
+            guard let tree = maker.storableSet(keys: ["a", "b", "c", "d", "e"]), let normalized = PlistValue.normalized(tree) else { continue }
+            #expect(plistEqual(PlistValue.foundationObject(normalized), normalized), "tree \(checked)")
+            for format in [PropertyListSerialization.PropertyListFormat.xml, .binary] {
+                let ours = try PropertyListSerialization.propertyList(from: PlistValue.foundationData(normalized, format: format), format: nil)
+                let plain = try PropertyListSerialization.data(fromPropertyList: normalized, format: format, options: 0)
+                #expect(plistEqual(ours, try PropertyListSerialization.propertyList(from: plain, format: nil)), "tree \(checked) \(format)")
+            }
+            if tree.values.contains(where: { $0 is [Any] || $0 is [String: Any] }) { withContainers += 1 }
+            checked += 1
+        }
+        #expect(withContainers > 20, "the trees hold arrays and dictionaries")
     }
 
     @Test("the file keeps Foundation's layout: header, tabs, sorted keys")

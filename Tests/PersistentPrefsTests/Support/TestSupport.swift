@@ -95,7 +95,16 @@ struct ChildProcess {
         }
     }()
 
+    /// The built executable `name`. `PREFS_HARNESS_EXECUTABLE` (a path) stands in for
+    /// `prefs-harness`: CI runs the harness's process tests again on the statically linked
+    /// build the README tells Linux users to install.
     static func executable(_ name: String) throws -> URL {
+        if name == "prefs-harness", let path = ProcessInfo.processInfo.environment["PREFS_HARNESS_EXECUTABLE"], !path.isEmpty {
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw ChildProcessError(message: "PREFS_HARNESS_EXECUTABLE=\(path) is not an executable file")
+            }
+            return URL(fileURLWithPath: path)
+        }
         guard let directory = productsDirectory else {
             throw ChildProcessError(message: "cannot find the built products (run `swift build` first)")
         }
