@@ -54,13 +54,40 @@ public final class Console {
         let noColour = !((environment.map { $0["NO_COLOR"] } ?? ProcessEnvironment.value("NO_COLOR")) ?? "").isEmpty
         return Console(
             colour: terminal && !noColour, isTerminal: terminal,
-            out: { FileHandle.standardOutput.write(Data($0.utf8)) },
-            err: { FileHandle.standardError.write(Data($0.utf8)) },
+            out: { writeAll($0, to: STDOUT_FILENO) },
+            err: { writeAll($0, to: STDERR_FILENO) },
             readLine: terminal && isatty(STDIN_FILENO) == 1
                 ? { [editor = LineEditor(historyFile: LineEditor.defaultHistoryFile, completions: promptCompletions)] in editor.readLine() }
                 : { Swift.readLine(strippingNewline: true) },
             width: { terminal ? terminalWidth() : nil }
         )
+    }
+
+    /// Writes `text` to `descriptor` with `write(2)`, all of it (again after a partial write or
+    /// an interrupted call); stops at any other error, as a closed pipe. (`FileHandle.write`
+    /// of a `Data` made from the text was a fifth of a `defaults read`'s work: the first use of
+    /// `Data`'s generic initialiser in the process.)
+    static func writeAll(_ text: String, to descriptor: Int32) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                #if canImport(Glibc)
+                    let written = Glibc.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                #elseif canImport(Musl)
+                    let written = Musl.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                #else
+                    let written = Darwin.write(descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                #endif
+                if written > 0 {
+                    offset += written
+                } else if written < 0, errno == EINTR {
+                    continue
+                } else {
+                    return
+                }
+            }
+        }
     }
 
     /// What Tab completes at the prompt, given the words before the one being typed: command

@@ -232,6 +232,18 @@ struct Places {
         try refusing { try files?.roots() ?? PreferencesFile.suiteNames() }
     }
 
+    /// Whether `name` holds `/`, `..` or NUL: a loop over its bytes, not Foundation's
+    /// `contains` (an `NSString` search set up on first use) nor `zip` (a generic type the
+    /// runtime builds, with conformance scans, on first use).
+    static func hasSlashDotDotOrNUL(_ name: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in name.utf8 {
+            if byte == UInt8(ascii: "/") || byte == 0 || (byte == UInt8(ascii: ".") && previous == byte) { return true }
+            previous = byte
+        }
+        return false
+    }
+
     /// The domain `name` names.
     ///
     /// - Throws: ``HarnessError/usage(_:)`` for a name with `/` or `..` that is not an absolute
@@ -243,7 +255,7 @@ struct Places {
             return Domain(name: name, place: .file(PreferencesFile(url: file)))
         }
         guard !name.isEmpty else { throw HarnessError.usage("the domain name is empty") }
-        guard !name.contains("/"), !name.contains(".."), !name.contains("\u{0}") else {
+        guard !Self.hasSlashDotDotOrNUL(name) else {
             throw HarnessError.usage("the domain '\(name)' must not contain '/' or '..' (give a plist file as an absolute path)")
         }
         guard !["NSGlobalDomain", "-g", "-globalDomain"].contains(name) else {

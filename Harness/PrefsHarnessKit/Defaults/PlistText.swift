@@ -80,6 +80,10 @@ public enum PlistText {
     }
 
     private static func append(_ value: Any, level: Int, bare: Bool, to output: inout String) {
+        if let text = exactScalarText(value) {
+            output += bare || type(of: value) == Data.self ? text : quoted(text)
+            return
+        }
         let indent = String(repeating: " ", count: 4 * level)
         if let dictionary = stringKeyed(value) {
             output += indent + "{\n"
@@ -103,18 +107,35 @@ public enum PlistText {
         }
     }
 
+    /// The text of a scalar of the types the library reads (`NSNumber`, `Bool`, `String`,
+    /// `Date`, `Data`), told by exact type; `nil` for anything else. A failed cast of a number
+    /// to a dictionary, an array or a string is a runtime look-up, and those were most of a
+    /// `defaults read KEY`'s work (1.9 M of 3.2 M instructions).
+    private static func exactScalarText(_ value: Any) -> String? {
+        let kind = type(of: value)
+        if kind == NSNumber.self { return numberText(value as! NSNumber) }
+        if kind == Bool.self { return value as! Bool ? "1" : "0" }
+        if kind == String.self { return value as? String }
+        if kind == Date.self { return dateText(value as! Date) }
+        if kind == Data.self { return dataText(value as! Data) }
+        return nil
+    }
+
+    private static func numberText(_ number: NSNumber) -> String {
+        switch numberKind(number) {
+        case .boolean: return number.boolValue ? "1" : "0"
+        case .float: return floatText(number.doubleValue)
+        default: return number.description
+        }
+    }
+
     /// A scalar's text before quoting.
     private static func scalarText(_ value: Any) -> String {
         switch value {
         case let string as String: return string
         case let date as Date: return dateText(date)
         case let data as Data: return dataText(data)
-        case let number as NSNumber:
-            switch numberKind(number) {
-            case .boolean: return number.boolValue ? "1" : "0"
-            case .float: return floatText(number.doubleValue)
-            default: return number.description
-            }
+        case let number as NSNumber: return numberText(number)
         default: return String(describing: value)
         }
     }

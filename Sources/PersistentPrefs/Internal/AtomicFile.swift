@@ -37,34 +37,34 @@ enum AtomicFile {
     /// - Returns: The signature of the new file, or `nil` when the write was abandoned.
     @discardableResult
     static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
-        try createDirectory(url.deletingLastPathComponent())
+        try createDirectory(url.deletingFileName())
         let target = try SharedFolders.writableTarget(url)
-        let directory = target.deletingLastPathComponent()
+        let directory = target.deletingFileName()
         if target != url { try createDirectory(directory) }  // a link's target may be elsewhere
         removeStaleTemporaries(of: target)
         // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which looks at the disk).
         let unique = String(UInt64.random(in: .min ... .max), radix: 16)
-        let temporary = URL(fileURLWithPath: directory.path + "/.\(target.lastPathComponent).\(unique).tmp", isDirectory: false)
+        let temporary = URL(fileURLWithPath: directory.filePath + "/.\(target.fileName).\(unique).tmp", isDirectory: false)
         do {
-            let signature = try writeDurably(data, to: temporary.path)
+            let signature = try writeDurably(data, to: temporary.filePath)
             guard stillCurrent() else {
-                unlink(temporary.path)
+                unlink(temporary.filePath)
                 return nil
             }
-            try check(rename(temporary.path, target.path), "rename", target.path)
-            try syncDirectory(directory.path)
+            try check(rename(temporary.filePath, target.filePath), "rename", target.filePath)
+            try syncDirectory(directory.filePath)
             return signature
         } catch {
-            unlink(temporary.path)
+            unlink(temporary.filePath)
             throw error
         }
     }
 
     /// The file a symbolic link at `url` points to (followed to the end), or `url` itself.
     static func resolvingLink(_ url: URL) -> URL {
-        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else { return url }
-        let resolved = destination.hasPrefix("/") ? URL(fileURLWithPath: destination) : url.deletingLastPathComponent().appendingPathComponent(destination)
-        return URL(fileURLWithPath: (resolved.path as NSString).resolvingSymlinksInPath)
+        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.filePath) else { return url }
+        let resolved = destination.hasPrefix("/") ? URL(fileURLWithPath: destination) : url.deletingFileName().appendingPathComponent(destination)
+        return URL(fileURLWithPath: (resolved.filePath as NSString).resolvingSymlinksInPath)
     }
 
     /// The files whose stale temporaries were already looked for in this process.
@@ -73,9 +73,9 @@ enum AtomicFile {
     /// Removes `.<name>.<id>.tmp` files beside `url` left by writers that were killed; once per
     /// file and process (the caller holds the file's exclusive lock, so no live writer has one).
     private static func removeStaleTemporaries(of url: URL) {
-        guard swept.withLock({ $0.insert(url.path).inserted }) else { return }
-        let directory = url.deletingLastPathComponent().path
-        let prefix = ".\(url.lastPathComponent)."
+        guard swept.withLock({ $0.insert(url.filePath).inserted }) else { return }
+        let directory = url.deletingFileName().filePath
+        let prefix = ".\(url.fileName)."
         // `readdir`, not `FileManager.contentsOfDirectory` (about 400,000 instructions, paid by
         // every short-lived process's first write).
         guard let stream = opendir(directory), let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return }
@@ -152,11 +152,11 @@ enum AtomicFile {
     @discardableResult
     static func remove(_ url: URL, throughLink: Bool = false) throws(Failure) -> Bool {
         let url = throughLink ? try SharedFolders.writableTarget(url) : url
-        if unlink(url.path) != 0 {
-            guard errno == ENOENT else { throw posixFailure("unlink", url.path) }
+        if unlink(url.filePath) != 0 {
+            guard errno == ENOENT else { throw posixFailure("unlink", url.filePath) }
             return false
         }
-        try syncDirectory(url.deletingLastPathComponent().path)
+        try syncDirectory(url.deletingFileName().filePath)
         return true
     }
 
@@ -164,26 +164,28 @@ enum AtomicFile {
     /// that is a link planted in a shared folder (see ``SharedFolders/checkFolder(_:)``).
     static func createDirectory(_ directory: URL) throws(Failure) {
         try SharedFolders.checkFolder(directory)
-        var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory) {
-            guard isDirectory.boolValue else { throw Failure(path: directory.path, reason: "it exists and is not a directory") }
+        // `stat`, as `FileManager.fileExists(atPath:isDirectory:)` does (following links), without
+        // setting up `FileManager` in a process whose first write this is.
+        var info = stat()
+        if stat(directory.filePath, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw Failure(path: directory.filePath, reason: "it exists and is not a directory") }
             return
         }
         // The first folder that exists, so every folder created below it is synced into its parent.
-        var existing = directory.deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
-            existing = existing.deletingLastPathComponent()
+        var existing = directory.deletingFileName()
+        while !FileManager.default.fileExists(atPath: existing.filePath), existing.filePath != "/" {
+            existing = existing.deletingFileName()
         }
         do {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw Failure(path: directory.path, reason: (error as NSError).localizedDescription)
+            throw Failure(path: directory.filePath, reason: (error as NSError).localizedDescription)
         }
         var created = directory
-        while created.path.count > existing.path.count {
-            try syncDirectory(created.deletingLastPathComponent().path)
-            created = created.deletingLastPathComponent()
+        while created.filePath.count > existing.filePath.count {
+            try syncDirectory(created.deletingFileName().filePath)
+            created = created.deletingFileName()
         }
     }
 

@@ -18,7 +18,7 @@ import Foundation
 enum DamageNote {
     /// The note of a store file.
     static func url(for file: URL) -> URL {
-        URL(fileURLWithPath: file.path + ".damaged", isDirectory: false)  // no look at the disk
+        URL(fileURLWithPath: file.filePath + ".damaged", isDirectory: false)  // no look at the disk
     }
 
     /// Records that `file` was moved aside, with the sentence that says why and where to.
@@ -28,21 +28,21 @@ enum DamageNote {
 
     /// The error every reader of `file` reports while its note is there, or `nil`.
     static func notice(for file: URL) -> PersistentPrefs.PrefsError? {
-        let path = url(for: file).path
+        let path = url(for: file).filePath
         // One system call in the usual case, where there is no note (every write asks). The note
         // is the library's own file: never read through a link, a FIFO or a device.
         guard access(path, F_OK) == 0, let note = (try? AtomicFile.readRegular(path, following: false, limit: 1 << 16)) ?? nil
         else { return nil }
         let reason = String(decoding: note.data.prefix(2000), as: UTF8.self)
         return .corruptStore(
-            path: file.path,
+            path: file.filePath,
             reason: "\(reason); the sets it held read as empty until they are written again or the damage is acknowledged")
     }
 
     /// Removes the note (the file was written again, or the damage acknowledged); anything else
     /// found there (a FIFO, a device, a folder someone planted) is left alone.
     static func clear(for file: URL) {
-        let path = url(for: file).path
+        let path = url(for: file).filePath
         guard let kind = SharedFolders.kind(path), kind == S_IFREG || kind == S_IFLNK else { return }
         unlink(path)
     }

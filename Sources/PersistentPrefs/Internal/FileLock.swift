@@ -144,10 +144,10 @@ enum FileLock {
     ///   lock already, ``PersistentPrefs/PrefsError/ioError(path:reason:)`` for a lock file that
     ///   cannot be used; or what `body` throws.
     static func withLock<Result>(for file: URL, label: String, _ body: (Held) throws -> Result) throws -> Result {
-        let lockPath = file.path + ".lock"
+        let lockPath = file.filePath + ".lock"
         if let outer = heldByThisThread(lockPath) { throw PersistentPrefs.PrefsError.transactionInProgress(root: outer) }
         do {
-            try AtomicFile.createDirectory(file.deletingLastPathComponent())
+            try AtomicFile.createDirectory(file.deletingFileName())
         } catch {
             throw error.prefsError
         }
@@ -167,7 +167,7 @@ enum FileLock {
     ///
     /// For a reader's rare repair (moving a damaged file aside), which must not wait.
     static func withLockIfFree<Result>(for file: URL, _ body: () throws -> Result) throws -> Result? {
-        let lockPath = file.path + ".lock"
+        let lockPath = file.filePath + ".lock"
         if heldByThisThread(lockPath) != nil { return try body() }
         let descriptor = try openLockFile(lockPath)
         defer { close(descriptor) }
@@ -175,7 +175,7 @@ enum FileLock {
             guard errno == EWOULDBLOCK || errno == EINTR else { throw AtomicFile.posixFailure("flock", lockPath).prefsError }
             return nil
         }
-        return try holding(descriptor, lockPath: lockPath, label: file.lastPathComponent, body)
+        return try holding(descriptor, lockPath: lockPath, label: file.fileName, body)
     }
 
     // MARK: - Private
@@ -256,7 +256,7 @@ enum FileLock {
             let waited = now - started!
             let limit = timeout.withLock { $0 }
             guard waited < limit else {
-                throw PersistentPrefs.PrefsError.lockTimeout(path: file.path, holderPID: holder(of: descriptor), waited: waited)
+                throw PersistentPrefs.PrefsError.lockTimeout(path: file.filePath, holderPID: holder(of: descriptor), waited: waited)
             }
             // Short sleeps, so a lock handed over is taken within a couple of milliseconds.
             Thread.sleep(forTimeInterval: min(Double.random(in: pause / 2...pause), limit - waited))

@@ -186,7 +186,9 @@ struct LayerReader: Sendable {
     ///
     /// - Throws: ``PersistentPrefs/PrefsError/keyLocked(key:)``.
     func checkSuiteChange(from before: [String: Any], to after: [String: Any]) throws {
-        guard !files.isEmpty else { return }
+        // Without a layer file holding a dictionary (the usual case) nothing is locked, and
+        // which keys changed need not be worked out.
+        guard files.contains(where: { current($0.url).top != nil }) else { return }
         let top = stack(root: nil)
         for key in PlistValue.changedKeys(before, after).sorted() {
             if top.isLocked(key) { throw PersistentPrefs.PrefsError.keyLocked(key: key) }
@@ -222,7 +224,7 @@ struct LayerReader: Sendable {
             return .failure(damaged(file, "it holds values a property list cannot"))
         }
         if values.isEmpty, marks.keys.isEmpty, !marks.all, !locksAll { return .success(nil) }
-        return .success(LayerStack.Layer(source: file.url.path, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
+        return .success(LayerStack.Layer(source: file.url.filePath, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
     }
 
     /// What a lock entry says.
@@ -235,25 +237,25 @@ struct LayerReader: Sendable {
     }
 
     private static func damaged(_ file: LayerFile, _ reason: String) -> PersistentPrefs.PrefsError {
-        .corruptStore(path: file.url.path, reason: "\(reason); these \(file.kind.rawValue) defaults are ignored, the user's values and the other layers still apply")
+        .corruptStore(path: file.url.filePath, reason: "\(reason); these \(file.kind.rawValue) defaults are ignored, the user's values and the other layers still apply")
     }
 
     /// The parsed file, read again when its signature changed.
     private func current(_ url: URL) -> Parsed {
-        let signature = FileSignature.of(url.path)
-        if let known = Self.parsedFiles.withLock({ $0[url.path] }), known.signature == signature { return known }
+        let signature = FileSignature.of(url.filePath)
+        if let known = Self.parsedFiles.withLock({ $0[url.filePath] }), known.signature == signature { return known }
         let parsed = Self.parse(url)
-        Self.parsedFiles.withLock { $0[url.path] = parsed }
+        Self.parsedFiles.withLock { $0[url.filePath] = parsed }
         return parsed
     }
 
     private static func parse(_ url: URL) -> Parsed {
         let contents: (data: Data, signature: FileSignature)?
         do {
-            contents = try AtomicFile.readRegular(url.path, limit: PlistFile.maximumReadSize)
+            contents = try AtomicFile.readRegular(url.filePath, limit: PlistFile.maximumReadSize)
         } catch {
             // Not readable by this user, or not a regular file: reported, and left out.
-            return Parsed(signature: FileSignature.of(url.path), top: nil, problem: error.prefsError)
+            return Parsed(signature: FileSignature.of(url.filePath), top: nil, problem: error.prefsError)
         }
         guard let contents else { return Parsed(signature: nil, top: nil, problem: nil) }
         switch PlistFile.parse(contents.data) {
@@ -262,7 +264,7 @@ struct LayerReader: Sendable {
         case .failure(let failure):
             return Parsed(
                 signature: contents.signature, top: nil,
-                problem: .corruptStore(path: url.path, reason: "\(failure.reason); these system defaults are ignored, the user's values and the other layers still apply"))
+                problem: .corruptStore(path: url.filePath, reason: "\(failure.reason); these system defaults are ignored, the user's values and the other layers still apply"))
         }
     }
 }
@@ -284,7 +286,7 @@ enum LayerPaths {
         // Every write asks: made once per file name and vendor folder (building URLs is dear).
         let vendor = PersistentPrefs.vendorDefaultsDirectory
         // One string for the four parts (see `LayerReader.parsedFiles` on key types).
-        let key = relativeFolder + "\u{0}" + name + (holdsRoots ? "\u{0}roots\u{0}" : "\u{0}set\u{0}") + (vendor?.path ?? "")
+        let key = relativeFolder + "\u{0}" + name + (holdsRoots ? "\u{0}roots\u{0}" : "\u{0}set\u{0}") + (vendor?.filePath ?? "")
         if let known = madeFiles.withLock({ $0[key] }) { return known }
         let files = makeFiles(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
         madeFiles.withLock { $0[key] = files }
@@ -295,8 +297,8 @@ enum LayerPaths {
 
     private static func makeFiles(relativeFolder: String, name: String, holdsRoots: Bool, vendor: URL?) -> [LayerFile] {
         func file(_ base: URL, _ kind: LayerFile.Kind) -> LayerFile {
-            let folder = relativeFolder.isEmpty ? base : base.appendingPathComponent(relativeFolder, isDirectory: true)
-            return LayerFile(url: folder.appendingPathComponent(name).standardizedFileURL, kind: kind, holdsRoots: holdsRoots)
+            let folder = relativeFolder.isEmpty ? base : base.appendingFileName(relativeFolder, isDirectory: true)
+            return LayerFile(url: folder.appendingFileName(name).standardizedFile, kind: kind, holdsRoots: holdsRoots)
         }
         var files = systemDirectories.map { file($0, .site) }
         if let vendor { files.append(file(vendor, .vendor)) }
@@ -306,8 +308,8 @@ enum LayerPaths {
     /// `folder`'s path inside the user's configuration folder (`$XDG_CONFIG_HOME`, else
     /// `~/.config`), or `nil` when it is elsewhere.
     static func relativeToConfiguration(_ folder: URL) -> String? {
-        let base = SuitePaths.directory.standardizedFileURL.path
-        let path = folder.standardizedFileURL.path
+        let base = SuitePaths.directory.standardizedFile.filePath
+        let path = folder.standardizedFile.filePath
         guard path.hasPrefix(base + "/") else { return nil }
         let relative = String(path.dropFirst(base.count + 1))
         return relative.split(separator: "/").contains("..") ? nil : relative

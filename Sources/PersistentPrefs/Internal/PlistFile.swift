@@ -57,12 +57,12 @@ enum PlistFile {
         var pause: TimeInterval = 0.001
         while true {
             guard let (data, signature) = try contents(of: url) else { return (nil, nil, nil) }
-            if let known = ParseCache.shared.dictionary(for: url.path, data: data, written: reusingWritten) {
+            if let known = ParseCache.shared.dictionary(for: url.filePath, data: data, written: reusingWritten) {
                 return (known, signature, digest(data))
             }
             // The write path after someone else's write: a reader may have parsed these bytes already.
             let parsed: Result<[String: Any], ParseFailure>
-            if reusingWritten, let known = ParseCache.shared.dictionary(for: url.path, data: data, written: false) {
+            if reusingWritten, let known = ParseCache.shared.dictionary(for: url.filePath, data: data, written: false) {
                 parsed = .success(known)
             } else {
                 parsed = parse(data)
@@ -71,7 +71,7 @@ enum PlistFile {
             switch parsed {
             case .success(var dictionary):
                 if reusingWritten { dictionary = PlistValue.loadedOrAsIs(dictionary) }
-                ParseCache.shared.store(dictionary, data: data, for: url.path, written: reusingWritten)
+                ParseCache.shared.store(dictionary, data: data, for: url.filePath, written: reusingWritten)
                 return (dictionary, signature, digest(data))
             case .failure(let failure): problem = failure.reason
             }
@@ -79,10 +79,10 @@ enum PlistFile {
             if let previous = unchangedSince, previous.signature == signature, previous.data == data {
                 if now.timeIntervalSince(previous.at) >= quietPeriod {
                     guard movingAside else {
-                        throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(problem); it was left as it is")
+                        throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: "\(problem); it was left as it is")
                     }
                     if let dictionary = try moveAside(url, signature: signature, reason: problem) {
-                        return (dictionary, FileSignature.of(url.path), nil)
+                        return (dictionary, FileSignature.of(url.filePath), nil)
                     }
                     unchangedSince = nil  // it parsed after all, or changed: read it again
                     continue
@@ -92,7 +92,7 @@ enum PlistFile {
             }
             guard now.timeIntervalSince(started) < busyLimit else {
                 throw PersistentPrefs.PrefsError.ioError(
-                    path: url.path, reason: "it kept changing without becoming readable for \(Int(busyLimit)) s (\(problem))")
+                    path: url.filePath, reason: "it kept changing without becoming readable for \(Int(busyLimit)) s (\(problem))")
             }
             Thread.sleep(forTimeInterval: pause)
             pause = min(pause * 2, 0.05)
@@ -105,7 +105,7 @@ enum PlistFile {
     ///
     /// `dictionary` is normalised (what the write path read, with values the library vetted).
     static func remember(_ data: Data, as dictionary: [String: Any], for url: URL) {
-        ParseCache.shared.store(dictionary, data: data, for: url.path, written: true)
+        ParseCache.shared.store(dictionary, data: data, for: url.filePath, written: true)
     }
 
     /// What the files read or written last held, by path: their bytes and dictionary.
@@ -179,15 +179,15 @@ enum PlistFile {
         static func record(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
             let link = Link(from: old, to: new, keys: Set(keys))
             links.withLock { links in
-                if links[url.path] == nil, links.count >= pathLimit { links.removeAll() }
-                links[url.path, default: []].append(link)
-                if links[url.path]!.count > depth { links[url.path]!.removeFirst() }
+                if links[url.filePath] == nil, links.count >= pathLimit { links.removeAll() }
+                links[url.filePath, default: []].append(link)
+                if links[url.filePath]!.count > depth { links[url.filePath]!.removeFirst() }
             }
         }
 
         /// Whether this process's writes took `url` from `old` to `new` without changing `key`.
         static func untouched(_ key: String, in url: URL, from old: UInt64, to new: UInt64) -> Bool {
-            let known = links.withLock { $0[url.path] } ?? []
+            let known = links.withLock { $0[url.filePath] } ?? []
             var reached: Set<UInt64> = [old]
             var frontier = [old]
             while let version = frontier.popLast() {
@@ -249,7 +249,7 @@ enum PlistFile {
     /// Reads the bytes without parsing them (no lock: a file replaced atomically is read whole,
     /// and one caught mid-rewrite just differs).
     static func digest(of url: URL) -> UInt64? {
-        ((try? AtomicFile.readRegular(url.path, limit: maximumReadSize)) ?? nil).map { digest($0.data) }
+        ((try? AtomicFile.readRegular(url.filePath, limit: maximumReadSize)) ?? nil).map { digest($0.data) }
     }
 
     /// ``encoded(_:format:for:)`` as XML, with where each top-level value lies in the bytes
@@ -284,7 +284,7 @@ enum PlistFile {
     private static func checkSize(_ data: Data, for url: URL) throws {
         guard data.count <= maximumWriteSize else {
             throw PersistentPrefs.PrefsError.ioError(
-                path: url.path,
+                path: url.filePath,
                 reason: "the file would grow to \(data.count >> 20) MB, over the limit of \(maximumWriteSize >> 20) MB")
         }
     }
@@ -300,7 +300,7 @@ enum PlistFile {
     /// (only a regular file is read; a link is followed: see ``AtomicFile/readRegular(_:following:limit:)``).
     private static func contents(of url: URL) throws -> (Data, FileSignature)? {
         do {
-            return try AtomicFile.readRegular(url.path, limit: maximumReadSize)
+            return try AtomicFile.readRegular(url.filePath, limit: maximumReadSize)
         } catch {
             throw error.prefsError
         }
@@ -351,11 +351,11 @@ enum PlistFile {
             outcome = try FileLock.withLockIfFree(for: url) { try moveAsideHoldingLock(url, signature: signature, reason: reason) }
         } catch let error as PersistentPrefs.PrefsError {
             if case .corruptStore = error { throw error }
-            throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(reason); it was left in place (\(error))")
+            throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: "\(reason); it was left in place (\(error))")
         }
         guard let outcome else {
             throw PersistentPrefs.PrefsError.corruptStore(
-                path: url.path, reason: "\(reason); it was left in place while another process writes the store")
+                path: url.filePath, reason: "\(reason); it was left in place while another process writes the store")
         }
         return outcome
     }
@@ -365,28 +365,28 @@ enum PlistFile {
         let modified = Date(timeIntervalSince1970: TimeInterval(signature.seconds))
         let stamp = ISO8601DateFormatter().string(from: modified).replacingOccurrences(of: ":", with: "-")
         let id = String(FNV1a.hash(signature.fields.flatMap { withUnsafeBytes(of: $0) { Array($0) } }) & 0xffff_ffff, radix: 16)
-        let aside = url.path + ".corrupt-\(stamp)-\(id)"
-        guard FileSignature.of(url.path) == signature else { return nil }
+        let aside = url.filePath + ".corrupt-\(stamp)-\(id)"
+        guard FileSignature.of(url.filePath) == signature else { return nil }
         // The note goes first, so a reader that finds the file gone also finds why; readers that
         // move the same version write the same note.
         DamageNote.record(for: url, reason: "\(reason); it was moved aside to \(aside)")
-        guard rename(url.path, aside) == 0 else {
+        guard rename(url.filePath, aside) == 0 else {
             let failure = errno
             if failure == ENOENT { return nil }  // another reader moved it: its note is this one
             DamageNote.clear(for: url)
             throw PersistentPrefs.PrefsError.corruptStore(
-                path: url.path, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(failure))))")
+                path: url.filePath, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(failure))))")
         }
         // A last look: a writer that finished just now leaves a file that parses.
         if let (data, _) = try? contents(of: URL(fileURLWithPath: aside)), case .success(let dictionary) = parse(data) {
             DamageNote.clear(for: url)
-            if link(aside, url.path) == 0 {  // never over a file someone wrote meanwhile
+            if link(aside, url.filePath) == 0 {  // never over a file someone wrote meanwhile
                 unlink(aside)
                 return dictionary
             }
             return nil
         }
-        try? AtomicFile.syncDirectory(url.deletingLastPathComponent().path)
-        throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(reason); moved aside to \(aside)")
+        try? AtomicFile.syncDirectory(url.deletingFileName().filePath)
+        throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: "\(reason); moved aside to \(aside)")
     }
 }

@@ -53,9 +53,9 @@ public struct PreferencesFile: Sendable {
         if let problem = SuitePaths.problem(with: suiteName) {
             throw PersistentPrefs.PrefsError.invalidSuiteName(name: suiteName, reason: problem)
         }
-        url = Self.preferencesDirectory.appendingPathComponent(suiteName + ".plist")
+        url = Self.preferencesDirectory.appendingFileName(suiteName + ".plist")
         movesDamagedFileAside = true
-        layers = LayerReader(files: LayerPaths.files(relativeFolder: "", name: url.lastPathComponent, holdsRoots: true))
+        layers = LayerReader(files: LayerPaths.files(relativeFolder: "", name: url.fileName, holdsRoots: true))
     }
 
     /// Where Foundation on Linux keeps `UserDefaults` suites: `$XDG_CONFIG_HOME` when it is an
@@ -72,11 +72,11 @@ public struct PreferencesFile: Sendable {
         let directory = preferencesDirectory
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.filePath)
         } catch CocoaError.fileReadNoSuchFile {
             return []
         } catch {
-            throw PersistentPrefs.PrefsError.ioError(path: directory.path, reason: (error as NSError).localizedDescription)
+            throw PersistentPrefs.PrefsError.ioError(path: directory.filePath, reason: (error as NSError).localizedDescription)
         }
         return names.filter { $0.hasSuffix(".plist") && !$0.hasPrefix(".") && $0 != ".plist" }
             .map { String($0.dropLast(".plist".count)) }
@@ -119,7 +119,7 @@ public struct PreferencesFile: Sendable {
         // file) is made beside it; the write reads it again under the lock.
         if !movesDamagedFileAside { _ = try contents() }
         try UserDefaultsStore.update(
-            suiteFile: url, describing: "the suite", label: url.lastPathComponent, movingAside: movesDamagedFileAside
+            suiteFile: url, describing: "the suite", label: url.fileName, movingAside: movesDamagedFileAside
         ) { suite in
             let before = suite
             try change(&suite)
@@ -141,10 +141,10 @@ public struct PreferencesFile: Sendable {
     @discardableResult
     public func remove() throws -> Bool {
         if !movesDamagedFileAside { _ = try contents() }  // a file that is not a property list is left alone
-        return try FileLock.withLock(for: url, label: url.lastPathComponent) { lock in
+        return try FileLock.withLock(for: url, label: url.fileName) { lock in
             // Locked keys the user's file holds stay: removing them is a change as well.
             if let stored = try PlistFile.read(url, movingAside: movesDamagedFileAside) { try layers.checkSuiteChange(from: stored, to: [:]) }
-            let existed = FileManager.default.fileExists(atPath: url.path)
+            let existed = FileManager.default.fileExists(atPath: url.filePath)
             try PlistFile.write(nil, to: url, format: .xml)
             SuiteLedger.clear(lock)  // removed on purpose: nothing to put back
             DamageNote.clear(for: url)

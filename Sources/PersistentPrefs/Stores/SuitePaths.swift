@@ -6,7 +6,8 @@ enum SuitePaths {
     /// preferences folder or alias a special domain are refused.
     static func problem(with name: String) -> String? {
         if name.isEmpty { return "the suite name is empty" }
-        if name.contains("/") || name.contains("\u{0}") { return "the suite name \"\(name)\" contains '/' or NUL" }
+        // Byte tests, not Foundation's `contains` (an `NSString` search, set up on first use).
+        if name.utf8.contains(UInt8(ascii: "/")) || name.utf8.contains(0) { return "the suite name \"\(name)\" contains '/' or NUL" }
         if name == "." || name == ".." || name.hasPrefix("..") { return "the suite name \"\(name)\" is a relative path" }
         if name == "NSGlobalDomain" || name == UserDefaults.globalDomain || name == UserDefaults.argumentDomain
             || name == UserDefaults.registrationDomain
@@ -28,23 +29,28 @@ enum SuitePaths {
             guard let suite, problem(with: suite) == nil else { return nil }
             name = suite
         }
-        return directory.appendingPathComponent(name + ".plist")
+        return directory.appendingFileName(name + ".plist")
     }
 
     /// Where the schema of the set under `root` in the suite file `file` is kept:
     /// `<suite>.schemas/<root file name>.json` beside it (the root key named as
     /// ``PlistFileStore`` names its files).
     static func schemaFile(besides file: URL, root: String) -> URL {
-        let suite = file.deletingPathExtension().lastPathComponent
-        return file.deletingLastPathComponent().appendingPathComponent(suite + ".schemas", isDirectory: true)
-            .appendingPathComponent(PlistFileStore.fileStem(forRoot: root) + ".json")
+        let name = file.fileName
+        let suite = name.hasSuffix(".plist") && name.utf8.count > 6 ? String(name.dropLast(6)) : file.deletingPathExtension().fileName
+        return file.deletingFileName().appendingFileName(suite + ".schemas", isDirectory: true)
+            .appendingFileName(PlistFileStore.fileStem(forRoot: root) + ".json")
     }
 
-    /// The folder of the suites: `$XDG_CONFIG_HOME` when it is an absolute path, else `~/.config`.
+    /// The folder of the suites, by swift-corelibs-foundation's rule for `UserDefaults`
+    /// (`_CFXDGCreateConfigHomePath`): `$XDG_CONFIG_HOME` when it is an absolute path other
+    /// than `/`, else `$HOME/.config` (`/.config` when `HOME` is unset or empty; Foundation does
+    /// not look the home folder up elsewhere for this).
     static var directory: URL {
-        let environment = ProcessEnvironment.value("XDG_CONFIG_HOME")
-        let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
-        return URL(fileURLWithPath: base, isDirectory: true)
+        if let configHome = ProcessEnvironment.value("XDG_CONFIG_HOME"), configHome.utf8.count > 1, configHome.hasPrefix("/") {
+            return URL(fileURLWithPath: configHome, isDirectory: true)
+        }
+        return URL(fileURLWithPath: (ProcessEnvironment.value("HOME") ?? "") + "/.config", isDirectory: true)
     }
 
     /// The suite name of a `UserDefaults` object made elsewhere, where Foundation lets us see

@@ -92,10 +92,10 @@ extension UserDefaultsStore {
                 do {
                     (data, ranges) = try PlistFile.encodedRanging(suite, for: file)
                 } catch PersistentPrefs.PrefsError.ioError(_, let reason) {
-                    throw PersistentPrefs.PrefsError.ioError(path: file.path, reason: "writing \(what): \(reason)")
+                    throw PersistentPrefs.PrefsError.ioError(path: file.filePath, reason: "writing \(what): \(reason)")
                 }
                 // Abandoned when someone rewrote the file since it was read: start over from theirs.
-                guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(file.path) == signature }) else {
+                guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(file.filePath) == signature }) else {
                     record.foreignWriteSeen = Date().timeIntervalSince1970
                     continue
                 }
@@ -136,7 +136,7 @@ extension UserDefaultsStore {
                 return digest
             }
             throw PersistentPrefs.PrefsError.ioError(
-                path: file.path,
+                path: file.filePath,
                 reason: "another program kept rewriting the suite for \(Int(attemptBudget)) s while \(what) was written")
         }
     }
@@ -173,7 +173,7 @@ extension UserDefaultsStore {
     ) throws -> Settled {
         for step in settleSteps {
             Thread.sleep(forTimeInterval: step)
-            guard FileSignature.of(file.path) == written else {
+            guard FileSignature.of(file.filePath) == written else {
                 let (current, signature, _) = try PlistFile.readSigned(file, movingAside: movingAside)
                 return ours.allSatisfy { SuiteLedger.xml(current?[$0.key]) == $0.value } ? .kept(signature) : .undone
             }

@@ -234,7 +234,7 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
     public static func load(from url: URL) throws -> PrefsSchema? {
         let contents: (data: Data, signature: FileSignature)?
         do {
-            contents = try AtomicFile.readRegular(url.path, limit: 1 << 24)
+            contents = try AtomicFile.readRegular(url.filePath, limit: 1 << 24)
         } catch {
             throw error.prefsError
         }
@@ -242,7 +242,7 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         do {
             return try PrefsSchema(jsonData: contents.data)
         } catch PersistentPrefs.PrefsError.corruptStore(_, let reason) {
-            throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: reason)
+            throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: reason)
         }
     }
 
@@ -397,10 +397,10 @@ extension SchemaPublishingStore {
     /// (the set's own write has succeeded).
     func publish(_ publication: SchemaPublication, root: String) {
         guard let url = schemaFile(root: root) else { return }
-        let token = PublishedSchema(path: url.path, classID: publication.classID)
+        let token = PublishedSchema(path: url.filePath, classID: publication.classID)
         guard !publishedSchemas.withLock({ $0.contains(token) }) else { return }
         guard let data = publication.contents(root) else { return }
-        let existing = (try? AtomicFile.readRegular(url.path, following: false, limit: 1 << 24)) ?? nil
+        let existing = (try? AtomicFile.readRegular(url.filePath, following: false, limit: 1 << 24)) ?? nil
         if existing?.data != data { _ = try? AtomicFile.write(data, to: url) }
         publishedSchemas.withLock { _ = $0.insert(token) }
     }

@@ -32,6 +32,26 @@ struct DefaultsProcessTests {
         #expect(refused.stderr.hasSuffix("page faults)\n"))
     }
 
+    @Test("with XDG_CONFIG_HOME=/ (which Foundation ignores) the tool and plain UserDefaults both use $HOME/.config")
+    func homeFolderRule() throws {
+        let (plain, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        var child = plain
+        child.environment["XDG_CONFIG_HOME"] = "/"
+        child.environment["HOME"] = directory.path
+        let put = try child.run("prefs-test-helper", ["plain-put-int", "homerule", "SamplePrefs", "41"])
+        #expect(put.status == 0, "\(put.stderr)")
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/.config/homerule.plist"))
+        let read = try child.run("prefs-harness", ["defaults", "read", "homerule", "SamplePrefs"])
+        #expect(read.status == 0, "\(read.stderr)")
+        #expect(read.stdout.contains("\"Integer Value\" = 41;"), "\(read.stdout)")
+        let write = try child.run("prefs-harness", ["defaults", "write", "homerule", "Tool", "-int", "5"])
+        #expect(write.status == 0, "\(write.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: "/homerule.plist"))
+        let seen = try child.run("prefs-test-helper", ["plain-get", "homerule", "Tool"])
+        #expect(seen.stdout.hasPrefix("number(") && seen.stdout.hasSuffix(") 5\n"), "\(seen.stdout) \(seen.stderr)")
+    }
+
     @Test("what the tool writes, plain UserDefaults in another process reads, typed")
     func toolToPlain() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()

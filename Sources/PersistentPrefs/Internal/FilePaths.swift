@@ -1,0 +1,92 @@
+import Foundation
+
+/// The paths of the file URLs the library makes, read without Foundation's first-use costs.
+///
+/// On Linux, FoundationEssentials percent-decodes a file URL's `path` (and its
+/// `lastPathComponent`, `standardizedFileURL`, `appendingPathComponent`) through a
+/// `Set<UInt8>` literal: the first one in a process makes the Swift runtime scan every loaded
+/// library's conformance records for `UInt8: Hashable` (about 300,000 instructions, the
+/// largest single step of a one-shot `prefs-harness defaults write`), and every call decodes
+/// again. The URLs the library makes hold absolute paths; one with no `%` in its encoded path
+/// reads the same path straight from it. Anything else (a relative URL, a `%` escape) takes
+/// Foundation's road, so each of these returns exactly what Foundation's counterpart returns.
+extension URL {
+    /// The file-system path: what `path` returns.
+    var filePath: String {
+        guard let encoded = plainEncodedPath else { return path }
+        return Self.droppingTrailingSlashes(encoded)
+    }
+
+    /// The last component of the path: what `lastPathComponent` returns.
+    var fileName: String {
+        guard let encoded = plainEncodedPath else { return lastPathComponent }
+        let path = Self.droppingTrailingSlashes(encoded)
+        guard path != "/", let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
+    }
+
+    /// This URL with `name` appended: the URL `appendingPathComponent(_:isDirectory:)` makes.
+    ///
+    /// - Parameters:
+    ///   - name: A file or folder name (or several, separated by `/`).
+    ///   - isDirectory: Whether the new URL names a folder.
+    func appendingFileName(_ name: String, isDirectory: Bool = false) -> URL {
+        guard let encoded = plainEncodedPath, !name.isEmpty, !name.hasPrefix("/") else {
+            return appendingPathComponent(name, isDirectory: isDirectory)
+        }
+        return URL(fileURLWithPath: encoded + (encoded.hasSuffix("/") ? "" : "/") + name, isDirectory: isDirectory)
+    }
+
+    /// The folder holding this URL's file: the URL `deletingLastPathComponent()` makes.
+    func deletingFileName() -> URL {
+        guard let encoded = plainEncodedPath else { return deletingLastPathComponent() }
+        let path = Self.droppingTrailingSlashes(encoded)
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return deletingLastPathComponent() }
+        let name = path[path.utf8.index(after: slash)...]
+        guard !name.isEmpty, name != ".", name != "..", !Self.hasDoubleSlash(encoded) else { return deletingLastPathComponent() }
+        return URL(fileURLWithPath: slash == path.startIndex ? "/" : String(path[..<slash]), isDirectory: true)
+    }
+
+    /// `standardizedFileURL`: a path with no `.`, `..` or empty component, outside the folders
+    /// Foundation strips as automount prefixes (`/private/`, `/var/automount/`), is standard
+    /// already, and the URL is returned as it is.
+    var standardizedFile: URL {
+        guard let encoded = plainEncodedPath, !encoded.hasPrefix("/private/"), !encoded.hasPrefix("/var/automount/") else {
+            return standardizedFileURL
+        }
+        // "/a/b/" is "", "a", "b", "": the one trailing slash of a folder's URL is standard.
+        var components = encoded.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
+        if encoded.utf8.count > 1, encoded.hasSuffix("/") { components = components.dropLast() }
+        let plain = components.allSatisfy { !$0.isEmpty && !$0.elementsEqual(".".utf8) && !$0.elementsEqual("..".utf8) }
+        return plain ? self : standardizedFileURL
+    }
+
+    /// The percent-encoded path of an absolute file URL with no `%` escape in it (so decoding
+    /// it changes nothing), or `nil`.
+    private var plainEncodedPath: String? {
+        #if canImport(ObjectiveC)
+            return nil  // Apple's Foundation: `path` as it is (and `path(percentEncoded:)` needs macOS 13).
+        #else
+            guard isFileURL, baseURL == nil else { return nil }
+            let encoded = path(percentEncoded: true)
+            guard encoded.hasPrefix("/"), !encoded.utf8.contains(UInt8(ascii: "%")) else { return nil }
+            return encoded
+        #endif
+    }
+
+    /// Whether `path` has `//` in it (a byte loop: Foundation's `contains` is an `NSString` search).
+    private static func hasDoubleSlash(_ path: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/"), previous == byte { return true }
+            previous = byte
+        }
+        return false
+    }
+
+    /// `path` without its trailing slashes; `/` for a path of slashes only.
+    private static func droppingTrailingSlashes(_ path: String) -> String {
+        guard let last = path.utf8.lastIndex(where: { $0 != UInt8(ascii: "/") }) else { return "/" }
+        return String(path[...last])
+    }
+}
