@@ -39,23 +39,24 @@ enum AtomicFile {
     static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
         try createDirectory(url.deletingFileName())
         let target = try SharedFolders.writableTarget(url)
-        let directory = target.deletingFileName()
-        if target != url { try createDirectory(directory) }  // a link's target may be elsewhere
+        if target != url { try createDirectory(target.deletingFileName()) }  // a link's target may be elsewhere
         removeStaleTemporaries(of: target)
-        // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which looks at the disk).
+        let directory = target.folderPath
+        let targetPath = target.filePath
+        // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which parses it).
         let unique = String(UInt64.random(in: .min ... .max), radix: 16)
-        let temporary = URL(fileURLWithPath: directory.filePath + "/.\(target.fileName).\(unique).tmp", isDirectory: false)
+        let temporary = (directory == "/" ? "" : directory) + "/.\(target.fileName).\(unique).tmp"
         do {
-            let signature = try writeDurably(data, to: temporary.filePath)
+            let signature = try writeDurably(data, to: temporary)
             guard stillCurrent() else {
-                unlink(temporary.filePath)
+                unlink(temporary)
                 return nil
             }
-            try check(rename(temporary.filePath, target.filePath), "rename", target.filePath)
-            try syncDirectory(directory.filePath)
+            try check(rename(temporary, targetPath), "rename", targetPath)
+            try syncDirectory(directory)
             return signature
         } catch {
-            unlink(temporary.filePath)
+            unlink(temporary)
             throw error
         }
     }
@@ -74,7 +75,7 @@ enum AtomicFile {
     /// file and process (the caller holds the file's exclusive lock, so no live writer has one).
     private static func removeStaleTemporaries(of url: URL) {
         guard swept.withLock({ $0.insert(url.filePath).inserted }) else { return }
-        let directory = url.deletingFileName().filePath
+        let directory = url.folderPath
         let prefix = ".\(url.fileName)."
         // `readdir`, not `FileManager.contentsOfDirectory` (about 400,000 instructions, paid by
         // every short-lived process's first write).
@@ -156,7 +157,7 @@ enum AtomicFile {
             guard errno == ENOENT else { throw posixFailure("unlink", url.filePath) }
             return false
         }
-        try syncDirectory(url.deletingFileName().filePath)
+        try syncDirectory(url.folderPath)
         return true
     }
 
@@ -184,7 +185,7 @@ enum AtomicFile {
         }
         var created = directory
         while created.filePath.count > existing.filePath.count {
-            try syncDirectory(created.deletingFileName().filePath)
+            try syncDirectory(created.folderPath)
             created = created.deletingFileName()
         }
     }

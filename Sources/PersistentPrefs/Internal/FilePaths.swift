@@ -39,12 +39,24 @@ extension URL {
 
     /// The folder holding this URL's file: the URL `deletingLastPathComponent()` makes.
     func deletingFileName() -> URL {
-        guard let encoded = plainEncodedPath else { return deletingLastPathComponent() }
+        guard let folder = plainFolderPath else { return deletingLastPathComponent() }
+        return URL(fileURLWithPath: folder, isDirectory: true)
+    }
+
+    /// The path of the folder holding this URL's file: `deletingLastPathComponent().path`,
+    /// without making that URL.
+    var folderPath: String {
+        plainFolderPath ?? deletingLastPathComponent().path
+    }
+
+    /// The folder's path when the path is plain and ends in a name (not `.` or `..`), or `nil`.
+    private var plainFolderPath: String? {
+        guard let encoded = plainEncodedPath, !Self.hasDoubleSlash(encoded) else { return nil }
         let path = Self.droppingTrailingSlashes(encoded)
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return deletingLastPathComponent() }
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
         let name = path[path.utf8.index(after: slash)...]
-        guard !name.isEmpty, name != ".", name != "..", !Self.hasDoubleSlash(encoded) else { return deletingLastPathComponent() }
-        return URL(fileURLWithPath: slash == path.startIndex ? "/" : String(path[..<slash]), isDirectory: true)
+        guard !name.isEmpty, name != ".", name != ".." else { return nil }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
     }
 
     /// `standardizedFileURL`: a path with no `.`, `..` or empty component, outside the folders
@@ -54,11 +66,7 @@ extension URL {
         guard let encoded = plainEncodedPath, !encoded.hasPrefix("/private/"), !encoded.hasPrefix("/var/automount/") else {
             return standardizedFileURL
         }
-        // "/a/b/" is "", "a", "b", "": the one trailing slash of a folder's URL is standard.
-        var components = encoded.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
-        if encoded.utf8.count > 1, encoded.hasSuffix("/") { components = components.dropLast() }
-        let plain = components.allSatisfy { !$0.isEmpty && !$0.elementsEqual(".".utf8) && !$0.elementsEqual("..".utf8) }
-        return plain ? self : standardizedFileURL
+        return Self.isStandard(encoded) ? self : standardizedFileURL
     }
 
     /// The percent-encoded path of an absolute file URL with no `%` escape in it (so decoding
@@ -72,6 +80,26 @@ extension URL {
             guard encoded.hasPrefix("/"), !encoded.utf8.contains(UInt8(ascii: "%")) else { return nil }
             return encoded
         #endif
+    }
+
+    /// Whether the absolute `path` has no empty, `.` or `..` component (one trailing slash, a
+    /// folder's, is standard): a byte loop, with no array of components made.
+    private static func isStandard(_ path: String) -> Bool {
+        var length = 0  // of the component so far
+        var dots = 0  // how many of its bytes are dots
+        for byte in path.utf8.dropFirst() {  // after the leading slash
+            if byte == UInt8(ascii: "/") {
+                if length == 0 || (dots == length && length <= 2) { return false }  // "//", "/./", "/../"
+                length = 0
+                dots = 0
+            } else {
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        // Ending in a slash: a folder's one trailing slash (a second was refused above); `/` alone is left to Foundation.
+        if length == 0 { return path.utf8.count > 1 }
+        return !(dots == length && length <= 2)
     }
 
     /// Whether `path` has `//` in it (a byte loop: Foundation's `contains` is an `NSString` search).

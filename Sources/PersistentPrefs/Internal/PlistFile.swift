@@ -386,7 +386,7 @@ enum PlistFile {
             }
             return nil
         }
-        try? AtomicFile.syncDirectory(url.deletingFileName().filePath)
+        try? AtomicFile.syncDirectory(url.folderPath)
         throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: "\(reason); moved aside to \(aside)")
     }
 }

@@ -59,7 +59,7 @@ enum SharedFolders {
         guard kind == S_IFLNK else {
             throw AtomicFile.Failure(path: url.filePath, reason: "it is \(describe(kind)), not a regular file; nothing was written")
         }
-        let folder = url.deletingFileName().filePath
+        let folder = url.folderPath
         if isShared(folder) {
             throw AtomicFile.Failure(
                 path: url.filePath,
@@ -77,7 +77,7 @@ enum SharedFolders {
     /// Refuses a folder to create files in that is a symbolic link planted in a shared folder.
     static func checkFolder(_ directory: URL) throws(AtomicFile.Failure) {
         guard kind(directory.filePath) == S_IFLNK else { return }
-        let parent = directory.deletingFileName().filePath
+        let parent = directory.folderPath
         if isShared(parent) {
             throw AtomicFile.Failure(
                 path: directory.filePath,

@@ -38,8 +38,8 @@ enum SuitePaths {
     static func schemaFile(besides file: URL, root: String) -> URL {
         let name = file.fileName
         let suite = name.hasSuffix(".plist") && name.utf8.count > 6 ? String(name.dropLast(6)) : file.deletingPathExtension().fileName
-        return file.deletingFileName().appendingFileName(suite + ".schemas", isDirectory: true)
-            .appendingFileName(PlistFileStore.fileStem(forRoot: root) + ".json")
+        let folder = file.folderPath  // one URL made, not three (each is parsed)
+        return URL(fileURLWithPath: (folder == "/" ? "" : folder) + "/\(suite).schemas/" + PlistFileStore.fileStem(forRoot: root) + ".json", isDirectory: false)
     }
 
     /// The folder of the suites, by swift-corelibs-foundation's rule for `UserDefaults`

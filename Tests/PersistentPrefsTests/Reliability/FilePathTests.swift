@@ -22,6 +22,7 @@ struct FilePathTests {
         #expect(url.standardizedFile.path == url.standardizedFileURL.path, comment)
         #expect(url.deletingFileName() == url.deletingLastPathComponent(), comment)
         #expect(url.deletingFileName().path == url.deletingLastPathComponent().path, comment)
+        #expect(url.folderPath == url.deletingLastPathComponent().path, comment)
         for name in names {
             for isDirectory in [false, true] {
                 let ours = url.appendingFileName(name, isDirectory: isDirectory)
