@@ -203,9 +203,7 @@ enum TransactionRows {
     }
 
     static func suiteFilePath(_ suite: String) -> String {
-        let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
-            ?? (NSHomeDirectory() + "/.config")
-        return base + "/\(suite).plist"
+        PreferencesFile.preferencesDirectory.path + "/\(suite).plist"
     }
 
     struct Increments {

@@ -7,8 +7,7 @@ private func withIsolatedSuite(_ body: () throws -> Void) rethrows {
     let name = "PersistentPrefsRVSTests-\(UUID().uuidString)"
     defer {
         UserDefaults(suiteName: name)?.removePersistentDomain(forName: name)
-        let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
-        let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
+        let base = PreferencesFile.preferencesDirectory.path
         for file in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where file.hasPrefix(name) {
             try? FileManager.default.removeItem(atPath: base + "/" + file)
         }

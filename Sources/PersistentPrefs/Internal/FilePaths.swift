@@ -21,8 +21,8 @@ extension URL {
     var fileName: String {
         guard let encoded = plainEncodedPath else { return lastPathComponent }
         let path = Self.droppingTrailingSlashes(encoded)
-        guard path != "/", let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
-        return String(path[path.utf8.index(after: slash)...])
+        guard path != "/", let (_, name) = Self.splitAtLastSlash(path) else { return path }
+        return String(name)
     }
 
     /// This URL with `name` appended: the URL `appendingPathComponent(_:isDirectory:)` makes.
@@ -51,12 +51,11 @@ extension URL {
 
     /// The folder's path when the path is plain and ends in a name (not `.` or `..`), or `nil`.
     private var plainFolderPath: String? {
-        guard let encoded = plainEncodedPath, !Self.hasDoubleSlash(encoded) else { return nil }
-        let path = Self.droppingTrailingSlashes(encoded)
-        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
-        let name = path[path.utf8.index(after: slash)...]
-        guard !name.isEmpty, name != ".", name != ".." else { return nil }
-        return slash == path.startIndex ? "/" : String(path[..<slash])
+        guard let encoded = plainEncodedPath, !Self.hasDoubleSlash(encoded),
+            let (folder, name) = Self.splitAtLastSlash(Self.droppingTrailingSlashes(encoded)),
+            !name.isEmpty, name != ".", name != ".."
+        else { return nil }
+        return folder.isEmpty ? "/" : String(folder)
     }
 
     /// `standardizedFileURL`: a path with no `.`, `..` or empty component, outside the folders
@@ -110,6 +109,12 @@ extension URL {
             previous = byte
         }
         return false
+    }
+
+    /// What comes before and after the last `/` of `path`, or `nil` when it has none.
+    private static func splitAtLastSlash(_ path: String) -> (folder: Substring, name: Substring)? {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        return (path[..<slash], path[path.utf8.index(after: slash)...])
     }
 
     /// `path` without its trailing slashes; `/` for a path of slashes only.

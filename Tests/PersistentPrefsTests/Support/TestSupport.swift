@@ -32,9 +32,7 @@ struct TestSuite {
 
     /// The file of the suite `name` in this process's config folder.
     static func path(ofSuite name: String) -> String {
-        let environment = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"]
-        let base = environment.flatMap { $0.hasPrefix("/") ? $0 : nil } ?? (NSHomeDirectory() + "/.config")
-        return base + "/\(name).plist"
+        PreferencesFile.preferencesDirectory.path + "/\(name).plist"
     }
 
     /// Removes `file` and everything beside it whose name starts with its name (lock, notes,
