@@ -304,9 +304,12 @@ struct Domain {
         try refusing {
             switch place {
             case .file(let file):
+                // Every schema of the suite's sets lives in its `<suite>.schemas` folder: with no
+                // folder there is nothing to check, nor any need to compare the whole suite.
                 try file.update { contents in
                     let before = contents
                     try change(&contents)
+                    guard file.hasSchemaFolder else { return }
                     try SchemaCommands.checkDefaultsChange(from: before, to: contents, setRoot: nil) { root in
                         try? PrefsSchema.load(from: file.schemaFileURL(forRoot: root))
                     }

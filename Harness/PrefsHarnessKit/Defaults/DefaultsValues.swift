@@ -3,14 +3,15 @@ import Foundation
 /// The values of `defaults write`'s type flags (`-int 5`, `-bool yes`, `-array a b`, …), parsed
 /// before anything is written.
 public enum DefaultsValues {
-    /// The type flags of `defaults write`, with the aliases macOS accepts.
-    public static let typeFlags: Set<String> = [
+    /// The type flags of `defaults write`, with the aliases macOS accepts (an array: a dozen
+    /// words are found as fast in it, and a fresh process builds no hashed set for one command).
+    public static let typeFlags: [String] = [
         "-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data",
         "-array", "-array-add", "-dict", "-dict-add",
     ]
 
     /// The flags that type one word (all but the array and dictionary ones).
-    static let scalarFlags: Set<String> = ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data"]
+    static let scalarFlags: [String] = ["-string", "-int", "-integer", "-float", "-bool", "-boolean", "-date", "-data"]
 
     /// The value of `word` typed by `flag` (`-string`, `-int`, …).
     ///

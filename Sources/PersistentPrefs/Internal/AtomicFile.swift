@@ -37,9 +37,9 @@ enum AtomicFile {
     /// - Returns: The signature of the new file, or `nil` when the write was abandoned.
     @discardableResult
     static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
-        try createDirectory(url.deletingFileName())
+        try createFolder(of: url)
         let target = try SharedFolders.writableTarget(url)
-        if target != url { try createDirectory(target.deletingFileName()) }  // a link's target may be elsewhere
+        if target != url { try createFolder(of: target) }  // a link's target may be elsewhere
         removeStaleTemporaries(of: target)
         let directory = target.folderPath
         let targetPath = target.filePath
@@ -68,24 +68,56 @@ enum AtomicFile {
         return URL(fileURLWithPath: (resolved.filePath as NSString).resolvingSymlinksInPath)
     }
 
-    /// The files whose stale temporaries were already looked for in this process.
-    private static let swept = Locked<Set<String>>([])
+    /// The files whose stale temporaries were already looked for in this process (each with
+    /// ``Swept/mark``; a ``PathTable``, not a `Set` of its own).
+    private static let swept = PathTable()
+
+    private final class Swept: Sendable {
+        static let mark = Swept()
+    }
 
     /// Removes `.<name>.<id>.tmp` files beside `url` left by writers that were killed; once per
     /// file and process (the caller holds the file's exclusive lock, so no live writer has one).
     private static func removeStaleTemporaries(of url: URL) {
-        guard swept.withLock({ $0.insert(url.filePath).inserted }) else { return }
+        let path = url.filePath
+        let first = swept.withEntries { swept in
+            guard swept[path] == nil else { return false }
+            swept[path] = Swept.mark
+            return true
+        }
+        guard first else { return }
         let directory = url.folderPath
-        let prefix = ".\(url.fileName)."
+        let prefix = Array(".\(url.fileName).".utf8)
+        let suffix = Array(".tmp".utf8)
         // `readdir`, not `FileManager.contentsOfDirectory` (about 400,000 instructions, paid by
-        // every short-lived process's first write).
+        // every short-lived process's first write); names compared in place, as bytes (a
+        // config folder holds a hundred entries or more, a string each otherwise).
         guard let stream = opendir(directory), let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return }
         defer { closedir(stream) }
         while let entry = readdir(stream) {
             // The name in place, up to its NUL: an entry is only as long as its name, so copying
             // the whole `d_name` field could read past the end of the buffer.
-            let name = String(cString: UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self))
-            if name.hasPrefix(prefix) && name.hasSuffix(".tmp") { unlink(directory + "/" + name) }
+            let name = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
+            let length = strlen(name)
+            guard length >= prefix.count + suffix.count, memcmp(name, prefix, prefix.count) == 0,
+                memcmp(name + length - suffix.count, suffix, suffix.count) == 0
+            else { continue }
+            unlink(directory + "/" + String(cString: name))
+        }
+    }
+
+    /// The bytes of a file and the signature of the version they were read from.
+    ///
+    /// A class rather than a tuple or a struct: copying or destroying an optional tuple or struct
+    /// of these can go through the type's metadata, which a fresh process builds at run time the
+    /// first time (on every write's path); an optional reference is just retained or released.
+    final class Contents: Sendable {
+        let data: Data
+        let signature: FileSignature
+
+        init(data: Data, signature: FileSignature) {
+            self.data = data
+            self.signature = signature
         }
     }
 
@@ -101,7 +133,7 @@ enum AtomicFile {
     ///     never links: one found there is refused).
     ///   - limit: The largest size read; a larger file is refused, naming its size.
     /// - Throws: ``Failure`` naming the path and why.
-    static func readRegular(_ path: String, following: Bool = true, limit: Int) throws(Failure) -> (data: Data, signature: FileSignature)? {
+    static func readRegular(_ path: String, following: Bool = true, limit: Int) throws(Failure) -> Contents? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (following ? 0 : O_NOFOLLOW))
         guard descriptor >= 0 else {
             if errno == ENOENT || errno == ENOTDIR { return nil }
@@ -140,7 +172,7 @@ enum AtomicFile {
             data.count = total
             let before = FileSignature(info)
             // A file that changed while it was read is read again.
-            if FileSignature.of(descriptor: descriptor) == before { return (data, before) }
+            if FileSignature.of(descriptor: descriptor) == before { return Contents(data: data, signature: before) }
         }
         throw Failure(path: path, reason: "it changed on every one of 100 reads")
     }
@@ -159,6 +191,14 @@ enum AtomicFile {
         }
         try syncDirectory(url.folderPath)
         return true
+    }
+
+    /// ``createDirectory(_:)`` for the folder holding `file`: one `lstat` and no URL made when
+    /// it is a folder already (not a link), as it is on every write but a store's first (a
+    /// locked write asks twice: for the lock file, then for the file).
+    static func createFolder(of file: URL) throws(Failure) {
+        if SharedFolders.kind(file.folderPath) == S_IFDIR { return }
+        try createDirectory(file.deletingFileName())
     }
 
     /// Creates `directory` (and its parents) with mode 0700 unless it exists; refuses a folder

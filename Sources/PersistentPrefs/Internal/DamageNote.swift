@@ -18,7 +18,12 @@ import Foundation
 enum DamageNote {
     /// The note of a store file.
     static func url(for file: URL) -> URL {
-        URL(fileURLWithPath: file.filePath + ".damaged", isDirectory: false)  // no look at the disk
+        URL(fileURLWithPath: path(for: file), isDirectory: false)  // no look at the disk
+    }
+
+    /// The path of the note of a store file (every write looks for it twice: no URL made).
+    static func path(for file: URL) -> String {
+        file.filePath + ".damaged"
     }
 
     /// Records that `file` was moved aside, with the sentence that says why and where to.
@@ -28,7 +33,7 @@ enum DamageNote {
 
     /// The error every reader of `file` reports while its note is there, or `nil`.
     static func notice(for file: URL) -> PersistentPrefs.PrefsError? {
-        let path = url(for: file).filePath
+        let path = path(for: file)
         // One system call in the usual case, where there is no note (every write asks). The note
         // is the library's own file: never read through a link, a FIFO or a device.
         guard access(path, F_OK) == 0, let note = (try? AtomicFile.readRegular(path, following: false, limit: 1 << 16)) ?? nil
@@ -42,7 +47,7 @@ enum DamageNote {
     /// Removes the note (the file was written again, or the damage acknowledged); anything else
     /// found there (a FIFO, a device, a folder someone planted) is left alone.
     static func clear(for file: URL) {
-        let path = url(for: file).filePath
+        let path = path(for: file)
         guard let kind = SharedFolders.kind(path), kind == S_IFREG || kind == S_IFLNK else { return }
         unlink(path)
     }

@@ -147,7 +147,7 @@ enum FileLock {
         let lockPath = file.filePath + ".lock"
         if let outer = heldByThisThread(lockPath) { throw PersistentPrefs.PrefsError.transactionInProgress(root: outer) }
         do {
-            try AtomicFile.createDirectory(file.deletingFileName())
+            try AtomicFile.createFolder(of: file)
         } catch {
             throw error.prefsError
         }
@@ -181,19 +181,23 @@ enum FileLock {
     // MARK: - Private
 
     /// Which thread of this process holds which lock file, and for what.
-    private struct Holder {
+    private final class Holder {
         let thread: pthread_t
         let label: String
+
+        init(thread: pthread_t, label: String) {
+            self.thread = thread
+            self.label = label
+        }
     }
 
-    private static let holders = Locked<[String: Holder]>([:])
+    /// ``Holder``s by lock path (see ``PathTable``).
+    private static let holders = PathTable()
 
     /// What this thread holds `lockPath` for, or `nil` when it does not hold it.
     private static func heldByThisThread(_ lockPath: String) -> String? {
         let me = pthread_self()
-        return holders.withLock { holders in
-            holders[lockPath].flatMap { pthread_equal($0.thread, me) != 0 ? $0.label : nil }
-        }
+        return holders.entry(lockPath, as: Holder.self).flatMap { pthread_equal($0.thread, me) != 0 ? $0.label : nil }
     }
 
     /// Runs `body` with the lock taken on `descriptor`; releases it after.
@@ -202,9 +206,9 @@ enum FileLock {
     {
         var pid = Int64(getpid())
         _ = pwrite(descriptor, &pid, 8, holderOffset)
-        holders.withLock { $0[lockPath] = Holder(thread: pthread_self(), label: label) }
+        holders.withEntries { $0[lockPath] = Holder(thread: pthread_self(), label: label) }
         defer {
-            holders.withLock { $0[lockPath] = nil }
+            holders.withEntries { $0[lockPath] = nil }
             var none: Int64 = 0
             _ = pwrite(descriptor, &none, 8, holderOffset)
             flock(descriptor, LOCK_UN)

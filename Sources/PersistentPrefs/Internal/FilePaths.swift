@@ -76,7 +76,7 @@ extension URL {
         #else
             guard isFileURL, baseURL == nil else { return nil }
             let encoded = path(percentEncoded: true)
-            guard encoded.hasPrefix("/"), !encoded.utf8.contains(UInt8(ascii: "%")) else { return nil }
+            guard encoded.hasPrefix("/"), !Self.utf8(of: encoded, { $0.contains(UInt8(ascii: "%")) }) else { return nil }
             return encoded
         #endif
     }
@@ -103,12 +103,21 @@ extension URL {
 
     /// Whether `path` has `//` in it (a byte loop: Foundation's `contains` is an `NSString` search).
     private static func hasDoubleSlash(_ path: String) -> Bool {
-        var previous: UInt8 = 0
-        for byte in path.utf8 {
-            if byte == UInt8(ascii: "/"), previous == byte { return true }
-            previous = byte
+        utf8(of: path) { bytes in
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if byte == UInt8(ascii: "/"), previous == byte { return true }
+                previous = byte
+            }
+            return false
         }
-        return false
+    }
+
+    /// `body` over the UTF-8 bytes of `string`: in place for a native string (stepping through
+    /// `utf8` goes through the string's index machinery for every byte), else over a copy.
+    private static func utf8<Result>(of string: String, _ body: (UnsafeBufferPointer<UInt8>) -> Result) -> Result {
+        if let result = string.utf8.withContiguousStorageIfAvailable(body) { return result }
+        return Array(string.utf8).withUnsafeBufferPointer(body)
     }
 
     /// What comes before and after the last `/` of `path`, or `nil` when it has none.

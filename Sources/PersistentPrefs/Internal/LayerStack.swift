@@ -146,17 +146,24 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
 struct LayerReader: Sendable {
     let files: [LayerFile]
 
-    private struct Parsed {
+    private final class Parsed {
         let signature: FileSignature?
         /// The file's top-level dictionary (`nil`: no file, or it could not be read).
         let top: [String: Any]?
         let problem: PersistentPrefs.PrefsError?
+
+        init(signature: FileSignature?, top: [String: Any]?, problem: PersistentPrefs.PrefsError?) {
+            self.signature = signature
+            self.top = top
+            self.problem = problem
+        }
     }
 
-    /// The files read in this process, by path: each is parsed again only when it changes.
-    /// (Keyed by `String`, not `URL`: a dictionary of a new key type costs its first use a
-    /// run-time conformance look-up, about 300,000 instructions, in every short process.)
-    private static let parsedFiles = Locked<[String: Parsed]>([:])
+    /// The files read in this process (``Parsed``), by path: each is parsed again only when it
+    /// changes. (Keyed by `String`, not `URL`: a dictionary of a new key type costs its first
+    /// use a run-time conformance look-up, about 300,000 instructions, in every short process;
+    /// and a ``PathTable``, not a table type of its own.)
+    private static let parsedFiles = PathTable()
 
     init(files: [LayerFile]) {
         self.files = files
@@ -243,14 +250,14 @@ struct LayerReader: Sendable {
     /// The parsed file, read again when its signature changed.
     private func current(_ url: URL) -> Parsed {
         let signature = FileSignature.of(url.filePath)
-        if let known = Self.parsedFiles.withLock({ $0[url.filePath] }), known.signature == signature { return known }
+        if let known = Self.parsedFiles.entry(url.filePath, as: Parsed.self), known.signature == signature { return known }
         let parsed = Self.parse(url)
-        Self.parsedFiles.withLock { $0[url.filePath] = parsed }
+        Self.parsedFiles.withEntries { $0[url.filePath] = parsed }
         return parsed
     }
 
     private static func parse(_ url: URL) -> Parsed {
-        let contents: (data: Data, signature: FileSignature)?
+        let contents: AtomicFile.Contents?
         do {
             contents = try AtomicFile.readRegular(url.filePath, limit: PlistFile.maximumReadSize)
         } catch {
@@ -287,13 +294,22 @@ enum LayerPaths {
         let vendor = PersistentPrefs.vendorDefaultsDirectory
         // One string for the four parts (see `LayerReader.parsedFiles` on key types).
         let key = relativeFolder + "\u{0}" + name + (holdsRoots ? "\u{0}roots\u{0}" : "\u{0}set\u{0}") + (vendor?.filePath ?? "")
-        if let known = madeFiles.withLock({ $0[key] }) { return known }
+        if let known = madeFiles.entry(key, as: MadeFiles.self) { return known.files }
         let files = makeFiles(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
-        madeFiles.withLock { $0[key] = files }
+        madeFiles.withEntries { $0[key] = MadeFiles(files) }
         return files
     }
 
-    private static let madeFiles = Locked<[String: [LayerFile]]>([:])
+    /// The layer files made for a key of ``files(relativeFolder:name:holdsRoots:)`` (see ``PathTable``).
+    private final class MadeFiles {
+        let files: [LayerFile]
+
+        init(_ files: [LayerFile]) {
+            self.files = files
+        }
+    }
+
+    private static let madeFiles = PathTable()
 
     private static func makeFiles(relativeFolder: String, name: String, holdsRoots: Bool, vendor: URL?) -> [LayerFile] {
         func file(_ base: URL, _ kind: LayerFile.Kind) -> LayerFile {

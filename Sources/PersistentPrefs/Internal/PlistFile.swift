@@ -53,10 +53,12 @@ enum PlistFile {
         dictionary: [String: Any]?, signature: FileSignature?, digest: UInt64?
     ) {
         let started = Date()
-        var unchangedSince: (signature: FileSignature, data: Data, at: Date)?
+        var unchangedSince: AtomicFile.Contents?  // an unreadable version, and when it was first read
+        var unchangedAt = started
         var pause: TimeInterval = 0.001
         while true {
-            guard let (data, signature) = try contents(of: url) else { return (nil, nil, nil) }
+            guard let contents = try contents(of: url) else { return (nil, nil, nil) }
+            let (data, signature) = (contents.data, contents.signature)
             if let known = ParseCache.shared.dictionary(for: url.filePath, data: data, written: reusingWritten) {
                 return (known, signature, digest(data))
             }
@@ -77,7 +79,7 @@ enum PlistFile {
             }
             let now = Date()
             if let previous = unchangedSince, previous.signature == signature, previous.data == data {
-                if now.timeIntervalSince(previous.at) >= quietPeriod {
+                if now.timeIntervalSince(unchangedAt) >= quietPeriod {
                     guard movingAside else {
                         throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: "\(problem); it was left as it is")
                     }
@@ -88,7 +90,8 @@ enum PlistFile {
                     continue
                 }
             } else {
-                unchangedSince = (signature, data, now)
+                unchangedSince = contents
+                unchangedAt = now
             }
             guard now.timeIntervalSince(started) < busyLimit else {
                 throw PersistentPrefs.PrefsError.ioError(
@@ -118,7 +121,7 @@ enum PlistFile {
     /// numbers as `NSNumber` objects, so a write that keeps a value keeps the very object and
     /// what is worked out from it). Only files up to ``entryLimit`` bytes are kept, at most
     /// ``pathLimit`` paths.
-    final class ParseCache: @unchecked Sendable {  // `entries` is only touched under `lock`
+    final class ParseCache: Sendable {
         static let shared = ParseCache()
         static let entryLimit = 1 << 20
         static let pathLimit = 16
@@ -128,29 +131,38 @@ enum PlistFile {
             let dictionary: [String: Any]
         }
 
-        private let lock = NSLock()
-        private var entries: [String: (parsed: Entry?, written: Entry?)] = [:]
+        /// What a parser made of a path's bytes, and what the write path encoded to them;
+        /// changed only under the lock of ``entries``.
+        private final class Slots {
+            var parsed: Entry?
+            var written: Entry?
+        }
+
+        /// ``Slots`` by path (see ``PathTable``).
+        private let entries = PathTable()
 
         /// The dictionary of `data` as last parsed from (or, for the write path, written to)
         /// `path`, when the bytes are the same.
         func dictionary(for path: String, data: Data, written: Bool) -> [String: Any]? {
-            lock.lock()
-            let entry = written ? entries[path]?.written : entries[path]?.parsed
-            lock.unlock()
+            let entry = entries.withEntries { entries in
+                (entries[path] as? Slots).flatMap { written ? $0.written : $0.parsed }
+            }
             guard let entry, entry.data == data else { return nil }
             return entry.dictionary
         }
 
         func store(_ dictionary: [String: Any], data: Data, for path: String, written: Bool) {
-            lock.lock()
-            defer { lock.unlock() }
             let entry = data.count <= Self.entryLimit ? Entry(data: data, dictionary: dictionary) : nil
-            if entries[path] == nil {
-                guard entry != nil else { return }
-                if entries.count >= Self.pathLimit { entries.remove(at: entries.startIndex) }
-                entries[path] = (nil, nil)
+            entries.withEntries { entries in
+                var slots = entries[path] as? Slots
+                if slots == nil {
+                    guard entry != nil else { return }
+                    if entries.count >= Self.pathLimit { entries.remove(at: entries.startIndex) }
+                    slots = Slots()
+                    entries[path] = slots
+                }
+                if written { slots?.written = entry } else { slots?.parsed = entry }
             }
-            if written { entries[path]!.written = entry } else { entries[path]!.parsed = entry }
         }
     }
 
@@ -174,9 +186,23 @@ enum PlistFile {
         /// How many files are followed (all are forgotten when one more comes).
         private static let pathLimit = 64
         private static let links = Locked<[String: [Link]]>([:])
+        /// Non-zero once a set of this process holds a version of a suite (``follow()``).
+        private static let followed = Counter()
 
-        /// Notes a write of `url` that changed `keys` and took the file from `old` to `new`.
+        /// Notes that a set of this process holds a version of a suite and may ask
+        /// ``untouched(_:in:from:to:)`` about it: writes are recorded from now on.
+        ///
+        /// Until then nobody could ask (a one-shot `prefs-harness defaults write` never does),
+        /// and recording cost a twentieth of such a write's work. A write in flight while the
+        /// first set loads may go unrecorded: that set then reads the file once more.
+        static func follow() {
+            if followed.load() == 0 { followed.store(1) }
+        }
+
+        /// Notes a write of `url` that changed `keys` and took the file from `old` to `new`
+        /// (once some set ``follow()``s a suite).
         static func record(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
+            guard followed.load() != 0 else { return }
             let link = Link(from: old, to: new, keys: Set(keys))
             links.withLock { links in
                 if links[url.filePath] == nil, links.count >= pathLimit { links.removeAll() }
@@ -298,7 +324,7 @@ enum PlistFile {
 
     /// The bytes of `url` and the signature of the version read, or `nil` when there is no file
     /// (only a regular file is read; a link is followed: see ``AtomicFile/readRegular(_:following:limit:)``).
-    private static func contents(of url: URL) throws -> (Data, FileSignature)? {
+    private static func contents(of url: URL) throws -> AtomicFile.Contents? {
         do {
             return try AtomicFile.readRegular(url.filePath, limit: maximumReadSize)
         } catch {
@@ -378,7 +404,7 @@ enum PlistFile {
                 path: url.filePath, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(failure))))")
         }
         // A last look: a writer that finished just now leaves a file that parses.
-        if let (data, _) = try? contents(of: URL(fileURLWithPath: aside)), case .success(let dictionary) = parse(data) {
+        if let contents = try? contents(of: URL(fileURLWithPath: aside)), case .success(let dictionary) = parse(contents.data) {
             DamageNote.clear(for: url)
             if link(aside, url.filePath) == 0 {  // never over a file someone wrote meanwhile
                 unlink(aside)

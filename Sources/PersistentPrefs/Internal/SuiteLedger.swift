@@ -24,11 +24,15 @@ import Foundation
 /// and nothing of what the ledger already remembers. A process that keeps writing keeps its view
 /// of the journal (``load(_:forgettingAll:)``) and reads only the steps other processes appended
 /// since. A process without one (its first write to the suite) reads the journal only when it
-/// is small (``smallJournal``) or when it needs it all: to put back what a stale save undid, or
-/// to rewrite it; otherwise it hashes the value it replaces itself. Once the journal has grown to
-/// four times what it held after its last rewrite (and past ``compactionFloor``), the next write
-/// rewrites it as the entries it amounts to (the ``capacity`` most recent within the horizon),
-/// under a new generation, so every process's view starts again from the rewrite.
+/// needs it all: to put back what a stale save undid, or to rewrite it; otherwise it hashes the
+/// value it replaces itself, and reads the journal at its next write. (A one-shot process, such
+/// as a `prefs-harness defaults write`, never needs it: replaying a small journal on a first
+/// write was a tenth of such a write's work.) A small journal (``smallJournal``) is checked
+/// first, without being applied, so a step is never appended after a damaged one. Once the
+/// journal has grown to four times what it held after its last rewrite (and past
+/// ``compactionFloor``), the next write rewrites it as the entries it amounts to (the
+/// ``capacity`` most recent within the horizon), under a new generation, so every process's
+/// view starts again from the rewrite.
 struct SuiteLedger {
     /// One key: the library's latest value (as XML; `nil` for removed) and its hash, the hashes
     /// of the values it replaced, oldest first, and when it last wrote the key.
@@ -62,7 +66,9 @@ struct SuiteLedger {
     static let historyLength = 512
     /// The journal is rewritten only past this size (and four times its size after the last rewrite).
     static let compactionFloor = 256 * 1024
-    /// A journal up to this size is read whole by a process's first write to the suite.
+    /// A journal up to this size is checked whole by a process's first write to the suite (its
+    /// steps read, not applied), so a damaged one is replaced before a step is appended to it;
+    /// a larger one is not read at all (see ``load(_:forgettingAll:)``).
     static let smallJournal = 64 * 1024
 
     /// The entries, as the journal's steps left them (including ones past the horizon until a
@@ -158,7 +164,10 @@ struct SuiteLedger {
     /// A stored value as XML (dictionary keys sorted), so equal values compare equal; `nil` for none.
     static func xml(_ value: Any?) -> Data? {
         value.flatMap { value in
-            let wrapped: [String: Any] = ["v": value]
+            // Not a literal: `["v": value]` builds an array of `(String, Any)` first, two types the
+            // runtime makes from their mangled names on a process's first write.
+            var wrapped = [String: Any](minimumCapacity: 1)
+            wrapped["v"] = value
             return PlistXML.document(wrapped) ?? (try? PlistValue.foundationData(wrapped, format: .xml))
         }
     }
@@ -195,21 +204,29 @@ extension SuiteLedger {
     }
 
     /// A process's view of one lock file's journal.
-    private struct View {
+    private final class View {
         let generation: Int64
         let length: Int
         /// `nil`: this process wrote the journal without reading it all (its next write does).
         let entries: [String: Entry]?
+
+        init(generation: Int64, length: Int, entries: [String: Entry]?) {
+            self.generation = generation
+            self.length = length
+            self.entries = entries
+        }
     }
 
-    /// Each lock file's journal as this process last read or wrote it, by device and inode
-    /// (``FileLock/FileIdentity/key``).
-    private static let views = Locked<[String: View]>([:])
+    /// Each lock file's journal as this process last read or wrote it (a ``View``), by device
+    /// and inode (``FileLock/FileIdentity/key``; see ``PathTable``).
+    private static let views = PathTable()
 
     /// Bytes of a journal read and written by this process.
     struct Traffic: Equatable {
         var read = 0
         var written = 0
+        /// Of the bytes read, those replayed into entries (the rest: headers, and journals only checked).
+        var replayed = 0
     }
 
     #if DEBUG
@@ -217,26 +234,27 @@ extension SuiteLedger {
         static let traffic = Locked<[FileLock.FileIdentity: Traffic]>([:])
     #endif
 
-    private static func count(_ identity: FileLock.FileIdentity, read: Int = 0, written: Int = 0) {
+    private static func count(_ identity: FileLock.FileIdentity, read: Int = 0, written: Int = 0, replayed: Int = 0) {
         #if DEBUG
             traffic.withLock { traffic in
                 if traffic[identity] == nil, traffic.count >= 1024 { traffic.removeAll() }
-                traffic[identity, default: Traffic()].read += read
+                traffic[identity, default: Traffic()].read += read + replayed
                 traffic[identity, default: Traffic()].written += written
+                traffic[identity, default: Traffic()].replayed += replayed
             }
         #endif
     }
 
     /// Makes this process forget its views of every journal, as a process that starts does (for the tests).
     static func forgetViews() {
-        views.withLock { $0.removeAll() }
+        views.withEntries { $0.removeAll() }
     }
 
     /// The ledger in a held lock's journal: this process's view of it, brought up to date by
-    /// reading only what was appended since; without a view, the whole journal when it is small
-    /// or this process had a view before (another process rewrote it), else nothing yet
-    /// (``isKnown`` is `false` until ``reconcile(_:_:)`` needs it). Rewritten first when it has
-    /// grown enough (see ``SuiteLedger``).
+    /// reading only what was appended since; without a view, the whole journal when this process
+    /// had a view before (it wrote before, or another process rewrote the journal), else nothing
+    /// yet (``isKnown`` is `false` until ``reconcile(_:_:)`` needs it). Rewritten first when it
+    /// has grown enough (see ``SuiteLedger``).
     ///
     /// - Parameter forgettingAll: Whether the suite's history ends here (the suite was moved
     ///   aside as damaged): a ``Step/forgetAll`` is staged, so it is kept only if the write is.
@@ -254,13 +272,15 @@ extension SuiteLedger {
         }
         ledger.journal = Journal(identity: identity, generation: generation, length: length)
         let due = length > max(compactionFloor, 4 * rewritten)
-        let view = views.withLock { $0[identity.key] }
+        let view = views.entry(identity.key, as: View.self)
         if let view, let known = view.entries, view.generation == generation, view.length >= headerSize, view.length <= length,
             let tail = lock.notes(in: view.length..<length), ledger.replay(tail, from: known)
         {
-            count(identity, read: tail.count)
-        } else if view != nil || due || length <= smallJournal {
-            ledger.readAll(lock)  // a process writing again (it keeps a view from now on), or a small journal
+            count(identity, replayed: tail.count)
+        } else if view != nil || due {
+            ledger.readAll(lock)  // a process writing again (it keeps a view from now on), or a rewrite due
+        } else if length <= smallJournal, !ledger.isWhole(lock) {
+            ledger.readAll(lock)  // damaged: replaced (by reading it) before a step is appended to it
         } else {
             ledger.isKnown = false  // a process's first write: hashes what it replaces itself
         }
@@ -272,7 +292,7 @@ extension SuiteLedger {
 
     /// The generation and the length after the last rewrite in a journal's header, or `nil`.
     private static func header(_ data: Data) -> (Int64, Int)? {
-        var reader = Reader(bytes: [UInt8](data))
+        var reader = Reader(data)
         guard reader.integer() == magic, let generation = reader.integer(), let rewritten = reader.integer() else { return nil }
         return (generation, Int(clamping: rewritten))
     }
@@ -283,13 +303,21 @@ extension SuiteLedger {
         guard let journal else { return }
         let own = staged
         if let body = lock.notes(in: Self.headerSize..<journal.length), replay(body, from: [:]) {
-            Self.count(journal.identity, read: body.count)
+            Self.count(journal.identity, replayed: body.count)
         } else {
             entries = [:]
             rewrite(lock, identity: journal.identity)
         }
         isKnown = true
         for step in own { apply(step) }
+    }
+
+    /// Whether the journal is a run of whole steps, so a step appended to it can be read back
+    /// (its steps checked, not applied; see ``smallJournal``).
+    private func isWhole(_ lock: FileLock.Held) -> Bool {
+        guard let journal, let body = lock.notes(in: Self.headerSize..<journal.length) else { return false }
+        Self.count(journal.identity, read: body.count)
+        return Self.isWhole(body)
     }
 
     /// Empties the journal of a held lock: nothing from before is put back.
@@ -305,7 +333,7 @@ extension SuiteLedger {
         guard !staged.isEmpty, let journal else { return }
         var bytes: [UInt8] = []
         for step in staged { Self.encode(step, into: &bytes) }
-        lock.appendNotes(Data(bytes), at: journal.length)
+        lock.appendNotes(Data(copying: bytes), at: journal.length)
         Self.count(journal.identity, written: bytes.count + 4)
         self.journal = Journal(identity: journal.identity, generation: journal.generation, length: journal.length + bytes.count)
         staged = []
@@ -326,7 +354,7 @@ extension SuiteLedger {
     private func remember() {
         guard let journal else { return }
         let known = isKnown && staged.isEmpty ? entries : nil
-        Self.views.withLock { views in
+        Self.views.withEntries { views in
             let key = journal.identity.key
             if views[key] == nil, views.count >= 64 { views.removeAll() }
             views[key] = View(generation: journal.generation, length: journal.length, entries: known)
@@ -354,7 +382,7 @@ extension SuiteLedger {
         Self.append(generation, to: &bytes)
         Self.append(Int64(Self.headerSize + body.count), to: &bytes)
         bytes += body
-        lock.storeNotes(Data(bytes))
+        lock.storeNotes(Data(copying: bytes))
         Self.count(identity, written: bytes.count + 4)
         journal = Journal(identity: identity, generation: generation, length: bytes.count)
     }
@@ -405,47 +433,85 @@ extension SuiteLedger {
     /// `data` is not a run of whole, well-formed steps.
     private mutating func replay(_ data: Data, from start: [String: Entry]) -> Bool {
         entries = start
-        var reader = Reader(bytes: [UInt8](data))
+        var reader = Reader(data)
         while !reader.isAtEnd {
-            guard let kind = reader.integer(), let key = reader.run().map({ String(decoding: $0, as: UTF8.self) }) else { return false }
-            switch kind {
-            case 1:
-                guard let at = reader.integer(), let replaced = reader.integer(), let latestHash = reader.integer(),
-                    let latest = reader.optionalRun()
-                else { return false }
-                apply(
-                    .wrote(
-                        key: key, at: TimeInterval(bitPattern: UInt64(bitPattern: at)), replaced: UInt64(bitPattern: replaced), latest: latest,
-                        latestHash: UInt64(bitPattern: latestHash)))
-            case 2:
-                apply(.forget(key: key))
-            case 3:
-                apply(.forgetAll)
-            case 4:
-                guard let at = reader.integer(), let latestHash = reader.integer(), let latest = reader.optionalRun(),
-                    let count = reader.integer(), count >= 0, count <= Self.historyLength
-                else { return false }
-                var history: [UInt64] = []
-                history.reserveCapacity(Int(count))
-                for _ in 0..<count {
-                    guard let hash = reader.integer() else { return false }
-                    history.append(UInt64(bitPattern: hash))
-                }
-                apply(
-                    .entry(
-                        key: key,
-                        Entry(latest: latest, latestHash: UInt64(bitPattern: latestHash), history: history, written: TimeInterval(bitPattern: UInt64(bitPattern: at)))))
-            default:
-                return false
-            }
+            guard let step = Self.step(from: &reader) else { return false }
+            apply(step)
         }
         return true
+    }
+
+    /// Whether `data` is a run of whole, well-formed steps (what ``replay(_:from:)`` accepts),
+    /// checked without making them: a tenth of the cost of replaying them.
+    private static func isWhole(_ data: Data) -> Bool {
+        var reader = Reader(data)
+        while !reader.isAtEnd {
+            guard skipStep(&reader) else { return false }
+        }
+        return true
+    }
+
+    /// The next step in `reader`, or `nil` when what follows is not a whole, well-formed step.
+    private static func step(from reader: inout Reader) -> Step? {
+        guard let kind = reader.integer(), let key = reader.run().map({ String(decoding: $0, as: UTF8.self) }) else { return nil }
+        switch kind {
+        case 1:
+            guard let at = reader.integer(), let replaced = reader.integer(), let latestHash = reader.integer(),
+                let latest = reader.optionalRun()
+            else { return nil }
+            return .wrote(
+                key: key, at: TimeInterval(bitPattern: UInt64(bitPattern: at)), replaced: UInt64(bitPattern: replaced), latest: latest,
+                latestHash: UInt64(bitPattern: latestHash))
+        case 2:
+            return .forget(key: key)
+        case 3:
+            return .forgetAll
+        case 4:
+            guard let at = reader.integer(), let latestHash = reader.integer(), let latest = reader.optionalRun(),
+                let count = reader.integer(), count >= 0, count <= historyLength
+            else { return nil }
+            var history: [UInt64] = []
+            history.reserveCapacity(Int(count))
+            for _ in 0..<count {
+                guard let hash = reader.integer() else { return nil }
+                history.append(UInt64(bitPattern: hash))
+            }
+            return .entry(
+                key: key,
+                Entry(latest: latest, latestHash: UInt64(bitPattern: latestHash), history: history, written: TimeInterval(bitPattern: UInt64(bitPattern: at))))
+        default:
+            return nil
+        }
+    }
+
+    /// Passes over the next step in `reader` with the checks of ``step(from:)``, making
+    /// nothing; `false` when what follows is not a whole, well-formed step.
+    private static func skipStep(_ reader: inout Reader) -> Bool {
+        guard let kind = reader.integer(), reader.skipRun() else { return false }
+        switch kind {
+        case 1:
+            return reader.skip(integers: 3) && reader.skipOptionalRun()
+        case 2, 3:
+            return true
+        case 4:
+            guard reader.skip(integers: 2), reader.skipOptionalRun(), let count = reader.integer(), count >= 0, count <= historyLength
+            else { return false }
+            return reader.skip(bytes: count * 8)
+        default:
+            return false
+        }
     }
 
     /// Reads the compact form, refusing anything out of bounds.
     private struct Reader {
         let bytes: [UInt8]
         var offset = 0
+
+        /// A reader of a copy of `data`'s bytes (copied from its buffer: the generic copy of a
+        /// `Data` builds a tuple type's metadata on a process's first use).
+        init(_ data: Data) {
+            bytes = data.withUnsafeBytes { Array($0.bindMemory(to: UInt8.self)) }
+        }
 
         var isAtEnd: Bool { offset >= bytes.count }
 
@@ -466,7 +532,35 @@ extension SuiteLedger {
         mutating func optionalRun() -> Data?? {
             guard let count = integer() else { return nil }
             if count == -1 { return .some(nil) }
-            return run(count: count).map { Optional(Data($0)) }
+            // Copied in one go: `Data`'s initialiser from a sequence goes byte by byte.
+            return run(count: count).map { run in
+                Optional(run.withUnsafeBytes { $0.isEmpty ? Data() : Data(bytes: $0.baseAddress!, count: $0.count) })
+            }
+        }
+
+        /// Passes over `count` integers; `false` when there are not so many.
+        mutating func skip(integers count: Int) -> Bool {
+            guard offset <= bytes.count - 8 * count else { return false }
+            offset += 8 * count
+            return true
+        }
+
+        /// Passes over what ``run()`` reads (no slice made); `false` when it is not there whole.
+        mutating func skipRun() -> Bool {
+            integer().map { skip(bytes: $0) } ?? false
+        }
+
+        /// Passes over what ``optionalRun()`` reads; `false` when it is not there whole.
+        mutating func skipOptionalRun() -> Bool {
+            guard let count = integer() else { return false }
+            return count == -1 || skip(bytes: count)
+        }
+
+        /// Passes over `count` bytes; `false` when there are not so many.
+        mutating func skip(bytes count: Int64) -> Bool {
+            guard count >= 0, count <= Int64(bytes.count - offset) else { return false }
+            offset += Int(count)
+            return true
         }
 
         /// The next `count` bytes.

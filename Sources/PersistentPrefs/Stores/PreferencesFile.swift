@@ -124,12 +124,14 @@ public struct PreferencesFile: Sendable {
             let before = suite
             try change(&suite)
             var refused: [String] = []
-            for key in PlistValue.changedKeys(before, suite) {
+            let changed = PlistValue.changedKeys(before, suite)
+            for key in changed {
                 guard let value = suite[key] else { continue }
                 if let normalized = PlistValue.normalized(value) { suite[key] = normalized } else { refused.append(key) }
             }
             if !refused.isEmpty { throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: refused.sorted()) }
             try layers.checkSuiteChange(from: before, to: suite)
+            return changed  // the write records these (a value normalised back to its old self too: harmless)
         }
     }
 
@@ -159,6 +161,16 @@ public struct PreferencesFile: Sendable {
     /// - Returns: The schema file's URL (it may not exist).
     public func schemaFileURL(forRoot root: String) -> URL {
         SuitePaths.schemaFile(besides: url, root: root)
+    }
+
+    /// Whether the folder of this suite's schemas (`<suite>.schemas`, see
+    /// ``schemaFileURL(forRoot:)``) exists: without it no set in the suite has a schema. For
+    /// `prefs-harness` (`@_spi(Tools)`), which then skips comparing the suite before and after a
+    /// write to find the sets to check.
+    @_spi(Tools)
+    public var hasSchemaFolder: Bool {
+        var info = stat()
+        return stat(SuitePaths.schemaFolder(besides: url), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
     /// The damage reported for this file, or `nil`: after a damaged file was moved aside, every

@@ -36,10 +36,17 @@ enum SuitePaths {
     /// `<suite>.schemas/<root file name>.json` beside it (the root key named as
     /// ``PlistFileStore`` names its files).
     static func schemaFile(besides file: URL, root: String) -> URL {
+        // One URL made, not three (each is parsed).
+        URL(fileURLWithPath: schemaFolder(besides: file) + "/" + PlistFileStore.fileStem(forRoot: root) + ".json", isDirectory: false)
+    }
+
+    /// The path of the folder of the schemas of the sets in the suite file `file`
+    /// (`<suite>.schemas` beside it).
+    static func schemaFolder(besides file: URL) -> String {
         let name = file.fileName
         let suite = name.hasSuffix(".plist") && name.utf8.count > 6 ? String(name.dropLast(6)) : file.deletingPathExtension().fileName
-        let folder = file.folderPath  // one URL made, not three (each is parsed)
-        return URL(fileURLWithPath: (folder == "/" ? "" : folder) + "/\(suite).schemas/" + PlistFileStore.fileStem(forRoot: root) + ".json", isDirectory: false)
+        let folder = file.folderPath
+        return (folder == "/" ? "" : folder) + "/\(suite).schemas"
     }
 
     /// The folder of the suites, by swift-corelibs-foundation's rule for `UserDefaults`

@@ -38,8 +38,11 @@ extension UserDefaultsStore {
         suiteFile file: URL, key: String, _ change: (Any?) throws -> Any?, whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         try update(
-            suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key], { suite in suite[key] = try change(suite[key]) },
-            whileLocked: whileLocked)
+            suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key],
+            { suite in
+                suite[key] = try change(suite[key])
+                return nil
+            }, whileLocked: whileLocked)
     }
 
     /// ``update(suiteFile:key:_:whileLocked:)`` for any number of keys: `change` changes the
@@ -51,14 +54,15 @@ extension UserDefaultsStore {
     ///   - label: The root key (or suite) written, named by the refusal of a nested write (see
     ///     ``FileLock/withLock(for:label:_:)``).
     ///   - keys: The keys `change` may change, when known (a one-key write): they are recorded
-    ///     in the ledger and checked, changed or not. `nil`: the keys it changed are worked out by
-    ///     comparing the suite before and after.
+    ///     in the ledger and checked, changed or not. `nil`: the keys `change` returns, the same
+    ///     way (it compared the suite itself), or when it returns `nil` the keys it changed,
+    ///     worked out by comparing the suite before and after.
     ///   - movingAside: Whether a damaged file is moved aside (a suite's file), or left where it
     ///     is and the write refused (a file named by path).
     @discardableResult
     static func update(
         suiteFile file: URL, describing what: String, label: String, changing keys: Set<String>? = nil, movingAside: Bool = true,
-        _ change: (inout [String: Any]) throws -> Void, whileLocked: () -> Void = {}
+        _ change: (inout [String: Any]) throws -> Set<String>?, whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         try FileLock.withLock(for: file, label: label) { lock in
             var record = lock.record
@@ -85,8 +89,8 @@ extension UserDefaultsStore {
                 // A file just as the library left it cannot hold a stale save's reverts.
                 if foreign || signature == nil { ledger.reconcile(&suite, lock) }
                 let before = suite
-                try change(&suite)
-                let changed = (keys ?? PlistValue.changedKeys(before, suite)).sorted()
+                let reported = try change(&suite)
+                let changed = (keys ?? reported ?? PlistValue.changedKeys(before, suite)).sorted()
                 let data: Data
                 let ranges: [String: PlistXML.ByteSpan]
                 do {

@@ -134,6 +134,7 @@ public struct UserDefaultsStore: PrefsStore {
     /// ``apply(_:root:)``, with the version of the suite file it left (see ``VersionedStore``).
     func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
         let change = guarded(change, root: root)  // locked keys refused (see LayeredStore)
+        if handle.file != nil { PlistFile.OwnWrites.follow() }  // as in versionedLoad(root:)
         var result: [String: Any] = [:]
         let version = try update(root) { stored in
             var current: [String: Any] = [:]
@@ -213,6 +214,7 @@ extension UserDefaultsStore: VersionedStore {
     func versionedLoad(root: String) throws -> (set: [String: Any]?, version: UInt64?) {
         let (stored, version): (Any?, UInt64?)
         if let file = handle.file {
+            PlistFile.OwnWrites.follow()  // the caller keeps the version: own writes are followed from now on
             (stored, version) = try Self.versionedObject(suiteFile: file, key: root)
         } else {
             (stored, version) = (try object(root), nil)

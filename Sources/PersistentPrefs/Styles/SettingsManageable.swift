@@ -530,10 +530,10 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
 
     private func contents(of file: URL) throws -> Data {
         do throws(AtomicFile.Failure) {
-            guard let (data, _) = try AtomicFile.readRegular(file.path, limit: PlistFile.maximumReadSize) else {
+            guard let contents = try AtomicFile.readRegular(file.path, limit: PlistFile.maximumReadSize) else {
                 throw AtomicFile.Failure(path: file.path, reason: "the file does not exist")
             }
-            return data
+            return contents.data
         } catch {
             throw SettingsError.ioFailed(path: error.path, reason: error.reason)
         }

@@ -232,7 +232,7 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
     ///   it is not a schema file; ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it
     ///   cannot be read.
     public static func load(from url: URL) throws -> PrefsSchema? {
-        let contents: (data: Data, signature: FileSignature)?
+        let contents: AtomicFile.Contents?
         do {
             contents = try AtomicFile.readRegular(url.filePath, limit: 1 << 24)
         } catch {

@@ -423,10 +423,16 @@ extension PlistValue {
     }
 
     /// The keys whose value differs between two sets (added, removed or changed).
+    ///
+    /// Values are looked up by index, not as `Any?`: copying and destroying optional
+    /// existentials goes through the runtime's value witnesses, and was most of the cost.
     static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
         var changed = Set<String>()
-        for (key, value) in new where !same(old[key], value) { changed.insert(key) }
-        for key in old.keys where new[key] == nil { changed.insert(key) }
+        for (key, value) in new {
+            if let index = old.index(forKey: key), sameValues(old.values[index], value) { continue }
+            changed.insert(key)
+        }
+        for key in old.keys where new.index(forKey: key) == nil { changed.insert(key) }
         return changed
     }
 }

@@ -21,7 +21,7 @@ enum PlistXML {
         writer.append(header)
         guard writer.write(value, depth: 0) else { return nil }
         writer.put("</plist>\n")
-        return Data(writer.bytes)
+        return Data(copying: writer.bytes)
     }
 
     /// `dictionary` as a whole document, with where each top-level value's XML lies in it:
@@ -33,7 +33,7 @@ enum PlistXML {
         writer.append(header)
         guard writer.write(dictionary, depth: 0) else { return nil }
         writer.put("</plist>\n")
-        return (Data(writer.bytes), writer.ranges ?? [:])
+        return (Data(copying: writer.bytes), writer.ranges ?? [:])
     }
 
     /// Where a value's bytes lie in a document. A `Range<Int>` would do, but a dictionary of
@@ -57,7 +57,7 @@ enum PlistXML {
         bytes.append(contentsOf: wrapperHead)
         bytes.append(contentsOf: fragment)
         bytes.append(contentsOf: wrapperTail)
-        return Data(bytes)
+        return Data(copying: bytes)
     }
 
     private static let wrapperHead = Array((header + "<dict>\n\t<key>v</key>\n").utf8)
@@ -275,6 +275,7 @@ enum PlistXML {
             if reusing, !ranging, dictionary.count >= PlistXML.reuseThreshold {
                 return writeEntries(reusing: dictionary, depth: depth)
             }
+            if ranging { ranges!.reserveCapacity(dictionary.count) }  // grown once, not rehashed along the way
             for key in PlistXML.sortedKeys(of: dictionary) {
                 guard writeKey(key, depth: depth) else { return false }
                 let start = bytes.count

@@ -46,9 +46,12 @@ private struct Reader {
     mutating func document() -> [String: Any]? {
         if starts(with: "<?xml") {
             guard let end = find("?>") else { return nil }
-            let declaration = String(decoding: bytes[at..<end], as: UTF8.self).lowercased()
-            if declaration.contains("encoding") {
-                guard declaration.contains("encoding=\"utf-8\"") || declaration.contains("encoding='utf-8'") else { return nil }
+            // ASCII case folding is enough: every word looked for is ASCII.
+            let declaration = bytes[at..<end].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+            if Self.occurs("encoding", in: declaration) {
+                guard Self.occurs("encoding=\"utf-8\"", in: declaration) || Self.occurs("encoding='utf-8'", in: declaration) else {
+                    return nil
+                }
             }
             at = end + 2
         }
@@ -313,6 +316,21 @@ private struct Reader {
         guard starts(with: text) else { return false }
         at += text.utf8CodeUnitCount
         return true
+    }
+
+    /// Whether `text` occurs in `bytes` (byte for byte; Foundation's `contains` is an `NSString`
+    /// search, a tenth of a small document's reading).
+    private static func occurs(_ text: StaticString, in bytes: [UInt8]) -> Bool {
+        let count = text.utf8CodeUnitCount
+        guard bytes.count >= count else { return false }
+        return bytes.withUnsafeBufferPointer { buffer in
+            var index = 0
+            while index + count <= buffer.count {
+                if memcmp(buffer.baseAddress! + index, text.utf8Start, count) == 0 { return true }
+                index += 1
+            }
+            return false
+        }
     }
 
     /// Where `text` next begins, from the cursor on.

@@ -145,6 +145,25 @@ struct LayerProcessTests {
         #expect(try fixture.harness(["--store-dir", store, "defaults", "read-type", "Audio", "Volume"]).stdout == "Type is integer\n")
     }
 
+    @Test("defaults write on a suite checks the sets whose schema is in the suite's schema folder; a suite without one is written as given")
+    func suiteWritesCheckedBySchema() throws {
+        let fixture = SiteFixture()
+        defer { fixture.remove() }
+        #expect(try fixture.child.run("prefs-test-helper", ["audio-set", "suite", "AudioPrefs", "volume", "7"]).stdout.contains("ok"))
+        let ranged = try fixture.harness(["defaults", "write", "suite", "AudioPrefs", "-dict", "Volume", "-int", "20"])
+        #expect(ranged.status == 1 && ranged.stderr.contains("outside of the valid range"), "\(ranged)")
+        let unknown = try fixture.harness(["defaults", "write", "suite", "AudioPrefs", "-dict-add", "Nope", "1"])
+        #expect(unknown.status == 1 && unknown.stderr.contains("No such key \u{201C}Nope\u{201D}"), "\(unknown)")
+        #expect(try fixture.harness(["defaults", "read", "suite", "AudioPrefs"]).stdout.contains("Volume = 7;"))
+        #expect(try fixture.harness(["defaults", "write", "suite", "AudioPrefs", "-dict-add", "Volume", "-int", "9"]).status == 0)
+        #expect(try fixture.harness(["defaults", "write", "suite", "Other", "-int", "3"]).status == 0)  // no schema: not checked
+        // The same set in a suite with no schema folder: written as given.
+        #expect(try fixture.harness(["defaults", "write", "plain", "AudioPrefs", "-dict", "Volume", "-int", "20", "Nope", "1"]).status == 0)
+        let plain = try fixture.harness(["defaults", "read", "plain", "AudioPrefs"])
+        #expect(plain.stdout.contains("Volume = 20;") && plain.stdout.contains("Nope = 1;"), "\(plain)")
+        #expect(try fixture.harness(["defaults", "read", "suite", "AudioPrefs"]).stdout.contains("Volume = 9;"))
+    }
+
     @Test("schema files are plain JSON a program without the library can read")
     func schemaFileFromOutside() throws {
         let fixture = SiteFixture()

@@ -4,10 +4,14 @@ import PersistentPrefsSample
 import Testing
 
 /// The vendor layer of this test process: one folder for every test (``PersistentPrefs/vendorDefaultsDirectory``
-/// is process-wide), each test using store folders of its own inside it.
+/// is process-wide), each test using store folders of its own inside it. The folder outlives
+/// every test, so it is removed when the test process exits.
+private let vendorRootDirectory = TemporaryDirectory()
+
 private let vendorRoot: URL = {
-    let folder = URL(fileURLWithPath: TemporaryDirectory().path, isDirectory: true)
+    let folder = URL(fileURLWithPath: vendorRootDirectory.path, isDirectory: true)
     PersistentPrefs.vendorDefaultsDirectory = folder
+    atexit { vendorRootDirectory.remove() }
     return folder
 }()
 

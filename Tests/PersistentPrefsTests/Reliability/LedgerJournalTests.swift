@@ -20,7 +20,8 @@ struct LedgerJournalTests {
         let before = SuiteLedger.traffic.withLock { $0[identity] ?? .init() }
         _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: value)), root: root)
         let after = SuiteLedger.traffic.withLock { $0[identity] ?? .init() }
-        return SuiteLedger.Traffic(read: after.read - before.read, written: after.written - before.written)
+        return SuiteLedger.Traffic(
+            read: after.read - before.read, written: after.written - before.written, replayed: after.replayed - before.replayed)
     }
 
     /// The ledger as a process that has never read the journal reads it whole.
@@ -50,7 +51,7 @@ struct LedgerJournalTests {
         #expect(full.written < 400, "one step of a small value: \(full.written) bytes")
     }
 
-    @Test("a process's first write to a suite with a large journal reads only its header, and records what a reader of it all would")
+    @Test("a process's first write to a suite reads only the journal's header, and records what a reader of it all would")
     func firstWriteOfAProcess() throws {
         let fresh = TestSuite()
         let reference = TestSuite()
@@ -63,7 +64,7 @@ struct LedgerJournalTests {
             for n in 0..<250 { _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: n)), root: "R\(n % 5)\(padding)") }
         }
         let length = try FileLock.withLock(for: URL(fileURLWithPath: fresh.path), label: "test") { $0.notesLength }
-        #expect(length > SuiteLedger.smallJournal, "journal of \(length) bytes")
+        #expect(length > 64 * 1024, "journal of \(length) bytes")
         SuiteLedger.forgetViews()  // as a new process
         let first = try Self.cost(of: fresh, root: "R0\(padding)", value: 1000)
         #expect(first.read == 24, "the first write of a process read \(first.read) bytes")
@@ -79,6 +80,24 @@ struct LedgerJournalTests {
         for (key, entry) in want {
             #expect(got[key]?.history == entry.history && got[key]?.latest == entry.latest, "\(key.prefix(2))")
         }
+    }
+
+    @Test("a process's first write to a suite with a small journal checks it without replaying it, and records what a reader of it all would")
+    func firstWriteOfASmallJournal() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        for n in 0..<10 { _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: n)), root: "R\(n % 3)") }
+        let remembered = try Self.freshLoad(suite)
+        let length = try FileLock.withLock(for: URL(fileURLWithPath: suite.path), label: "test") { $0.notesLength }
+        SuiteLedger.forgetViews()  // as a new process
+        let first = try Self.cost(of: suite, root: "R0", value: 100)
+        #expect(first.replayed == 0 && first.read == length, "the first write checked \(first.read) bytes, replayed \(first.replayed)")
+        let second = try Self.cost(of: suite, root: "R1", value: 101)
+        #expect(second.replayed > 0, "a process writing again replays the journal once")
+        let after = try Self.freshLoad(suite)
+        #expect(after["R2"] == remembered["R2"], "an entry no write touched is as it was")
+        #expect(after["R0"]?.latest == SuiteLedger.xml(["Int": NSNumber(value: 100)] as [String: Any]))
+        #expect(after["R0"]?.history.contains(remembered["R0"]!.latestHash) == true, "the value it replaced is remembered")
     }
 
     @Test("a process that has not read the journal replays it to the same entries as the writer's own view")

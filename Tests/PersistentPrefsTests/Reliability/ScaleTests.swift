@@ -319,6 +319,7 @@ struct ScaleTests {
     @Test("the chain of own writes: only writes that left a key alone prove it unchanged")
     func ownWritesLinks() {
         let url = URL(fileURLWithPath: "/nonexistent/own-writes-\(UUID().uuidString).plist")
+        PlistFile.OwnWrites.follow()
         PlistFile.OwnWrites.record(url, from: 1, to: 2, keys: ["A"])
         PlistFile.OwnWrites.record(url, from: 2, to: 3, keys: ["A"])
         PlistFile.OwnWrites.record(url, from: 3, to: 4, keys: ["B"])
