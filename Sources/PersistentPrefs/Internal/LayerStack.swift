@@ -249,10 +249,11 @@ struct LayerReader: Sendable {
 
     /// The parsed file, read again when its signature changed.
     private func current(_ url: URL) -> Parsed {
-        let signature = FileSignature.of(url.filePath)
-        if let known = Self.parsedFiles.entry(url.filePath, as: Parsed.self), known.signature == signature { return known }
+        let path = url.filePath
+        let signature = FileSignature.of(path)
+        if let known = Self.parsedFiles.entry(path, as: Parsed.self), known.signature == signature { return known }
         let parsed = Self.parse(url)
-        Self.parsedFiles.withEntries { $0[url.filePath] = parsed }
+        Self.parsedFiles.withEntries { $0[path] = parsed }
         return parsed
     }
 

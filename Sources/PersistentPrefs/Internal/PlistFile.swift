@@ -52,6 +52,7 @@ enum PlistFile {
     static func readSigned(_ url: URL, movingAside: Bool = true, reusingWritten: Bool = false) throws -> (
         dictionary: [String: Any]?, signature: FileSignature?, digest: UInt64?
     ) {
+        let path = url.filePath  // read once: each `filePath` reads the URL's encoded path again
         let started = Date()
         var unchangedSince: AtomicFile.Contents?  // an unreadable version, and when it was first read
         var unchangedAt = started
@@ -59,12 +60,12 @@ enum PlistFile {
         while true {
             guard let contents = try contents(of: url) else { return (nil, nil, nil) }
             let (data, signature) = (contents.data, contents.signature)
-            if let known = ParseCache.shared.dictionary(for: url.filePath, data: data, written: reusingWritten) {
+            if let known = ParseCache.shared.dictionary(for: path, data: data, written: reusingWritten) {
                 return (known, signature, digest(data))
             }
             // The write path after someone else's write: a reader may have parsed these bytes already.
             let parsed: Result<[String: Any], ParseFailure>
-            if reusingWritten, let known = ParseCache.shared.dictionary(for: url.filePath, data: data, written: false) {
+            if reusingWritten, let known = ParseCache.shared.dictionary(for: path, data: data, written: false) {
                 parsed = .success(known)
             } else {
                 parsed = parse(data)
@@ -73,7 +74,7 @@ enum PlistFile {
             switch parsed {
             case .success(var dictionary):
                 if reusingWritten { dictionary = PlistValue.loadedOrAsIs(dictionary) }
-                ParseCache.shared.store(dictionary, data: data, for: url.filePath, written: reusingWritten)
+                ParseCache.shared.store(dictionary, data: data, for: path, written: reusingWritten)
                 return (dictionary, signature, digest(data))
             case .failure(let failure): problem = failure.reason
             }
@@ -81,10 +82,10 @@ enum PlistFile {
             if let previous = unchangedSince, previous.signature == signature, previous.data == data {
                 if now.timeIntervalSince(unchangedAt) >= quietPeriod {
                     guard movingAside else {
-                        throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: "\(problem); it was left as it is")
+                        throw PersistentPrefs.PrefsError.corruptStore(path: path, reason: "\(problem); it was left as it is")
                     }
                     if let dictionary = try moveAside(url, signature: signature, reason: problem) {
-                        return (dictionary, FileSignature.of(url.filePath), nil)
+                        return (dictionary, FileSignature.of(path), nil)
                     }
                     unchangedSince = nil  // it parsed after all, or changed: read it again
                     continue
@@ -95,7 +96,7 @@ enum PlistFile {
             }
             guard now.timeIntervalSince(started) < busyLimit else {
                 throw PersistentPrefs.PrefsError.ioError(
-                    path: url.filePath, reason: "it kept changing without becoming readable for \(Int(busyLimit)) s (\(problem))")
+                    path: path, reason: "it kept changing without becoming readable for \(Int(busyLimit)) s (\(problem))")
             }
             Thread.sleep(forTimeInterval: pause)
             pause = min(pause * 2, 0.05)
@@ -204,10 +205,11 @@ enum PlistFile {
         static func record(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
             guard followed.load() != 0 else { return }
             let link = Link(from: old, to: new, keys: Set(keys))
+            let path = url.filePath
             links.withLock { links in
-                if links[url.filePath] == nil, links.count >= pathLimit { links.removeAll() }
-                links[url.filePath, default: []].append(link)
-                if links[url.filePath]!.count > depth { links[url.filePath]!.removeFirst() }
+                if links[path] == nil, links.count >= pathLimit { links.removeAll() }
+                links[path, default: []].append(link)
+                if links[path]!.count > depth { links[path]!.removeFirst() }
             }
         }
 

@@ -532,10 +532,8 @@ extension SuiteLedger {
         mutating func optionalRun() -> Data?? {
             guard let count = integer() else { return nil }
             if count == -1 { return .some(nil) }
-            // Copied in one go: `Data`'s initialiser from a sequence goes byte by byte.
-            return run(count: count).map { run in
-                Optional(run.withUnsafeBytes { $0.isEmpty ? Data() : Data(bytes: $0.baseAddress!, count: $0.count) })
-            }
+            // Copied in one go, as `Data(copying:)` does: `Data`'s initialiser from a sequence goes byte by byte.
+            return run(count: count).map { run in Optional(run.withUnsafeBufferPointer { Data(buffer: $0) }) }
         }
 
         /// Passes over `count` integers; `false` when there are not so many.
@@ -565,9 +563,9 @@ extension SuiteLedger {
 
         /// The next `count` bytes.
         mutating func run(count: Int64) -> ArraySlice<UInt8>? {
-            guard count >= 0, count <= Int64(bytes.count - offset) else { return nil }
-            defer { offset += Int(count) }
-            return bytes[offset..<offset + Int(count)]
+            let start = offset
+            guard skip(bytes: count) else { return nil }
+            return bytes[start..<offset]
         }
     }
 }

@@ -321,21 +321,17 @@ private struct Reader {
     /// Whether `text` occurs in `bytes` (byte for byte; Foundation's `contains` is an `NSString`
     /// search, a tenth of a small document's reading).
     private static func occurs(_ text: StaticString, in bytes: [UInt8]) -> Bool {
-        let count = text.utf8CodeUnitCount
-        guard bytes.count >= count else { return false }
-        return bytes.withUnsafeBufferPointer { buffer in
-            var index = 0
-            while index + count <= buffer.count {
-                if memcmp(buffer.baseAddress! + index, text.utf8Start, count) == 0 { return true }
-                index += 1
-            }
-            return false
-        }
+        bytes.withUnsafeBytes { offset(of: text, in: $0, from: 0) != nil }
     }
 
     /// Where `text` next begins, from the cursor on.
     private func find(_ text: StaticString) -> Int? {
-        var index = at
+        Self.offset(of: text, in: bytes, from: at)
+    }
+
+    /// Where `text` first begins in `bytes` at or after `start`, or `nil`.
+    private static func offset(of text: StaticString, in bytes: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        var index = start
         while index + text.utf8CodeUnitCount <= bytes.count {
             if memcmp(bytes.baseAddress! + index, text.utf8Start, text.utf8CodeUnitCount) == 0 { return index }
             index += 1
