@@ -160,13 +160,16 @@ public enum PlistText {
         return result + "\""
     }
 
-    /// A date as `defaults` prints it: `2024-05-01 12:00:00 +0000` (UTC, whole seconds).
+    /// A date as `defaults` prints it: `2024-05-01 12:00:00 +0000` (UTC, whole seconds); a date
+    /// too far from now for a calendar (another program may store one) as its seconds from the
+    /// reference date, `1e+300 s from 2001-01-01 00:00:00 +0000`.
     public static func dateText(_ date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
-        return formatter.string(from: date)
+        let text = formatter.string(from: date)
+        return text.isEmpty ? "\(date.timeIntervalSinceReferenceDate) s from 2001-01-01 00:00:00 +0000" : text
     }
 
     /// Data as `{length = 4, bytes = 0x000102ff}`; more than 24 bytes as the first 16 and the

@@ -76,6 +76,10 @@ enum PlistFile {
                 if reusingWritten { dictionary = PlistValue.loadedOrAsIs(dictionary) }
                 ParseCache.shared.store(dictionary, data: data, for: path, written: reusingWritten)
                 return (dictionary, signature, digest(data))
+            case .failure(let failure) where !failure.damaged:
+                // A whole document (a writer caught mid-rewrite leaves a damaged one) that must
+                // not be replaced: no write may land on it, and it is never moved aside.
+                throw PersistentPrefs.PrefsError.corruptStore(path: path, reason: "\(failure.reason); it was left as it is")
             case .failure(let failure): problem = failure.reason
             }
             let now = Date()
@@ -292,11 +296,19 @@ enum PlistFile {
     }
 
     /// `dictionary` as a property list in `format`, for `url`; refused when a property list
-    /// cannot hold it or when it exceeds ``maximumWriteSize``.
+    /// cannot hold it exactly or when it exceeds ``maximumWriteSize``.
+    ///
+    /// XML comes from the library's own writer only: what it cannot write exactly (a date
+    /// outside the years 1–9999, which Foundation would write as another date) is refused with
+    /// the top-level keys that hold it, never handed to a writer that changes it.
     static func encoded(_ dictionary: [String: Any], format: PropertyListSerialization.PropertyListFormat, for url: URL) throws -> Data {
         let data: Data
-        if format == .xml, let fast = PlistXML.document(dictionary) {
-            data = fast
+        if format == .xml {
+            guard let xml = PlistXML.document(dictionary) else {
+                let keys = dictionary.keys.filter { PlistXML.document([$0: dictionary[$0]!]) == nil }
+                throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: keys.sorted())
+            }
+            data = xml
         } else {
             do {
                 data = try PlistValue.foundationData(dictionary, format: format)
@@ -336,22 +348,32 @@ enum PlistFile {
 
     struct ParseFailure: Error {
         let reason: String
+        /// Whether the file is damaged (no reader reads it) and may be moved aside; `false` for a
+        /// property list this library cannot read exactly, which is left as it is.
+        var damaged = true
     }
 
-    /// The dictionary in `data`: read by the library's XML reader (``PlistXML/dictionary(from:)``),
-    /// else by Foundation; binary property lists are checked before Foundation sees them.
+    /// The dictionary in `data`: XML read by the library's reader (``PlistXML/read(_:)``), which
+    /// reads it exactly as CoreFoundation does or declines it; binary property lists are checked,
+    /// then read by Foundation.
     static func parse(_ data: Data) -> Result<[String: Any], ParseFailure> {
         guard !data.isEmpty else { return .failure(ParseFailure(reason: "the file is empty")) }
-        if data.starts(with: Array("bplist".utf8)) {
-            guard data.starts(with: Array("bplist00".utf8)) else {
-                return .failure(ParseFailure(reason: "a binary property list of an unsupported version"))
-            }
-            if let problem = BinaryPlistCheck.problem(in: data) {
-                return .failure(ParseFailure(reason: "a damaged binary property list (\(problem))"))
+        guard data.starts(with: Array("bplist".utf8)) else {
+            switch PlistXML.read(data) {
+            case .success(let dictionary): return .success(dictionary)
+            case .failure(let decline) where decline.damaged:
+                return .failure(ParseFailure(reason: "not a property list (\(decline.reason))"))
+            case .failure(let decline):
+                return .failure(
+                    ParseFailure(reason: "it holds an XML property list this library cannot read exactly (\(decline.reason))", damaged: false))
             }
         }
-        // The library's own reader first: the same dictionary without bridging Foundation's.
-        if let dictionary = PlistXML.dictionary(from: data) { return .success(dictionary) }
+        guard data.starts(with: Array("bplist00".utf8)) else {
+            return .failure(ParseFailure(reason: "a binary property list of an unsupported version"))
+        }
+        if let problem = BinaryPlistCheck.problem(in: data) {
+            return .failure(ParseFailure(reason: "a damaged binary property list (\(problem))"))
+        }
         let parsed: Any
         do {
             parsed = try PropertyListSerialization.propertyList(from: data, format: nil)

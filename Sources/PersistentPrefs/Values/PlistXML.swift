@@ -1,14 +1,13 @@
 import Foundation
 
-/// A fast writer of XML property lists, for the values the library stores.
+/// The writer of XML property lists, for the values the library stores.
 ///
-/// `PropertyListSerialization` on Linux validates the value, bridges it to CoreFoundation and
-/// copies the result into `Data` one byte at a time: about a third of a durable write's CPU time
-/// went there (the suite file and the ledger's copy of each value). This writer produces the same
-/// document (same header, same layout, keys sorted, whole-second UTC dates, `-0.0` as `0.0`,
+/// It writes Foundation's layout (same header, tabs, sorted keys, whole-second UTC dates,
 /// numbers that read back as the same `NSNumber` kind) for `String`, `NSNumber`, `Date`, `Data`,
-/// arrays and string-keyed dictionaries, and returns `nil` for anything else — a string with
-/// control characters, an unknown type — so the caller falls back to Foundation.
+/// arrays and string-keyed dictionaries, spelled so that CoreFoundation and XML parsers read back
+/// the same values: `-0.0` keeps its sign and a carriage return in text is written `&#13;`. It
+/// returns `nil` for what it cannot write exactly — an unknown type, a date further than two
+/// billion years from now — and the caller refuses the write.
 enum PlistXML {
     /// `value` as a whole XML property-list document, or `nil` when this writer does not handle
     /// it.
@@ -221,7 +220,7 @@ enum PlistXML {
             switch value {
             case let string as String:
                 put("<string>")
-                guard escape(string) else { return false }
+                escape(string)
                 put("</string>\n")
             case let date as Date:
                 guard let text = PlistXML.text(of: date) else { return false }
@@ -362,7 +361,7 @@ enum PlistXML {
         private mutating func writeKey(_ key: String, depth: Int) -> Bool {
             indent(depth + 1)
             put("<key>")
-            guard escape(key) else { return false }
+            escape(key)
             put("</key>\n")
             return true
         }
@@ -405,46 +404,48 @@ enum PlistXML {
             }
         }
 
-        /// Appends `text` with `&`, `<` and `>` escaped; `false` for control characters other
-        /// than tab, line feed and carriage return (left to Foundation).
-        private mutating func escape(_ text: String) -> Bool {
+        /// Appends `text` with `&`, `<` and `>` escaped, and a carriage return as `&#13;` (XML
+        /// parsers read a raw one as a line feed); other control characters are written as they
+        /// are, as CoreFoundation writes them.
+        private mutating func escape(_ text: String) {
             // Most keys and strings need no escaping: their bytes at once.
             var plain = text
             let copied = plain.withUTF8 { utf8 in
-                guard !utf8.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
+                guard !utf8.contains(where: { $0 == 0x0D || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
                 else { return false }
                 bytes.append(contentsOf: utf8)
                 return true
             }
-            if copied { return true }
+            if copied { return }
             for byte in text.utf8 {
                 switch byte {
                 case UInt8(ascii: "&"): put("&amp;")
                 case UInt8(ascii: "<"): put("&lt;")
                 case UInt8(ascii: ">"): put("&gt;")
-                case 0x09, 0x0A, 0x0D: bytes.append(byte)
-                case 0..<0x20, 0x7F: return false
+                case 0x0D: put("&#13;")
                 default: bytes.append(byte)
                 }
             }
-            return true
         }
     }
 
-    /// A real as Foundation's XML writer spells its value: a text that reads back as the same
-    /// `Double` (`-0.0` as `0.0`, infinities as `+infinity` and `-infinity`).
+    /// A real spelled so that every reader reads back the same `Double`, the sign of zero
+    /// included (infinities as `+infinity` and `-infinity`, as Foundation spells them).
     static func text(of real: Double) -> String {
         if real.isNaN { return "nan" }
         if real.isInfinite { return real > 0 ? "+infinity" : "-infinity" }
-        if real == 0 { return "0.0" }
+        if real == 0 { return real.sign == .minus ? "-0.0" : "0.0" }
         return real.description
     }
 
-    /// A date as Foundation's XML writer spells it: UTC, to the whole second (rounded down),
-    /// `yyyy-MM-ddTHH:mm:ssZ`; `nil` outside the years 1–9999.
+    /// A date as CoreFoundation's XML writer spells it: UTC, to the whole second (rounded down),
+    /// `yyyy-MM-ddTHH:mm:ssZ`, the year in astronomical numbering with at least four digits
+    /// (`-001` for 2 BC, as CoreFoundation writes years outside 1–9999); `nil` for a year
+    /// CoreFoundation cannot read back.
     static func text(of date: Date) -> String? {
         let seconds = date.timeIntervalSince1970
-        guard seconds.isFinite else { return nil }
+        // Years of ±2 billion, and inside what `Int64` holds.
+        guard seconds.isFinite, abs(seconds) < 7e16 else { return nil }
         let whole = Int64(seconds.rounded(.down))
         let (days, secondOfDay) = whole.quotientAndRemainder(dividingBy: 86_400)
         let day = secondOfDay < 0 ? days - 1 : days
@@ -459,9 +460,12 @@ enum PlistXML {
         let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        guard (1...9999).contains(year) else { return nil }
+        guard year <= Int32.max else { return nil }
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        let yearText = String(repeating: "0", count: 4 - String(year).count) + String(year)
+        let digits = String(year.magnitude)
+        let yearText = year < 0
+            ? "-" + String(repeating: "0", count: max(0, 3 - digits.count)) + digits
+            : String(repeating: "0", count: max(0, 4 - digits.count)) + digits
         return "\(yearText)-\(two(month))-\(two(dayOfMonth))T\(two(second / 3600)):\(two(second / 60 % 60)):\(two(second % 60))Z"
     }
 }

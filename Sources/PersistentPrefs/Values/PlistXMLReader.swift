@@ -1,40 +1,59 @@
 import Foundation
 
 extension PlistXML {
-    /// The dictionary at the top of an XML property list, read without Foundation, exactly as
-    /// `PropertyListSerialization` hands it back on Linux; `nil` when the document is not one
-    /// this reader knows to read the same way — the caller then asks Foundation, which also
-    /// words the error of a damaged file.
+    /// Why ``read(_:)`` did not read a document.
+    struct Decline: Error, Sendable {
+        /// What is wrong, with the line it is on.
+        let reason: String
+        /// Whether no property-list reader reads the document (it is truncated, not UTF-8, not
+        /// XML, …): a damaged file. `false` for a document that some reader reads but that this
+        /// one cannot read exactly as CoreFoundation and XML parsers both read it; such a file
+        /// must be left as it is.
+        let damaged: Bool
+    }
+
+    /// The dictionary at the top of an XML property list, read exactly as CoreFoundation reads
+    /// it, or why it was declined.
     ///
-    /// Foundation's parser is cheap on Linux; bridging its result to Swift is not: the first
-    /// parse in a process cost about 2.4 million instructions for a 30-key suite (dynamic casts
-    /// of every value, each a first-time conformance look-up), most of a `prefs-harness
-    /// defaults` command's work, and reading a suite holding a 1,000-key set took 3 ms. This
-    /// reader builds the Swift values directly, as Foundation hands them back: `String`, `Bool`
-    /// for `<true/>` and `<false/>`, `NSNumber` for `<integer>` (of kind `q`, or `Q` above
-    /// `Int64.max`) and `<real>` (kind `d`), `Date`, `Data` and `[Any]`; dictionaries, at every
-    /// level, as `[String: Any]` — Foundation's nested `[AnyHashable: Any]` with the same
-    /// (string) keys, in the shape the library keeps (inserting into `AnyHashable` keys cost
-    /// three quarters of reading a large set, and normalising converted them again).
+    /// Values come back in the shapes the library keeps: `String`, `Bool` for `<true/>` and
+    /// `<false/>`, `NSNumber` for `<integer>` (of kind `q`, or `Q` above `Int64.max`) and
+    /// `<real>` (kind `d`), `Date`, `Data`, `[Any]`, and `[String: Any]` at every level.
     ///
-    /// What it reads is the documents the library and Foundation's writer write and their
-    /// plain variations: the XML declaration (UTF-8), the DOCTYPE, the `plist` element, the
-    /// eleven value elements, whitespace between elements, the five named entities and
-    /// character references. It declines anything else rather than guess: another encoding, a
-    /// byte-order mark, comments, CDATA, processing instructions, attributes on values, control
-    /// characters or carriage returns in text, duplicate keys, numbers and dates in forms other
-    /// than Foundation's writer's, nesting deeper than ``PlistValue/maximumDepth``, or a top
-    /// level that is not a dictionary. The tests check every document it reads against
-    /// Foundation's reading of it.
-    static func dictionary(from data: Data) -> [String: Any]? {
+    /// It reads what XML writers and hand edits produce: a UTF-8 byte-order mark, the XML
+    /// declaration, a DOCTYPE without an internal subset, comments and processing instructions
+    /// between elements, attributes, CR and CRLF line ends between elements, the five named
+    /// entities, character references and CDATA sections in text, empty elements (`<key/>`,
+    /// `<string/>`, `<true />`), duplicate keys (the last one counts, as for every reader),
+    /// integers in decimal or `0x` hexadecimal, reals in decimal or exponent form or spelled
+    /// `nan`, `inf`, `+inf`, `-inf`, `infinity`, `+infinity`, `-infinity` (in any case), and
+    /// dates `yyyy-MM-ddTHH:mm:ssZ` (a year of up to ten digits, with an optional minus, as
+    /// CoreFoundation writes years outside 1–9999).
+    ///
+    /// Where CoreFoundation and XML parsers (Python's `plistlib`, for one) would read a
+    /// document differently — a carriage return inside text (XML parsers read a line feed), a
+    /// comment inside text, whitespace around a number, another encoding, an internal DTD
+    /// subset, nesting deeper than ``PlistValue/maximumDepth`` — it declines, so a write never
+    /// replaces another program's value with a different reading of it.
+    static func read(_ data: Data) -> Result<[String: Any], Decline> {
         data.withUnsafeBytes { bytes in
             var reader = Reader(bytes: bytes)
-            return reader.document()
+            do {
+                return .success(try reader.document())
+            } catch let decline as Decline {
+                return .failure(decline)
+            } catch {
+                return .failure(Decline(reason: "\(error)", damaged: true))
+            }
         }
+    }
+
+    /// ``read(_:)``'s dictionary, or `nil` when it declines the document.
+    static func dictionary(from data: Data) -> [String: Any]? {
+        try? read(data).get()
     }
 }
 
-/// The cursor over a document's bytes; every method returns `nil` (or `false`) to decline.
+/// The cursor over a document's bytes; every method throws a ``PlistXML/Decline``.
 private struct Reader {
     let bytes: UnsafeRawBufferPointer
     var at = 0
@@ -43,231 +62,471 @@ private struct Reader {
         self.bytes = bytes
     }
 
-    mutating func document() -> [String: Any]? {
-        if starts(with: "<?xml") {
-            guard let end = find("?>") else { return nil }
-            // ASCII case folding is enough: every word looked for is ASCII.
-            let declaration = bytes[at..<end].map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
-            if Self.occurs("encoding", in: declaration) {
-                guard Self.occurs("encoding=\"utf-8\"", in: declaration) || Self.occurs("encoding='utf-8'", in: declaration) else {
-                    return nil
-                }
-            }
-            at = end + 2
+    // MARK: - Declining
+
+    /// The line of `offset`, counting CR, LF and CRLF as line ends.
+    private func line(of offset: Int) -> Int {
+        var line = 1
+        var index = 0
+        while index < min(offset, bytes.count) {
+            if bytes[index] == 0x0A || (bytes[index] == 0x0D && (index + 1 >= bytes.count || bytes[index + 1] != 0x0A)) { line += 1 }
+            index += 1
         }
-        skipSpace()
-        if starts(with: "<!DOCTYPE") {
-            // An internal subset ("[...]") could declare entities: declined.
-            while at < bytes.count, bytes[at] != UInt8(ascii: ">") {
-                if bytes[at] == UInt8(ascii: "[") { return nil }
-                at += 1
-            }
-            at += 1
-            skipSpace()
-        }
-        guard skip("<plist"), at < bytes.count, bytes[at] == UInt8(ascii: ">") || Self.isSpace(bytes[at]) else { return nil }
-        while at < bytes.count, bytes[at] != UInt8(ascii: ">") { at += 1 }
-        guard at < bytes.count, bytes[at - 1] != UInt8(ascii: "/") else { return nil }
-        at += 1
-        skipSpace()
-        guard let top = dictionary(entriesAt: 1) else { return nil }
-        skipSpace()
-        guard skip("</plist>") else { return nil }
-        skipSpace()
-        return at == bytes.count ? top : nil
+        return line
     }
 
-    /// A `<dict>` element (or `<dict/>`), its values read at `depth`; `nil` for a key seen
-    /// before or anything ``value(depth:)`` declines.
-    private mutating func dictionary(entriesAt depth: Int) -> [String: Any]? {
-        if skip("<dict/>") { return [:] }
-        guard skip("<dict>") else { return nil }
-        var dictionary: [String: Any] = [:]
+    /// A document no reader reads.
+    private func damaged(_ what: String, at offset: Int? = nil) -> PlistXML.Decline {
+        PlistXML.Decline(reason: "line \(line(of: offset ?? at)): \(what)", damaged: true)
+    }
+
+    /// A document that some reader reads, but not exactly as CoreFoundation does.
+    private func unsupported(_ what: String, at offset: Int? = nil) -> PlistXML.Decline {
+        PlistXML.Decline(reason: "line \(line(of: offset ?? at)): \(what)", damaged: false)
+    }
+
+    // MARK: - Document
+
+    mutating func document() throws -> [String: Any] {
+        guard !bytes.isEmpty else { throw damaged("the file is empty") }
+        if starts(with: "\u{FEFF}") {
+            at = 3
+        } else if bytes.count >= 2, bytes[0] == 0 || bytes[1] == 0 || (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
+            throw unsupported("the document is in UTF-16 or UTF-32; only UTF-8 is read")
+        }
+        if starts(with: "<?xml"), at + 5 < bytes.count, Self.isSpace(bytes[at + 5]) || bytes[at + 5] == UInt8(ascii: "?") {
+            try declaration()
+        }
+        var sawDoctype = false
         while true {
             skipSpace()
-            if skip("</dict>") { return dictionary }
-            guard skip("<key>"), let key = text(closing: "</key>") else { return nil }
-            skipSpace()
-            guard let value = value(depth: depth), dictionary.updateValue(value, forKey: key) == nil else { return nil }
-        }
-    }
-
-    private mutating func value(depth: Int) -> Any? {
-        guard at + 1 < bytes.count, bytes[at] == UInt8(ascii: "<") else { return nil }
-        // The element's first letter picks the names to try.
-        switch bytes[at + 1] {
-        case UInt8(ascii: "i"):
-            return skip("<integer>") ? content(closing: "</integer>").flatMap(Self.integer) : nil
-        case UInt8(ascii: "s"):
-            if skip("<string>") { return text(closing: "</string>") }
-            return skip("<string/>") ? "" : nil
-        case UInt8(ascii: "t"):
-            return skip("<true/>") ? true : nil
-        case UInt8(ascii: "f"):
-            return skip("<false/>") ? false : nil
-        case UInt8(ascii: "r"):
-            return skip("<real>") ? content(closing: "</real>").flatMap(Self.real) : nil
-        case UInt8(ascii: "d"):
-            if skip("<date>") { return content(closing: "</date>").flatMap(Self.date) }
-            if skip("<data>") { return content(closing: "</data>").flatMap(Self.data) }
-            // Containers nest at most as deep as the library stores.
-            guard depth <= PlistValue.maximumDepth else { return nil }
-            return dictionary(entriesAt: depth + 1)
-        case UInt8(ascii: "a"):
-            guard depth <= PlistValue.maximumDepth else { return nil }
-            if skip("<array/>") { return [Any]() }
-            guard skip("<array>") else { return nil }
-            var array: [Any] = []
-            while true {
-                skipSpace()
-                if skip("</array>") { return array }
-                guard let element = value(depth: depth + 1) else { return nil }
-                array.append(element)
+            guard at < bytes.count else { throw damaged("no root element") }
+            if try skipCommentOrInstruction() { continue }
+            if starts(with: "<!DOCTYPE"), !sawDoctype {
+                try doctype()
+                sawDoctype = true
+                continue
             }
-        default:
-            return nil
+            break
+        }
+        guard bytes[at] == UInt8(ascii: "<") else { throw damaged("not an XML document") }
+        let root = try startTag()
+        let top: Any
+        if root.name == "plist" {
+            guard !root.empty else { throw damaged("an empty <plist/> element", at: root.offset) }
+            guard let value = try nextValue(depth: 0) else { throw damaged("a <plist> element without a value", at: root.offset) }
+            top = value
+            if try nextValue(depth: 0) != nil { throw damaged("a <plist> element with more than one value") }
+            try endTag("plist")
+        } else {
+            top = try value(of: root, depth: 0)
+        }
+        while at < bytes.count {
+            skipSpace()
+            guard at < bytes.count else { break }
+            guard try skipCommentOrInstruction() else { throw unsupported("content after the root element") }
+        }
+        guard let dictionary = top as? [String: Any] else {
+            throw PlistXML.Decline(reason: "the top level is not a dictionary", damaged: true)
+        }
+        return dictionary
+    }
+
+    /// The XML declaration: only UTF-8 (or no encoding named) is read.
+    private mutating func declaration() throws {
+        guard let end = Self.offset(of: "?>", in: bytes, from: at) else { throw damaged("an unterminated XML declaration") }
+        let text = String(decoding: bytes[at..<end], as: UTF8.self)
+        if let range = text.range(of: "encoding") {
+            var rest = text[range.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+            guard rest.first == "=" else { throw unsupported("an XML declaration whose encoding cannot be read") }
+            rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+            guard let quote = rest.first, quote == "\"" || quote == "'", let close = rest.dropFirst().firstIndex(of: quote) else {
+                throw unsupported("an XML declaration whose encoding cannot be read")
+            }
+            let name = rest[rest.index(after: rest.startIndex)..<close]
+            guard name.lowercased() == "utf-8" else { throw unsupported("the document is declared in \(name); only UTF-8 is read") }
+        }
+        at = end + 2
+    }
+
+    /// A DOCTYPE without an internal subset (which could declare entities).
+    private mutating func doctype() throws {
+        var quote: UInt8?
+        while at < bytes.count {
+            let byte = bytes[at]
+            at += 1
+            if let open = quote {
+                // CoreFoundation ends the DOCTYPE at the first ">", an XML parser at the first outside quotes.
+                if byte == UInt8(ascii: ">") { throw unsupported("a DOCTYPE with \">\" inside quotes") }
+                if byte == open { quote = nil }
+            } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                quote = byte
+            } else if byte == UInt8(ascii: "[") {
+                throw unsupported("a DOCTYPE with an internal subset")
+            } else if byte == UInt8(ascii: ">") {
+                return
+            }
+        }
+        throw damaged("an unterminated DOCTYPE")
+    }
+
+    /// Moves past a comment or a processing instruction at the cursor; `false` when there is none.
+    private mutating func skipCommentOrInstruction() throws -> Bool {
+        if starts(with: "<!--") {
+            let start = at
+            guard let dashes = Self.offset(of: "--", in: bytes, from: at + 4) else { throw damaged("an unterminated comment", at: start) }
+            // XML forbids "--" inside a comment; CoreFoundation would end it at the first "-->".
+            guard dashes + 2 < bytes.count else { throw damaged("an unterminated comment", at: start) }
+            guard bytes[dashes + 2] == UInt8(ascii: ">") else {
+                throw unsupported("a comment holding \"--\"", at: start)
+            }
+            at = dashes + 3
+            return true
+        }
+        if starts(with: "<?") {
+            let start = at
+            guard let end = Self.offset(of: "?>", in: bytes, from: at + 2) else { throw damaged("an unterminated processing instruction", at: start) }
+            let target = bytes[(at + 2)..<end].prefix { !Self.isSpace($0) }
+            if target.count == 3, String(decoding: target, as: UTF8.self).lowercased() == "xml" {
+                throw unsupported("an XML declaration that does not open the document", at: start)
+            }
+            at = end + 2
+            return true
+        }
+        return false
+    }
+
+    // MARK: - Elements
+
+    private struct Tag {
+        let name: String
+        let empty: Bool
+        let offset: Int
+    }
+
+    /// A start tag at the cursor (`<name attributes>` or `<name attributes/>`).
+    private mutating func startTag() throws -> Tag {
+        let offset = at
+        guard at < bytes.count, bytes[at] == UInt8(ascii: "<") else {
+            throw at < bytes.count ? unsupported("text where an element belongs") : damaged("the document ends too early")
+        }
+        at += 1
+        let nameStart = at
+        while at < bytes.count, !Self.isSpace(bytes[at]), bytes[at] != UInt8(ascii: ">"), bytes[at] != UInt8(ascii: "/") { at += 1 }
+        guard at < bytes.count else { throw damaged("the document ends inside a tag", at: offset) }
+        let name = String(decoding: bytes[nameStart..<at], as: UTF8.self)
+        guard !name.isEmpty, !name.hasPrefix("!"), !name.hasPrefix("?") else { throw unsupported("markup where an element belongs", at: offset) }
+        // Attributes: name="value" or name='value' pairs; a quoted ">" would end the tag for
+        // CoreFoundation but not for an XML parser.
+        while true {
+            skipSpace()
+            guard at < bytes.count else { throw damaged("the document ends inside a tag", at: offset) }
+            if bytes[at] == UInt8(ascii: ">") {
+                at += 1
+                return Tag(name: name, empty: false, offset: offset)
+            }
+            if starts(with: "/>") {
+                at += 2
+                return Tag(name: name, empty: true, offset: offset)
+            }
+            if endsWithin("/>") { throw damaged("the document ends inside a tag", at: offset) }
+            let attributeStart = at
+            while at < bytes.count, Self.isNameByte(bytes[at]) { at += 1 }
+            skipSpace()
+            guard at < bytes.count else { throw damaged("the document ends inside a tag", at: offset) }
+            guard at > attributeStart else { throw unsupported("a malformed tag <\(name)>", at: offset) }
+            guard bytes[at] == UInt8(ascii: "=") else { throw unsupported("a malformed tag <\(name)>", at: offset) }
+            at += 1
+            skipSpace()
+            guard at < bytes.count else { throw damaged("the document ends inside a tag", at: offset) }
+            guard bytes[at] == UInt8(ascii: "\"") || bytes[at] == UInt8(ascii: "'") else {
+                throw unsupported("a malformed tag <\(name)>", at: offset)
+            }
+            let quote = bytes[at]
+            at += 1
+            while at < bytes.count, bytes[at] != quote {
+                if bytes[at] == UInt8(ascii: ">") || bytes[at] == UInt8(ascii: "<") { throw unsupported("a tag <\(name)> with markup in an attribute", at: offset) }
+                at += 1
+            }
+            guard at < bytes.count else { throw damaged("the document ends inside a tag", at: offset) }
+            at += 1
         }
     }
 
-    /// The text up to `closing` with its entities replaced; `nil` for markup, control
-    /// characters or carriage returns in it, an unknown entity or bytes that are not UTF-8.
-    private mutating func text(closing: StaticString) -> String? {
-        let start = at
-        var plain = true
-        while at < bytes.count, bytes[at] != UInt8(ascii: "<") {
+    /// The end tag `</name>` at the cursor (whitespace before its `>` allowed).
+    private mutating func endTag(_ name: String) throws {
+        let offset = at
+        guard starts(with: "</") else {
+            throw at < bytes.count && !endsWithin("</") ? unsupported("content where </\(name)> belongs") : damaged("the document ends before </\(name)>")
+        }
+        at += 2
+        let nameStart = at
+        while at < bytes.count, !Self.isSpace(bytes[at]), bytes[at] != UInt8(ascii: ">") { at += 1 }
+        let found = String(decoding: bytes[nameStart..<at], as: UTF8.self)
+        guard found == name else { throw damaged("</\(found)> where </\(name)> belongs", at: offset) }
+        skipSpace()
+        guard at < bytes.count, bytes[at] == UInt8(ascii: ">") else { throw damaged("a malformed </\(name)>", at: offset) }
+        at += 1
+    }
+
+    /// The next value element inside a container (after whitespace, comments and processing
+    /// instructions), or `nil` at the container's end tag (left at the cursor).
+    private mutating func nextValue(depth: Int) throws -> Any? {
+        guard let tag = try nextTag() else { return nil }
+        guard tag.name != "key" else { throw unsupported("a <key> where a value belongs", at: tag.offset) }
+        return try value(of: tag, depth: depth)
+    }
+
+    /// The next start tag inside a container, or `nil` at an end tag (left at the cursor).
+    private mutating func nextTag() throws -> Tag? {
+        while true {
+            skipSpace()
+            guard at < bytes.count else { throw damaged("the document ends inside a container") }
+            if try skipCommentOrInstruction() { continue }
+            if starts(with: "</") { return nil }
+            return try startTag()
+        }
+    }
+
+    /// The value of the element `tag` opened.
+    private mutating func value(of tag: Tag, depth: Int) throws -> Any {
+        switch tag.name {
+        case "dict":
+            guard depth <= PlistValue.maximumDepth else { throw unsupported("nesting deeper than \(PlistValue.maximumDepth) levels", at: tag.offset) }
+            if tag.empty { return [String: Any]() }
+            var dictionary: [String: Any] = [:]
+            while let keyTag = try nextTag() {
+                guard keyTag.name == "key" else { throw unsupported("a <\(keyTag.name)> where a <key> belongs", at: keyTag.offset) }
+                let key = keyTag.empty ? "" : try text(closing: "key")
+                guard let value = try nextValue(depth: depth + 1) else { throw damaged("a key without a value", at: keyTag.offset) }
+                dictionary[key] = value  // the last of duplicate keys counts, for every reader
+            }
+            try endTag("dict")
+            return dictionary
+        case "array":
+            guard depth <= PlistValue.maximumDepth else { throw unsupported("nesting deeper than \(PlistValue.maximumDepth) levels", at: tag.offset) }
+            if tag.empty { return [Any]() }
+            var array: [Any] = []
+            while let element = try nextValue(depth: depth + 1) { array.append(element) }
+            try endTag("array")
+            return array
+        case "string":
+            return tag.empty ? "" : try text(closing: "string")
+        case "true", "false":
+            if !tag.empty {
+                guard at < bytes.count, !endsWithin("</") else { throw damaged("the document ends inside <\(tag.name)>") }
+                guard starts(with: "</") else { throw unsupported("content inside <\(tag.name)>", at: tag.offset) }
+                try endTag(tag.name)
+            }
+            return tag.name == "true"
+        case "integer":
+            guard !tag.empty else { throw damaged("an empty <integer/>", at: tag.offset) }
+            return try integer(try content(closing: "integer"), at: tag.offset)
+        case "real":
+            guard !tag.empty else { throw damaged("an empty <real/>", at: tag.offset) }
+            let spelled = try text(closing: "real")
+            guard let real = Self.real(spelled) else { throw unsupported("a <real> spelled \"\(spelled)\"", at: tag.offset) }
+            return real
+        case "date":
+            guard !tag.empty else { throw damaged("an empty <date/>", at: tag.offset) }
+            let spelled = try content(closing: "date")
+            guard let date = Self.date(spelled) else { throw unsupported("a <date> spelled \"\(String(decoding: spelled, as: UTF8.self))\"", at: tag.offset) }
+            return date
+        case "data":
+            // CoreFoundation refuses <data/>; XML readers take it as empty.
+            guard !tag.empty else { throw unsupported("an empty <data/>", at: tag.offset) }
+            guard let data = Self.data(try content(closing: "data")) else { throw unsupported("<data> that is not plain base64", at: tag.offset) }
+            return data
+        default:
+            throw unsupported("an unknown element <\(tag.name)>", at: tag.offset)
+        }
+    }
+
+    // MARK: - Text
+
+    /// The text up to `</closing>` with entities, character references and CDATA sections
+    /// replaced; the end tag is consumed.
+    private mutating func text(closing: String) throws -> String {
+        var decoded: [UInt8] = []
+        var runStart = at
+        while true {
+            guard at < bytes.count else { throw damaged("the document ends inside <\(closing)>") }
             let byte = bytes[at]
-            if byte == UInt8(ascii: "&") { plain = false } else if byte < 0x20 && byte != 0x09 && byte != 0x0A || byte == 0x7F { return nil }
+            if byte == UInt8(ascii: "<") {
+                decoded.append(contentsOf: bytes[runStart..<at])
+                if starts(with: "</") { break }
+                if endsWithin("<![CDATA[", "<!--", "</") { throw damaged("the document ends inside <\(closing)>") }
+                guard starts(with: "<![CDATA[") else {
+                    throw unsupported(starts(with: "<!--") ? "a comment inside <\(closing)>" : "markup inside <\(closing)>")
+                }
+                guard let end = Self.offset(of: "]]>", in: bytes, from: at + 9) else { throw damaged("an unterminated CDATA section") }
+                let section = bytes[(at + 9)..<end]
+                guard !section.contains(0x0D) else { throw unsupported("a carriage return inside <\(closing)>") }
+                decoded.append(contentsOf: section)
+                at = end + 3
+                runStart = at
+            } else if byte == UInt8(ascii: "&") {
+                decoded.append(contentsOf: bytes[runStart..<at])
+                try entity(into: &decoded)
+                runStart = at
+            } else if byte == 0x0D {
+                // XML parsers read a carriage return in text as a line feed; CoreFoundation keeps it.
+                throw unsupported("a carriage return inside <\(closing)>")
+            } else if byte == UInt8(ascii: ">"), at >= 2, bytes[at - 1] == UInt8(ascii: "]"), bytes[at - 2] == UInt8(ascii: "]") {
+                throw unsupported("\"]]>\" inside <\(closing)>")
+            } else {
+                at += 1
+            }
+        }
+        try endTag(closing)
+        guard let string = Self.string(decoded) else { throw damaged("text that is not UTF-8 inside <\(closing)>") }
+        return string
+    }
+
+    /// One entity or character reference at the cursor, appended as UTF-8.
+    private mutating func entity(into decoded: inout [UInt8]) throws {
+        let start = at
+        guard let semicolon = bytes[at..<min(bytes.count, at + 12)].firstIndex(of: UInt8(ascii: ";")) else {
+            if at + 12 > bytes.count { throw damaged("the document ends inside a reference") }
+            throw unsupported("an \"&\" that does not start a reference")
+        }
+        let name = String(decoding: bytes[(at + 1)..<semicolon], as: UTF8.self)
+        at = semicolon + 1
+        switch name {
+        case "amp": decoded.append(UInt8(ascii: "&"))
+        case "lt": decoded.append(UInt8(ascii: "<"))
+        case "gt": decoded.append(UInt8(ascii: ">"))
+        case "quot": decoded.append(UInt8(ascii: "\""))
+        case "apos": decoded.append(UInt8(ascii: "'"))
+        case let reference where reference.hasPrefix("#"):
+            let digits = reference.dropFirst()
+            let hex = digits.hasPrefix("x")
+            let number = hex ? digits.dropFirst() : digits
+            // CoreFoundation reads at most seven digits; XML parsers allow only characters of XML 1.0.
+            guard !number.isEmpty, number.count <= (hex ? 6 : 7), number.allSatisfy({ hex ? $0.isHexDigit : $0.isASCII && $0.isNumber }),
+                let code = UInt32(number, radix: hex ? 16 : 10), let scalar = Unicode.Scalar(code),
+                code == 0x09 || code == 0x0A || code == 0x0D || (code >= 0x20 && code != 0xFFFE && code != 0xFFFF)
+            else { throw unsupported("the character reference &\(reference);", at: start) }
+            decoded.append(contentsOf: String(Character(scalar)).utf8)
+        default:
+            throw unsupported("the entity &\(name);", at: start)
+        }
+    }
+
+    /// The bytes up to `</closing>`, for integers, dates and data (no markup or references in
+    /// them); the end tag is consumed.
+    private mutating func content(closing: String) throws -> [UInt8] {
+        let start = at
+        while at < bytes.count, bytes[at] != UInt8(ascii: "<") {
+            if bytes[at] == UInt8(ascii: "&") { throw unsupported("a reference inside <\(closing)>") }
             at += 1
         }
         let end = at
-        guard skip(closing) else { return nil }
-        if plain { return Self.string(bytes[start..<end]) }
-        var decoded: [UInt8] = []
-        decoded.reserveCapacity(end - start)
-        var index = start
-        while index < end {
-            guard bytes[index] == UInt8(ascii: "&") else {
-                decoded.append(bytes[index])
-                index += 1
-                continue
-            }
-            guard let semicolon = bytes[index..<end].firstIndex(of: UInt8(ascii: ";")) else { return nil }
-            let name = bytes[(index + 1)..<semicolon]
-            index = semicolon + 1
-            switch String(decoding: name, as: UTF8.self) {
-            case "amp": decoded.append(UInt8(ascii: "&"))
-            case "lt": decoded.append(UInt8(ascii: "<"))
-            case "gt": decoded.append(UInt8(ascii: ">"))
-            case "quot": decoded.append(UInt8(ascii: "\""))
-            case "apos": decoded.append(UInt8(ascii: "'"))
-            case let reference where reference.hasPrefix("#"):
-                let digits = reference.dropFirst()
-                let code = digits.hasPrefix("x") ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits, radix: 10)
-                guard let code, code >= 0x20 || code == 0x09 || code == 0x0A, code != 0x7F, let scalar = Unicode.Scalar(code),
-                    !digits.contains("+"), !digits.contains("-")
-                else { return nil }
-                decoded.append(contentsOf: String(Character(scalar)).utf8)
-            default: return nil
-            }
-        }
-        return decoded.withUnsafeBytes { Self.string($0[...]) }
+        guard at < bytes.count, !endsWithin("</") else { throw damaged("the document ends inside <\(closing)>") }
+        guard starts(with: "</") else { throw unsupported("markup inside <\(closing)>") }
+        try endTag(closing)
+        return Array(bytes[start..<end])
     }
 
     /// `utf8` as a string; `nil` when it is not UTF-8 (`String(validating:as:)` needs macOS 15).
-    private static func string(_ utf8: UnsafeRawBufferPointer.SubSequence) -> String? {
+    private static func string(_ utf8: [UInt8]) -> String? {
         let string = String(decoding: utf8, as: UTF8.self)
-        if !utf8.contains(where: { $0 >= 0x80 }) { return string }  // ASCII, the usual key: valid
+        if !utf8.contains(where: { $0 >= 0x80 }) { return string }  // ASCII: valid
         // Decoding replaces each bad sequence with U+FFFD: the bytes come back the same only when all were good.
         return string.utf8.elementsEqual(utf8) ? string : nil
     }
 
-    /// The bytes up to `closing`, for numbers, dates and data (no markup or entities in them).
-    private mutating func content(closing: StaticString) -> UnsafeRawBufferPointer.SubSequence? {
-        let start = at
-        while at < bytes.count, bytes[at] != UInt8(ascii: "<") {
-            if bytes[at] == UInt8(ascii: "&") { return nil }
-            at += 1
-        }
-        let end = at
-        return skip(closing) ? bytes[start..<end] : nil
-    }
+    // MARK: - Numbers, dates, data
 
-    /// An integer as Foundation's writer spells it: an optional minus and decimal digits.
-    private static func integer(_ text: UnsafeRawBufferPointer.SubSequence) -> Any? {
-        let negative = text.first == UInt8(ascii: "-")
-        let digits = negative ? text.dropFirst() : text[...]
-        guard !digits.isEmpty, digits.count <= 20 else { return nil }
+    /// An integer: optional leading whitespace, then an optional sign and decimal digits, or
+    /// `0x` and hexadecimal digits; `Int64`, or `UInt64` above `Int64.max`.
+    private func integer(_ text: [UInt8], at offset: Int) throws -> NSNumber {
+        let trimmed = text.drop(while: Self.isSpace)
+        func refuse() -> PlistXML.Decline { unsupported("an <integer> spelled \"\(String(decoding: text, as: UTF8.self))\"", at: offset) }
+        guard !trimmed.isEmpty else { throw damaged("an empty <integer>", at: offset) }
+        // Python reads hexadecimal only without whitespace or sign; CoreFoundation reads both.
+        let hex = trimmed.starts(with: Array("0x".utf8)) || trimmed.starts(with: Array("0X".utf8))
+        guard !hex || trimmed.count == text.count else { throw refuse() }
+        let negative = trimmed.first == UInt8(ascii: "-")
+        let unsigned = trimmed.first == UInt8(ascii: "-") || trimmed.first == UInt8(ascii: "+") ? trimmed.dropFirst() : trimmed
+        let digits = hex ? unsigned.dropFirst(2) : unsigned
+        guard !digits.isEmpty else { throw refuse() }
         var magnitude: UInt64 = 0
         for byte in digits {
-            guard isDigit(byte) else { return nil }
-            let (times10, overflow) = magnitude.multipliedReportingOverflow(by: 10)
-            let (sum, carry) = times10.addingReportingOverflow(UInt64(byte - UInt8(ascii: "0")))
-            guard !overflow, !carry else { return nil }
+            guard let digit = Self.digitValue(byte), hex || digit < 10 else { throw refuse() }
+            let (shifted, overflow) = magnitude.multipliedReportingOverflow(by: hex ? 16 : 10)
+            let (sum, carry) = shifted.addingReportingOverflow(UInt64(digit))
+            guard !overflow, !carry else { throw refuse() }
             magnitude = sum
         }
         if negative {
-            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            guard magnitude <= UInt64(Int64.max) + 1 else { throw refuse() }
             return NSNumber(value: magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude))
         }
         return magnitude <= UInt64(Int64.max) ? NSNumber(value: Int64(magnitude)) : NSNumber(value: magnitude)
     }
 
-    /// A real as Foundation's writer spells it: decimal with an optional fraction and
-    /// exponent, `nan`, `+infinity` or `-infinity`.
-    private static func real(_ text: UnsafeRawBufferPointer.SubSequence) -> Any? {
-        let spelled = String(decoding: text, as: UTF8.self)
-        switch spelled {
+    /// A real: decimal with an optional fraction and exponent (no whitespace), or one of the
+    /// names both CoreFoundation and other readers know, in any case.
+    private static func real(_ spelled: String) -> NSNumber? {
+        switch spelled.lowercased() {
         case "nan": return NSNumber(value: Double.nan)
-        case "+infinity": return NSNumber(value: Double.infinity)
-        case "-infinity": return NSNumber(value: -Double.infinity)
+        case "inf", "+inf", "infinity", "+infinity": return NSNumber(value: Double.infinity)
+        case "-inf", "-infinity": return NSNumber(value: -Double.infinity)
         default: break
         }
-        // Digits, with at most one point and one exponent, a sign only first or after the "e".
-        var previous: UInt8 = 0
-        var sawDigit = false
-        var sawPoint = false
-        var sawExponent = false
-        for byte in text {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): sawDigit = true
-            case UInt8(ascii: "."): guard !sawPoint, !sawExponent else { return nil }
-                sawPoint = true
-            case UInt8(ascii: "e"), UInt8(ascii: "E"): guard sawDigit, !sawExponent else { return nil }
-                sawExponent = true
-            case UInt8(ascii: "-"), UInt8(ascii: "+"): guard previous == 0 || previous == UInt8(ascii: "e") || previous == UInt8(ascii: "E") else { return nil }
-            default: return nil
-            }
-            previous = byte
+        // [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?
+        var bytes = Array(spelled.utf8)[...]
+        if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+        let whole = bytes.prefix(while: isDigit)
+        bytes = bytes.dropFirst(whole.count)
+        var fraction: ArraySlice<UInt8> = []
+        if bytes.first == UInt8(ascii: ".") {
+            fraction = bytes.dropFirst().prefix(while: isDigit)
+            bytes = bytes.dropFirst(1 + fraction.count)
         }
-        guard sawDigit, isDigit(previous), let value = Double(spelled) else { return nil }
+        guard !whole.isEmpty || !fraction.isEmpty else { return nil }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
+            let exponent = bytes.prefix(while: isDigit)
+            guard !exponent.isEmpty else { return nil }
+            bytes = bytes.dropFirst(exponent.count)
+        }
+        guard bytes.isEmpty, let value = Double(spelled) else { return nil }
         return NSNumber(value: value)
     }
 
-    /// A date as Foundation's writer spells it: `yyyy-MM-ddTHH:mm:ssZ`, years 1–9999.
-    private static func date(_ text: UnsafeRawBufferPointer.SubSequence) -> Any? {
-        let bytes = Array(text)
-        guard bytes.count == 20, bytes[4] == UInt8(ascii: "-"), bytes[7] == UInt8(ascii: "-"), bytes[10] == UInt8(ascii: "T"),
-            bytes[13] == UInt8(ascii: ":"), bytes[16] == UInt8(ascii: ":"), bytes[19] == UInt8(ascii: "Z")
+    /// A date `[-]y…y-MM-ddTHH:mm:ssZ` (a year CoreFoundation reads: up to `Int32.max`, in
+    /// astronomical numbering, where year 0 is 1 BC), each field in its range.
+    private static func date(_ bytes: [UInt8]) -> Date? {
+        let negative = bytes.first == UInt8(ascii: "-")
+        let text = negative ? bytes.dropFirst() : bytes[...]
+        let yearDigits = text.prefix(while: isDigit)
+        let rest = Array(text.dropFirst(yearDigits.count))
+        guard (1...10).contains(yearDigits.count), rest.count == 16, rest[0] == UInt8(ascii: "-"), rest[3] == UInt8(ascii: "-"),
+            rest[6] == UInt8(ascii: "T"), rest[9] == UInt8(ascii: ":"), rest[12] == UInt8(ascii: ":"), rest[15] == UInt8(ascii: "Z")
         else { return nil }
-        func number(_ range: Range<Int>) -> Int64? {
+        func number(_ digits: some Collection<UInt8>) -> Int64? {
             var value: Int64 = 0
-            for byte in bytes[range] {
+            for byte in digits {
                 guard isDigit(byte) else { return nil }
                 value = value * 10 + Int64(byte - UInt8(ascii: "0"))
             }
             return value
         }
-        guard let year = number(0..<4), let month = number(5..<7), let day = number(8..<10), let hour = number(11..<13),
-            let minute = number(14..<16), let second = number(17..<19), year >= 1, (1...12).contains(month), hour < 24, minute < 60,
-            second < 60
+        guard let magnitude = number(yearDigits), let month = number(rest[1..<3]), let day = number(rest[4..<6]),
+            let hour = number(rest[7..<9]), let minute = number(rest[10..<12]), let second = number(rest[13..<15]),
+            magnitude <= Int32.max, (1...12).contains(month), hour < 24, minute < 60, second < 60
         else { return nil }
+        let year = negative ? -magnitude : magnitude
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let lengths: [Int64] = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         guard day >= 1, day <= lengths[Int(month - 1)] else { return nil }
         // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm), the
         // inverse of the one ``PlistXML/text(of:)`` writes with.
         let shiftedYear = month <= 2 ? year - 1 : year
-        let era = shiftedYear / 400
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
         let yearOfEra = shiftedYear - era * 400
         let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
         let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
@@ -275,10 +534,9 @@ private struct Reader {
         return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
     }
 
-    /// Base64 with whitespace anywhere, as Foundation's writer breaks its lines; only the
-    /// canonical form (whole groups of four, padding only at the end), which every decoder
-    /// reads alike.
-    private static func data(_ text: UnsafeRawBufferPointer.SubSequence) -> Any? {
+    /// Base64 with whitespace anywhere; only the canonical form (whole groups of four, padding
+    /// only at the end), which every decoder reads alike.
+    private static func data(_ text: [UInt8]) -> Data? {
         let compact = text.filter { !isSpace($0) }
         let padding = compact.reversed().prefix { $0 == UInt8(ascii: "=") }.count
         guard compact.count % 4 == 0, padding <= 2,
@@ -293,8 +551,25 @@ private struct Reader {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
+    /// The value of a hexadecimal digit.
+    private static func digitValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || isDigit(byte)
+    }
+
+    /// A byte of an attribute's name (ASCII letters, digits, `-`, `_`, `.`, `:`, and any byte
+    /// of a multi-byte character).
+    private static func isNameByte(_ byte: UInt8) -> Bool {
+        isLetterOrDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
+            || byte == UInt8(ascii: ":") || byte >= 0x80
     }
 
     private static func isSpace(_ byte: UInt8) -> Bool {
@@ -311,22 +586,13 @@ private struct Reader {
         return memcmp(bytes.baseAddress! + at, text.utf8Start, count) == 0
     }
 
-    /// Moves past `text` if the document goes on with it.
-    private mutating func skip(_ text: StaticString) -> Bool {
-        guard starts(with: text) else { return false }
-        at += text.utf8CodeUnitCount
-        return true
-    }
-
-    /// Whether `text` occurs in `bytes` (byte for byte; Foundation's `contains` is an `NSString`
-    /// search, a tenth of a small document's reading).
-    private static func occurs(_ text: StaticString, in bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { offset(of: text, in: $0, from: 0) != nil }
-    }
-
-    /// Where `text` next begins, from the cursor on.
-    private func find(_ text: StaticString) -> Int? {
-        Self.offset(of: text, in: bytes, from: at)
+    /// Whether the document ends at the cursor partway into one of `candidates` (a file caught
+    /// while it is written).
+    private func endsWithin(_ candidates: StaticString...) -> Bool {
+        candidates.contains { candidate in
+            let count = bytes.count - at
+            return count < candidate.utf8CodeUnitCount && memcmp(bytes.baseAddress! + at, candidate.utf8Start, count) == 0
+        }
     }
 
     /// Where `text` first begins in `bytes` at or after `start`, or `nil`.
