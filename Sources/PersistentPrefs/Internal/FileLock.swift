@@ -178,6 +178,21 @@ enum FileLock {
         return try holding(descriptor, lockPath: lockPath, label: file.fileName, body)
     }
 
+    /// Runs `body` with the lock file's record and notes as they are now, read without taking
+    /// the lock (only ``Held``'s readers may be used); `nil` when there is no lock file, or one
+    /// the writers would refuse (a link, not a regular file, another user's, other names).
+    ///
+    /// For readers, which never wait for a writer: a note being rewritten may read damaged, and
+    /// the caller takes it as no note.
+    static func peek<Result>(for file: URL, _ body: (Held) -> Result) -> Result? {
+        let descriptor = open(file.filePath + ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_nlink == 1 else { return nil }
+        return body(Held(descriptor: descriptor))
+    }
+
     // MARK: - Private
 
     /// Which thread of this process holds which lock file, and for what.

@@ -9,8 +9,9 @@ import Foundation
 /// value the key had before. The ledger recognises that: a key whose value in the file is one
 /// the library itself replaced recently (its hash is in the key's history) was reverted by a
 /// stale save, and the library's latest value is put back by the library's next write to the
-/// suite (reads never write: until then they show the file as it is). A value the library never
-/// wrote there is a deliberate change by someone else and is adopted.
+/// suite. Reads never write, but they show the suite as that write will leave it
+/// (``repaired(_:of:signature:)``), so no reader sees a value go back after a write returned. A
+/// value the library never wrote there is a deliberate change by someone else and is adopted.
 ///
 /// Only writes of the last ``horizon`` are used (a stale save can only undo writes made while
 /// it was between its read and its write). A suite that was removed or emptied is taken as it
@@ -318,6 +319,39 @@ extension SuiteLedger {
         guard let journal, let body = lock.notes(in: Self.headerSize..<journal.length) else { return false }
         Self.count(journal.identity, read: body.count)
         return Self.isWhole(body)
+    }
+
+    /// `suite`, the file's contents with `signature`, as the library's next write will leave
+    /// it: a key a stale plain save put back to a value the library replaced holds the library's
+    /// latest value again (see ``reconcile(_:_:)``). Reads the journal without the lock and
+    /// writes nothing; `suite` as it is when the file is as the library's last write left it, or
+    /// the journal cannot be read.
+    static func repaired(_ suite: [String: Any], of file: URL, signature: FileSignature?) -> [String: Any] {
+        guard !suite.isEmpty else { return suite }
+        return FileLock.peek(for: file) { lock -> [String: Any] in
+            guard lock.record.written != signature, let identity = lock.identity else { return suite }
+            let length = lock.notesLength
+            guard length >= headerSize, let header = lock.notes(in: 0..<headerSize), let (generation, _) = Self.header(header) else {
+                return suite
+            }
+            // This process's view of the journal, brought up to date (the whole journal without one).
+            var ledger = SuiteLedger()
+            let view = views.entry(identity.key, as: View.self)
+            if let view, let known = view.entries, view.generation == generation, view.length >= headerSize, view.length <= length,
+                let tail = lock.notes(in: view.length..<length), ledger.replay(tail, from: known)
+            {
+                count(identity, replayed: tail.count)
+            } else if let body = lock.notes(in: headerSize..<length), ledger.replay(body, from: [:]) {
+                count(identity, replayed: body.count)
+            } else {
+                return suite  // being rewritten: no repair this time
+            }
+            ledger.journal = Journal(identity: identity, generation: generation, length: length)
+            ledger.remember()
+            var repaired = suite
+            ledger.reconcile(&repaired, lock)  // the steps it stages are never saved
+            return repaired
+        } ?? suite
     }
 
     /// Empties the journal of a held lock: nothing from before is put back.

@@ -15,7 +15,8 @@ import Foundation
 // - The lock file keeps a ``SuiteLedger`` of the library's recent writes (a journal: each write
 //   appends its own steps): a save that reverts a key later still is recognised at the library's
 //   next write to the suite, and put right.
-//   Reads never write: until then a read shows the file as it is.
+//   Reads never write, but they show the suite as that write will leave it, so a value never
+//   goes back for a reader once the write that set it has returned.
 extension UserDefaultsStore {
     /// After a write by someone else is seen, how long writes keep checking that theirs stuck.
     static let foreignWindow: TimeInterval = 10
@@ -145,19 +146,20 @@ extension UserDefaultsStore {
         }
     }
 
-    /// The object under `key` in the suite file, as the file holds it now.
+    /// The object under `key` in the suite file, as the library's next write will leave it.
     ///
     /// Takes no lock, so a stopped or stuck writer never delays it, and writes nothing: a value a
-    /// stale plain save put back (see ``SuiteLedger``) is read as it is until the library's next
-    /// write to the suite puts the library's value back.
+    /// stale plain save put back (see ``SuiteLedger``) is read as the library's latest value,
+    /// which the library's next write to the suite puts back in the file.
     static func object(suiteFile file: URL, key: String) throws -> Any? {
         try versionedObject(suiteFile: file, key: key).value
     }
 
     /// ``object(suiteFile:key:)``, with the ``PlistFile/digest(_:)`` of the file it was read from.
     static func versionedObject(suiteFile file: URL, key: String) throws -> (value: Any?, digest: UInt64?) {
-        let (suite, _, digest) = try PlistFile.readSigned(file)
-        return (suite?[key], digest)
+        let (suite, signature, digest) = try PlistFile.readSigned(file)
+        guard let suite else { return (nil, digest) }
+        return (SuiteLedger.repaired(suite, of: file, signature: signature)[key], digest)
     }
 
     private enum Settled {

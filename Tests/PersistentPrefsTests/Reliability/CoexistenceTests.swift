@@ -153,7 +153,7 @@ struct StaleSaveTests {
 
     /// A set written before the stale save read the file (`R` itself, or another one, so `R`
     /// did not exist yet), then `R` written again before the save landed.
-    @Test("a library write that a stale save undid reads as the file has it (reads never write), and the next library write puts it back, keeping the plain key",
+    @Test("a library write that a stale save undid never reads as undone (reads never write), and the next library write puts it back, keeping the plain key",
           arguments: ["R", "Other"])
     func revertedWrite(writtenFirst: String) throws {
         let suite = TestSuite()
@@ -163,12 +163,47 @@ struct StaleSaveTests {
         _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 2)), root: "R")
         try Self.staleSave(snapshot, to: suite)
         let reverted = try Data(contentsOf: URL(fileURLWithPath: suite.path))
-        #expect(try suite.store.load(root: "R")?["Int"] as? Int == (writtenFirst == "R" ? 1 : nil))
+        let undone = try PropertyListSerialization.propertyList(from: reverted, format: nil) as? [String: Any]
+        #expect((undone?["R"] as? [String: Any])?["Int"] as? Int == (writtenFirst == "R" ? 1 : nil), "the file holds the stale save")
+        #expect(try suite.store.load(root: "R")?["Int"] as? Int == 2, "read as the next write will leave it")
         #expect(try Data(contentsOf: URL(fileURLWithPath: suite.path)) == reverted, "a read changed the file")
         _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 9)), root: "Q")
         #expect(try suite.store.load(root: "R")?["Int"] as? Int == 2)
         let file = try PropertyListSerialization.propertyList(from: Data(contentsOf: URL(fileURLWithPath: suite.path)), format: nil)
         #expect((file as? [String: Any])?["plain"] as? Int == 1)
+    }
+
+    /// The soak's finding, in one process: the stale save lands after the write returned, and
+    /// also sets another root `S` on purpose, whose arrival shows the file change was taken in.
+    @Test("a value never goes back for a reader or an observer once its write returned", .timeLimit(.minutes(1)))
+    func noStepBack() async throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        let prefs = TreePrefs(key: "R", store: suite.store)
+        let sentinel = TreePrefs(key: "S", store: suite.store)
+        prefs.values = ["a": 1]
+        let snapshot = try Data(contentsOf: URL(fileURLWithPath: suite.path))
+        prefs.values = ["a": 2]
+        #expect(prefs.lastError == nil)
+        let events = prefs.changes()
+        let arrived = sentinel.changes()
+        var old = try #require(try PropertyListSerialization.propertyList(from: snapshot, format: nil) as? [String: Any])
+        old["S"] = ["a": 5]
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: suite.path))
+        try handle.truncate(atOffset: 0)
+        try handle.write(contentsOf: PropertyListSerialization.data(fromPropertyList: old, format: .xml, options: 0))
+        try handle.close()
+        for await _ in arrived where (sentinel.values["a"] as? Int) == 5 { break }
+        // Read again from the file (as a process that was not running reads it), not from the cache.
+        #expect(try prefs.reload()["a"] as? Int == 2, "read after the stale save")
+        #expect(prefs.values["a"] as? Int == 2)
+        prefs.values = ["a": 3]
+        var seen: [Int?] = []
+        for await _ in events {
+            seen.append(prefs.values["a"] as? Int)
+            if seen.last == 3 { break }
+        }
+        #expect(!seen.contains(1), "an observer saw the value go back: \(seen)")
     }
 
     @Test("a suite removed on purpose stays removed")
