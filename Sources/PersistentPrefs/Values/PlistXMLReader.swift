@@ -347,14 +347,17 @@ private struct Reader {
     /// The text up to `</closing>` with entities, character references and CDATA sections
     /// replaced; the end tag is consumed.
     private mutating func text(closing: String) throws -> String {
-        var decoded: [UInt8] = []
+        let start = at
+        var decoded: [UInt8] = []  // used once the text holds a reference or a CDATA section
+        var plain = true
         var runStart = at
         while true {
             guard at < bytes.count else { throw damaged("the document ends inside <\(closing)>") }
             let byte = bytes[at]
             if byte == UInt8(ascii: "<") {
-                decoded.append(contentsOf: bytes[runStart..<at])
                 if starts(with: "</") { break }
+                plain = false
+                decoded.append(contentsOf: bytes[runStart..<at])
                 if endsWithin("<![CDATA[", "<!--", "</") { throw damaged("the document ends inside <\(closing)>") }
                 guard starts(with: "<![CDATA[") else {
                     throw unsupported(starts(with: "<!--") ? "a comment inside <\(closing)>" : "markup inside <\(closing)>")
@@ -366,6 +369,7 @@ private struct Reader {
                 at = end + 3
                 runStart = at
             } else if byte == UInt8(ascii: "&") {
+                plain = false
                 decoded.append(contentsOf: bytes[runStart..<at])
                 try entity(into: &decoded)
                 runStart = at
@@ -378,8 +382,12 @@ private struct Reader {
                 at += 1
             }
         }
+        let end = at
+        if !plain { decoded.append(contentsOf: bytes[runStart..<end]) }
         try endTag(closing)
-        guard let string = Self.string(decoded) else { throw damaged("text that is not UTF-8 inside <\(closing)>") }
+        guard let string = plain ? Self.string(bytes[start..<end]) : Self.string(decoded) else {
+            throw damaged("text that is not UTF-8 inside <\(closing)>")
+        }
         return string
     }
 
@@ -429,7 +437,7 @@ private struct Reader {
     }
 
     /// `utf8` as a string; `nil` when it is not UTF-8 (`String(validating:as:)` needs macOS 15).
-    private static func string(_ utf8: [UInt8]) -> String? {
+    private static func string(_ utf8: some Collection<UInt8>) -> String? {
         let string = String(decoding: utf8, as: UTF8.self)
         if !utf8.contains(where: { $0 >= 0x80 }) { return string }  // ASCII: valid
         // Decoding replaces each bad sequence with U+FFFD: the bytes come back the same only when all were good.
