@@ -35,6 +35,11 @@
 //   prefs-test-helper batch-loop SUITE ROOT batch|update   k0…k9 = n for n = 1, 2, … as one batch (or one
 //                                                  update) each, printing "started" after the first
 //   prefs-test-helper poll-consistent SUITE ROOT COUNT     COUNT fresh reads of k0…k9: "reads R mixed M distinct D"
+//   prefs-test-helper soak SUITE ROOT SECONDS OTHER…  for SECONDS: ROOT's "k0" = 1, 2, … and the shared set
+//                                                  "Shared"'s "k1" += 1 by update, observing "k0" of ROOT and
+//                                                  each OTHER root; print "writes W stepbacks S ownback O"
+//                                                  (a value seen lower than one seen before; own key lower
+//                                                  than the last own write that returned)
 //   prefs-test-helper plain-set-kinds SUITE -      plain UserDefaults: one value of every kind, synchronize()
 //   prefs-test-helper plain-get SUITE KEY          plain UserDefaults: print "TYPE VALUE" for KEY (synchronize() first)
 //   prefs-test-helper migrate-open SUITE ROOT LOG AT       at the time AT (seconds since 1970) open MigratingPrefs,
@@ -153,6 +158,44 @@ final class LockedCounter: @unchecked Sendable {  // `count` is only touched whi
     private var count = 0
     func add() { lock.lock(); count += 1; lock.unlock() }
     var value: Int { lock.lock(); defer { lock.unlock() }; return count }
+}
+
+/// What a `soak` process saw: values lower than one seen before (per root), and its own key
+/// lower than its last write that returned.
+final class SoakTally: @unchecked Sendable {  // every property is only touched while holding `lock`
+    private let lock = NSLock()
+    private let own: String
+    private var highest: [String: Int] = [:]
+    private var written = 0
+    private var stepBacks = 0
+    private var ownBacks = 0
+
+    init(own: String) { self.own = own }
+
+    func wrote(_ value: Int) {
+        lock.lock(); defer { lock.unlock() }
+        written = value
+        highest[own] = max(highest[own, default: 0], value)
+    }
+
+    func seen(_ root: String, _ value: Int?) {
+        guard let value else { return }
+        lock.lock(); defer { lock.unlock() }
+        if value < highest[root, default: 0] {
+            stepBacks += 1
+            if ProcessInfo.processInfo.environment["SOAK_VERBOSE"] != nil {
+                FileHandle.standardError.write(Data("\(own) saw \(root) go back from \(highest[root, default: 0]) to \(value)\n".utf8))
+            }
+        } else {
+            highest[root] = value
+        }
+        if root == own, value < written { ownBacks += 1 }
+    }
+
+    var summary: String {
+        lock.lock(); defer { lock.unlock() }
+        return "stepbacks \(stepBacks) ownback \(ownBacks)"
+    }
 }
 
 func samplePrefs() -> SamplePrefs {
@@ -626,6 +669,37 @@ case "batch-loop":
         }
         if n == 1 { say("started") }
     }
+
+case "soak":
+    guard arguments.count >= 4, let seconds = Double(arguments[3]) else { fail("soak needs SECONDS OTHER…") }
+    let tally = SoakTally(own: root)
+    var observations: [PrefsObservation] = []
+    for watched in [root] + arguments.dropFirst(4) {
+        let prefs = explicitStore.map { WidePrefs(key: watched, store: $0) } ?? WidePrefs(key: watched)
+        let store = explicitStore
+        observations.append(
+            prefs.observeChanges(to: ["k0"]) { _ in
+                let reader = store.map { WidePrefs(key: watched, store: $0) } ?? WidePrefs(key: watched)
+                tally.seen(watched, reader.value(forKey: "k0", as: Int.self))
+            })
+    }
+    let mine = explicitStore.map { WidePrefs(key: root, store: $0) } ?? WidePrefs(key: root)
+    let shared = explicitStore.map { WidePrefs(key: "Shared", store: $0) } ?? WidePrefs(key: "Shared")
+    let end = Date().addingTimeInterval(seconds)
+    var writes = 0
+    while Date() < end {
+        writes += 1
+        mine["k0"] = writes
+        if let error = mine.lastError { fail("write failed: \(error)") }
+        tally.wrote(writes)
+        tally.seen(root, mine.value(forKey: "k0", as: Int.self))
+        if writes % 5 == 0 {
+            do { try shared.update { $0["k1"] = (($0["k1"] as? Int) ?? 0) + 1 } } catch { fail("update failed: \(error)") }
+        }
+    }
+    Thread.sleep(forTimeInterval: 1)  // changes in flight reach the observers
+    _ = observations
+    say("writes \(writes) \(tally.summary)")
 
 case "poll-consistent":
     guard let count = Int(arguments[3]) else { fail("poll-consistent needs a count") }

@@ -334,7 +334,9 @@ extension SuiteLedger {
             guard length >= headerSize, let header = lock.notes(in: 0..<headerSize), let (generation, _) = Self.header(header) else {
                 return suite
             }
-            // This process's view of the journal, brought up to date (the whole journal without one).
+            // This process's view of the journal, brought up to date (the whole journal without
+            // one). Never remembered: a journal read without the lock may hold a try's steps that
+            // the writer replaces, at the same length, before it lets go of the lock.
             var ledger = SuiteLedger()
             let view = views.entry(identity.key, as: View.self)
             if let view, let known = view.entries, view.generation == generation, view.length >= headerSize, view.length <= length,
@@ -346,8 +348,6 @@ extension SuiteLedger {
             } else {
                 return suite  // being rewritten: no repair this time
             }
-            ledger.journal = Journal(identity: identity, generation: generation, length: length)
-            ledger.remember()
             var repaired = suite
             ledger.reconcile(&repaired, lock)  // the steps it stages are never saved
             return repaired

@@ -129,8 +129,10 @@ extension UserDefaultsStore {
                     digest = nil
                 case .undone:
                     record.foreignWriteSeen = Date().timeIntervalSince1970
-                    original.restore(lock)
-                    ledger = original  // the next try records afresh
+                    // The next try works from the ledger as it was and records afresh, its steps
+                    // replacing these; until then the journal keeps this try's, so readers (who
+                    // saw its values already) are shown them, not the values the stale save put back.
+                    ledger = original
                     continue
                 }
                 succeeded = true
