@@ -70,7 +70,8 @@ let package = Package(
             name: "PersistentPrefsTests",
             dependencies: [
                 "PersistentPrefs", "PersistentPrefsSample", "PrefsHarnessKit",
-            ]
+            ],
+            exclude: ["Fixtures"]  // read from the source tree by the tests that use them
         ),
     ],
     swiftLanguageModes: [.v6]
