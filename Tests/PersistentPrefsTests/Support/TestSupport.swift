@@ -82,12 +82,18 @@ struct ChildProcess {
     }
 
     /// The directory holding the package's built products, next to the test bundle.
+    ///
+    /// On Linux the tests are an executable in that directory (`Bundle.main`). On Apple platforms
+    /// they are a `.xctest` bundle loaded into Xcode's `xctest` or SwiftPM's testing helper, so
+    /// `Bundle.main` is elsewhere: the directory is the one holding the bundle.
     static let productsDirectory: URL? = {
         var candidates: [URL] = []
         if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
         candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
         candidates.append(Bundle.main.bundleURL)
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
+        let testBundles = [Bundle(for: ProductsMarker.self)] + Bundle.allBundles.filter { $0.bundleURL.pathExtension == "xctest" }
+        candidates += testBundles.map { $0.bundleURL.deletingLastPathComponent() }
         return candidates.first {
             FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("prefs-test-helper").path)
         }
@@ -172,6 +178,10 @@ struct ChildProcess {
         return String(decoding: printed, as: UTF8.self)
     }
 }
+
+/// A class of the test bundle, for ``ChildProcess/productsDirectory``: `Bundle(for:)` finds the
+/// bundle whose code defines it.
+private final class ProductsMarker {}
 
 struct ChildProcessError: Error, CustomStringConvertible {
     let message: String
