@@ -146,10 +146,13 @@ struct ChildProcess {
         let stdin = Pipe()
         process.standardInput = stdin
         try process.run()
+        // stderr is read on a thread of its own: a child that fills one pipe while this thread
+        // waits for the end of the other would wait forever (a crash report is long).
+        let errors = PipeDrain(err.fileHandleForReading)
         if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
         try? stdin.fileHandleForWriting.close()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        let errData = errors.wait()
         process.waitUntilExit()
         return Output(
             status: process.terminationStatus,
@@ -176,6 +179,25 @@ struct ChildProcess {
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         return String(decoding: printed, as: UTF8.self)
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own.
+private final class PipeDrain: @unchecked Sendable {  // `data` is written before `done` is signalled, read after
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }.start()
+    }
+
+    /// Everything the pipe carried, once its writers have closed it.
+    func wait() -> Data {
+        done.wait()
+        return data
     }
 }
 
