@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Testing) import PersistentPrefs
+import Testing
 
 /// A UserDefaults suite of its own for one test, removed (file and all) when the test ends.
 ///
@@ -261,4 +262,15 @@ final class StoppedLockHolder {
         kill(pid, SIGCONT)
         process.waitUntilExit()
     }
+}
+
+extension Trait where Self == TimeLimitTrait {
+    /// The time limit of every test that waits for something (an observer, a stream, a child
+    /// process, a thread, a file): a backstop that turns a hang into a failure naming the test.
+    ///
+    /// Generous on purpose: Swift Testing starts a test's clock when the test starts, not when
+    /// its body gets a thread, and in a parallel run the tests that block hold the cooperative
+    /// threads (as many as the machine has cores), so on a small machine under a sanitizer a
+    /// test can wait minutes before it runs at all.
+    static var waitLimit: Self { .timeLimit(.minutes(15)) }
 }
