@@ -36,7 +36,7 @@ private struct SiteFixture {
     }
 }
 
-@Suite("Layers from outside: site files over XDG_CONFIG_DIRS, locks in every tool")
+@Suite("Layers from outside: site files over XDG_CONFIG_DIRS, locks in every tool", .waitLimit)
 struct LayerProcessTests {
     @Test("the first folder of XDG_CONFIG_DIRS wins, a lock in a later one wins over it, and the user's value over both unless locked")
     func siteOrder() throws {
@@ -199,6 +199,13 @@ struct LayerProcessTests {
             seen += String(decoding: availableDataNonBlocking(output), as: UTF8.self)
         }
         #expect(seen.contains("\"key\":\"Integer Value\",\"value\":77"), "\(seen)")
+        // The marker: the watch reports this change after anything the hidden site value causes.
+        #expect(try fixture.harness(["--suite", "live", "--key", "SamplePrefs", "set", "string", "marker"]).status == 0)
+        for _ in 0..<400 where !seen.contains("marker") {
+            usleep(25_000)
+            seen += String(decoding: availableDataNonBlocking(output), as: UTF8.self)
+        }
+        #expect(seen.contains("marker"), "\(seen)")
         #expect(!seen.contains("hidden"), "the user's String Value hides the site's: \(seen)")
     }
 

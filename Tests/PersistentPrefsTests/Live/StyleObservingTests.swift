@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Observing the single-key styles: `UserDefaultsContainer` and `@SettingsStorage`.
-@Suite("Observing UserDefaultsContainer and @SettingsStorage keys")
+@Suite("Observing UserDefaultsContainer and @SettingsStorage keys", .waitLimit)
 struct StyleObservingTests {
     private enum Key: CodingKey { case age, name, planet }
 
@@ -13,24 +13,29 @@ struct StyleObservingTests {
         defer { suite.remove() }
         let container = UserDefaultsContainer(keyedBy: Key.self, userDefaults: suite.store.userDefaults)
         let ages = EventLog()
-        let observation = container.observeChanges(to: .age) { ages.append($0) }
+        // Each event with the age read as it arrives: a later write's value marks the event that
+        // must come after every event an earlier write could cause (one set's events are ordered).
+        let observation = container.observeChanges(to: .age) { event in
+            let age: Int? = container[.age]
+            ages.append(event, reading: age ?? -1)
+        }
         defer { observation.cancel() }
 
         let run = try suite.sharedChild.run("prefs-test-helper", ["container-write", suite.name, "-"])
         #expect(run.status == 0, "\(run.stderr)")
-        #expect(ages.wait { $0.events.count == 1 })
-        #expect(ages.events.first == PrefsChangeEvent(root: "age", keys: ["age"], storeIdentifier: suite.store.identifier))
+        #expect(ages.wait { $0.values.contains(20) })
+        #expect(ages.events == [PrefsChangeEvent(root: "age", keys: ["age"], storeIdentifier: suite.store.identifier)])
         let age: Int? = container[.age]
         #expect(age == 20)
 
         container[.name] = "Bo"  // another key: nothing
-        container[.age] = 21  // this process: heard through the watcher too
-        #expect(ages.wait { $0.events.count == 2 })
-        usleep(100_000)
-        #expect(ages.events.count == 2)
+        container[.age] = 21  // this process: heard through the watcher too, once
+        #expect(ages.wait { $0.values.contains(21) })
+        #expect(ages.values == [20, 21])
         container[.age] = 21  // an equal value: nothing
-        usleep(100_000)
-        #expect(ages.events.count == 2)
+        container[.age] = 22  // the marker: every event the equal write could cause comes before its own
+        #expect(ages.wait { $0.values.contains(22) })
+        #expect(ages.values == [20, 21, 22])
     }
 
     @Test("a @SettingsStorage property: $property.changes() yields each change, until cancelled")
@@ -38,21 +43,15 @@ struct StyleObservingTests {
         let suite = TestSuite()
         defer { suite.remove() }
         let settings = ObservedSettings(defaults: suite.store.userDefaults)
-        let stream = settings.$volume.changes()
-        let reader = Task {
-            var seen: [PrefsChangeEvent] = []
-            for await event in stream {
-                seen.append(event)
-                if seen.count == 2 { break }
-            }
-            return seen
-        }
+        // One write at a time, each awaited before the next: two writes the watcher sees together
+        // are one event, so two writes in a row could never yield two.
+        var events = settings.$volume.changes().makeAsyncIterator()
         settings.volume = 3
-        try await Task.sleep(nanoseconds: 200_000_000)  // one event at a time
+        #expect(await events.next()?.keys == ["volume"])
+        #expect(settings.volume == 3)
         suite.store.userDefaults.set(4, forKey: "volume")  // plain UserDefaults code
         _ = suite.store.userDefaults.synchronize()
-        let seen = await reader.value
-        #expect(seen.map(\.keys) == [["volume"], ["volume"]])
+        #expect(await events.next()?.keys == ["volume"])
         #expect(settings.volume == 4)
     }
 }

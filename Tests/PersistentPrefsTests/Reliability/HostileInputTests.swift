@@ -2,6 +2,10 @@ import Foundation
 import PersistentPrefs
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Values and files that used to crash the host or lose data (issue #8). Crash cases run in a
 /// child process, so a crash fails the test, not the test runner.
 @Suite("Hostile values and files")
@@ -30,7 +34,9 @@ struct HostileInputTests {
         #expect(prefs["Other"] == nil)
     }
 
-    @Test("a value nested 100,000 deep is refused without a crash, on every kind of thread", arguments: ["main", "thread", "dispatch", "task"])
+    @Test(
+        "a value nested 100,000 deep is refused without a crash, on every kind of thread", .waitLimit,
+        arguments: ["main", "thread", "dispatch", "task"])
     func deepValueOnEveryThread(thread: String) throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -89,7 +95,7 @@ struct HostileInputTests {
 
     /// A set file the library wrote, with every object marker byte replaced by every high
     /// nibble in turn: none may crash the process that loads them.
-    @Test("binary files with mutated object markers (sets, UIDs, bad lengths) never crash a load")
+    @Test("binary files with mutated object markers (sets, UIDs, bad lengths) never crash a load", .waitLimit)
     func mutatedMarkers() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -124,7 +130,7 @@ struct HostileInputTests {
         #expect(output.stdout.hasPrefix("loaded "))
     }
 
-    @Test("XML and old-style files nested 100,000 deep are refused without a crash")
+    @Test("XML and old-style files nested 100,000 deep are refused without a crash", .waitLimit)
     func deepTextFiles() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -160,7 +166,10 @@ struct HostileInputTests {
         #expect(reason.contains("damaged binary property list") && reason.contains("moved aside"))
     }
 
-    @Test("a file rewritten in place while it is read is waited for, not moved aside")
+    @Test(
+        "a file rewritten in place while it is read is waited for, not moved aside", .waitLimit,
+        .enabled(if: ReadHandshake.isAvailable, "needs inotify to learn when the reader has read the file")
+    )
     func fileInFlux() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -170,12 +179,21 @@ struct HostileInputTests {
         let good = try Data(contentsOf: url)
         // An empty file, as an in-place writer leaves it between truncating and writing.
         try Data().write(to: url)
+        // The writer finishes the rewrite as soon as the reader has read the empty file, not after
+        // a fixed sleep: the reader's whole quiet period (0.3 s) is left for one waiting thread to
+        // wake, and the test knows the reader did see the file in flux.
+        let handshake = try #require(ReadHandshake(url.path))
+        let written = Flag()
         let writer = Thread {
-            Thread.sleep(forTimeInterval: 0.1)
-            try? good.write(to: url)
+            if handshake.waitForRead() {
+                try? good.write(to: url)
+                written.set()
+            }
         }
         writer.start()
         #expect(try store.load(root: "R")?["A"] as? Int == 1)
+        handshake.stop()
+        #expect(written.wait(), "the reader never read the empty file: the test proves nothing then")
         let names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         #expect(!names.contains { $0.contains(".corrupt-") })
     }
@@ -192,5 +210,51 @@ struct HostileInputTests {
         unlink(try store.fileURL(forRoot: "R").path + ".lock")
         chmod(directory.path, 0o500)
         #expect(try store.load(root: "R")?["A"] as? Int == 1)
+    }
+}
+
+/// Tells a test's writer thread when another thread has read a file (opened it, and closed it
+/// without writing: inotify's `IN_CLOSE_NOWRITE`), so the writer acts on that event instead of
+/// after a sleep.
+final class ReadHandshake: Sendable {
+    #if canImport(Glibc)
+        static let isAvailable = true
+    #else
+        static let isAvailable = false
+    #endif
+
+    private let descriptor: Int32
+    private let stopped = Flag()
+
+    /// Starts watching `path` (which must exist); `nil` where there is no inotify.
+    init?(_ path: String) {
+        #if canImport(Glibc)
+            descriptor = inotify_init1(Int32(IN_CLOEXEC))
+            guard descriptor >= 0, inotify_add_watch(descriptor, path, UInt32(IN_CLOSE_NOWRITE)) >= 0 else {
+                return nil  // deinit closes the descriptor
+            }
+        #else
+            return nil
+        #endif
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Blocks until the file has been read since `init` (`true`), or until ``stop()`` (`false`).
+    func waitForRead() -> Bool {
+        #if canImport(Glibc)
+            var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            while !stopped.isSet {
+                if poll(&entry, 1, 20) > 0 { return true }  // the 20 ms only bound how late `stop()` is seen
+            }
+        #endif
+        return false
+    }
+
+    /// Ends ``waitForRead()``.
+    func stop() {
+        stopped.set()
     }
 }

@@ -11,7 +11,7 @@ final class ScalePrefs: PersistentPrefs {
 
 /// The shortcuts that keep writes into large sets fast (issue #22) must never change what is
 /// written or read: each is checked against the slow road it replaces.
-@Suite("Large sets: the write path's shortcuts")
+@Suite("Large sets: the write path's shortcuts", .waitLimit)
 struct ScaleTests {
     // MARK: - XML fragments for the ledger
 
@@ -207,8 +207,16 @@ struct ScaleTests {
 
     @Test("exactly: a value of exactly that type, read in place; nil for any other")
     func exactly() {
+        let object = ExactlyBase()
+        #expect(PlistValue.exactly(object, ExactlyBase.self) === object)
+        #expect(PlistValue.exactly(ExactlySubclass(), ExactlyBase.self) == nil)  // a subclass is another type
+        // `NSNumber(value:)` is exactly an NSNumber in corelibs Foundation; on Apple platforms it is
+        // a private subclass (`__NSCFNumber`), which `exactly` declines like any subclass.
         let number = NSNumber(value: 42)
-        #expect(PlistValue.exactly(number, NSNumber.self) === number)
+        #expect((PlistValue.exactly(number, NSNumber.self) === number) == (type(of: number) == NSNumber.self))
+        #if !canImport(ObjectiveC)
+            #expect(PlistValue.exactly(number, NSNumber.self) === number)
+        #endif
         #expect(PlistValue.exactly(7, Int.self) == 7)
         #expect(PlistValue.exactly(-2.5, Double.self) == -2.5)
         #expect(PlistValue.exactly(true, Bool.self) == true)
@@ -352,3 +360,7 @@ final class LockedEvents: @unchecked Sendable {
 func waitUntil(_ condition: () -> Bool) async throws {
     for _ in 0..<1000 where !condition() { try await Task.sleep(nanoseconds: 10_000_000) }
 }
+
+/// A class and a subclass, for ``ScaleTests/exactly()``: exact types the same on every platform.
+private class ExactlyBase {}
+private final class ExactlySubclass: ExactlyBase {}

@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Testing) import PersistentPrefs
+import Testing
 
 /// A UserDefaults suite of its own for one test, removed (file and all) when the test ends.
 ///
@@ -82,12 +83,18 @@ struct ChildProcess {
     }
 
     /// The directory holding the package's built products, next to the test bundle.
+    ///
+    /// On Linux the tests are an executable in that directory (`Bundle.main`). On Apple platforms
+    /// they are a `.xctest` bundle loaded into Xcode's `xctest` or SwiftPM's testing helper, so
+    /// `Bundle.main` is elsewhere: the directory is the one holding the bundle.
     static let productsDirectory: URL? = {
         var candidates: [URL] = []
         if let executable = Bundle.main.executableURL { candidates.append(executable.deletingLastPathComponent()) }
         candidates.append(URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent())
         candidates.append(Bundle.main.bundleURL)
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
+        let testBundles = [Bundle(for: ProductsMarker.self)] + Bundle.allBundles.filter { $0.bundleURL.pathExtension == "xctest" }
+        candidates += testBundles.map { $0.bundleURL.deletingLastPathComponent() }
         return candidates.first {
             FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("prefs-test-helper").path)
         }
@@ -140,10 +147,13 @@ struct ChildProcess {
         let stdin = Pipe()
         process.standardInput = stdin
         try process.run()
+        // stderr is read on a thread of its own: a child that fills one pipe while this thread
+        // waits for the end of the other would wait forever (a crash report is long).
+        let errors = PipeDrain(err.fileHandleForReading)
         if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
         try? stdin.fileHandleForWriting.close()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        let errData = errors.wait()
         process.waitUntilExit()
         return Output(
             status: process.terminationStatus,
@@ -172,6 +182,29 @@ struct ChildProcess {
         return String(decoding: printed, as: UTF8.self)
     }
 }
+
+/// Reads a pipe to its end on a thread of its own.
+private final class PipeDrain: @unchecked Sendable {  // `data` is written before `done` is signalled, read after
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ handle: FileHandle) {
+        Thread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }.start()
+    }
+
+    /// Everything the pipe carried, once its writers have closed it.
+    func wait() -> Data {
+        done.wait()
+        return data
+    }
+}
+
+/// A class of the test bundle, for ``ChildProcess/productsDirectory``: `Bundle(for:)` finds the
+/// bundle whose code defines it.
+private final class ProductsMarker {}
 
 struct ChildProcessError: Error, CustomStringConvertible {
     let message: String
@@ -229,4 +262,15 @@ final class StoppedLockHolder {
         kill(pid, SIGCONT)
         process.waitUntilExit()
     }
+}
+
+extension Trait where Self == TimeLimitTrait {
+    /// The time limit of every test that waits for something (an observer, a stream, a child
+    /// process, a thread, a file): a backstop that turns a hang into a failure naming the test.
+    ///
+    /// Generous on purpose: Swift Testing starts a test's clock when the test starts, not when
+    /// its body gets a thread, and in a parallel run the tests that block hold the cooperative
+    /// threads (as many as the machine has cores), so on a small machine under a sanitizer a
+    /// test can wait minutes before it runs at all.
+    static var waitLimit: Self { .timeLimit(.minutes(15)) }
 }

@@ -64,7 +64,7 @@ final class BasicStore: PrefsStore, @unchecked Sendable {  // `sets` is only tou
 
 struct SomeFailure: Error, Equatable {}
 
-@Suite("Transactions: batch and update")
+@Suite("Transactions: batch and update", .waitLimit)
 struct TransactionTests {
     // MARK: batch
 
@@ -237,9 +237,9 @@ struct TransactionTests {
             prefs.name = "same"  // unchanged: not named
             for n in 0..<10 { prefs["k\(n)"] = n }
         }
-        log.wait { $0.events.count >= 1 }
-        Thread.sleep(forTimeInterval: 0.05)
-        #expect(log.keys == [Set(["Count", "Items"] + (0..<10).map { "k\($0)" })])
+        prefs.name = "after"  // the marker: heard after every event the batch causes
+        #expect(log.wait { $0.keys.last == ["Name"] })
+        #expect(log.keys == [Set(["Count", "Items"] + (0..<10).map { "k\($0)" }), ["Name"]])
     }
 
     // MARK: update
