@@ -3,7 +3,7 @@ import PersistentPrefs
 import PersistentPrefsSample
 import Testing
 
-@Suite("Concurrency: many threads, one set", .waitLimit)
+@Suite("Concurrency: many threads, one set", waitLimit)
 struct ConcurrencyTests {
     /// 16 tasks, each with its own instance of one root key, each writing its own key of a
     /// 16-key set and reading all the others. No crash, and every last write survives.

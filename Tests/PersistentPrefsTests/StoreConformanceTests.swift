@@ -30,7 +30,7 @@ struct StoreFixture: CustomTestStringConvertible, Sendable {
 }
 
 /// What every ``PrefsStore`` must do, run against each one.
-@Suite("Store conformance", .waitLimit)
+@Suite("Store conformance", waitLimit)
 struct StoreConformanceTests {
     final class KindsPrefs: PersistentPrefs {
         override var keys: [String] { ["Int", "Negative", "Big", "Double", "Float", "Bool", "String", "Date", "Data", "Array", "Dictionary", "Empty"] }

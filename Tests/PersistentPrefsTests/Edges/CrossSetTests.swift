@@ -7,7 +7,7 @@ import Testing
 /// key of the same suite) must never hang: reads work, writes are refused with
 /// `transactionInProgress(root:)` naming the set being updated. Each case runs under a deadline,
 /// so a regression fails instead of stalling the run.
-@Suite("Edges: another set of the same file inside an update", .waitLimit)
+@Suite("Edges: another set of the same file inside an update", waitLimit)
 struct CrossSetTests {
     static let key = SamplePrefs.Key.int.rawValue
 

@@ -13,7 +13,7 @@ import Testing
 /// library's files go are never followed, lock files that are not the user's own are refused,
 /// and no file keeps values readable by others. In a private folder, a link the user made is
 /// still written through.
-@Suite("Edges: shared folders", .waitLimit)
+@Suite("Edges: shared folders", waitLimit)
 struct SharedFolderTests {
     /// A 1777 folder and, beside it, a folder of victim files that must never change.
     struct Setup {

@@ -6,7 +6,7 @@ import Testing
 /// A process stopped (SIGSTOP, a debugger) while it holds a store file's writers' lock: reads
 /// never wait for it, writes give up after `PersistentPrefs.lockTimeout` naming the file and the
 /// holder, and observers of other sets in the waiting process keep hearing their changes.
-@Suite("Edges: a stopped lock holder", .waitLimit)
+@Suite("Edges: a stopped lock holder", waitLimit)
 struct StoppedWriterTests {
     enum Store: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case suite, plistFile

@@ -6,7 +6,7 @@ import Testing
 /// When the operating system cannot watch files (every `inotify` instance of the user in use),
 /// sets still become current (the watcher polls) and the degradation is visible; the watcher
 /// tries `inotify` again and recovers.
-@Suite("Edges: no inotify", .waitLimit)
+@Suite("Edges: no inotify", waitLimit)
 struct WatchFallbackTests {
     #if os(Linux)
         static let isLinux = true

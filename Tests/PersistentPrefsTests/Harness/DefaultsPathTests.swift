@@ -11,7 +11,7 @@ import Testing
 
 /// `prefs-harness defaults` on paths that are not plain files: what is there is never replaced,
 /// renamed or added to; reads never wait, and never write.
-@Suite("Harness: defaults on links, FIFOs, devices", .waitLimit)
+@Suite("Harness: defaults on links, FIFOs, devices", waitLimit)
 struct DefaultsPathTests {
     /// A domain file holding `{ k = 1; }`, in a new folder.
     static func domain(_ directory: TemporaryDirectory) throws -> String {

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The built `prefs-harness`, driven from outside as a person or a script would.
-@Suite("Harness: end to end, as separate processes", .waitLimit)
+@Suite("Harness: end to end, as separate processes", waitLimit)
 struct HarnessProcessTests {
     @Test("a set in one process is read by get in a fresh one; exit code 0")
     func setThenGet() throws {
@@ -141,7 +141,7 @@ struct HarnessProcessTests {
     }
 }
 
-@Suite("Harness: settings (SettingsManageable demo types)", .waitLimit)
+@Suite("Harness: settings (SettingsManageable demo types)", waitLimit)
 struct HarnessSettingsTests {
     @Test("settings show, set and reset, across processes; bad input exits 2 and changes nothing")
     func settingsGroup() throws {
@@ -185,7 +185,7 @@ struct HarnessSettingsTests {
     }
 }
 
-@Suite("Harness: several processes at once", .waitLimit)
+@Suite("Harness: several processes at once", waitLimit)
 struct HarnessConcurrencyTests {
     @Test("4 harnesses setting different keys of a fresh root key at once: every set survives, 10 rounds", arguments: ["suite", "files"])
     func concurrentSetsOnAFreshRoot(kind: String) throws {

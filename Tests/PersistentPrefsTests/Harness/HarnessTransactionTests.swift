@@ -3,7 +3,7 @@ import PersistentPrefs
 import PrefsHarnessKit
 import Testing
 
-@Suite("Harness: batch and incr", .waitLimit)
+@Suite("Harness: batch and incr", waitLimit)
 struct HarnessTransactionTests {
     static func run(_ line: [String], _ session: HarnessSession, input: [String] = []) -> (Int32, RecordingConsole) {
         HarnessCommandTests.run(line, session, input: input)

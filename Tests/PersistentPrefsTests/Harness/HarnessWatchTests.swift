@@ -4,7 +4,7 @@ import Foundation
 import Testing
 
 /// `prefs-harness watch`: the line format, and the command end to end beside a writer process.
-@Suite("Harness: watch", .waitLimit)
+@Suite("Harness: watch", waitLimit)
 struct HarnessWatchTests {
     @Test("a change prints as time, root key, key = value; --json as one object per line")
     func lineFormat() throws {

@@ -36,7 +36,7 @@ private struct SiteFixture {
     }
 }
 
-@Suite("Layers from outside: site files over XDG_CONFIG_DIRS, locks in every tool", .waitLimit)
+@Suite("Layers from outside: site files over XDG_CONFIG_DIRS, locks in every tool", waitLimit)
 struct LayerProcessTests {
     @Test("the first folder of XDG_CONFIG_DIRS wins, a lock in a later one wins over it, and the user's value over both unless locked")
     func siteOrder() throws {

@@ -61,7 +61,7 @@ private func eventually(_ seconds: TimeInterval = 10, _ condition: () -> Bool) -
     return condition()
 }
 
-@Suite("Layers: vendor and site defaults beneath the user's values, locked keys", .waitLimit)
+@Suite("Layers: vendor and site defaults beneath the user's values, locked keys", waitLimit)
 struct LayerTests {
     @Test("a key reads the user's value, else the layer's, else the declared default; values is the user's own layer")
     func lookup() throws {
@@ -211,7 +211,7 @@ final class SchemaDemo: PersistentPrefs {
     @Pref("Last") var last: String?
 }
 
-@Suite("Schemas: what a set holds, from code and from the file beside it", .waitLimit)
+@Suite("Schemas: what a set holds, from code and from the file beside it", waitLimit)
 struct SchemaTests {
     @Test("schema lists each key's type, default, range, choices and summary")
     func describing() throws {

@@ -6,7 +6,7 @@ import Testing
 /// Live sets across real processes: another process writes (through the library, through plain
 /// `UserDefaults`, into a `PlistFileStore` folder, or removes the file), and this process's
 /// instance and observers see it without `flush()`.
-@Suite("Live sets: other processes' changes are seen and observed", .waitLimit)
+@Suite("Live sets: other processes' changes are seen and observed", waitLimit)
 struct LiveSetTests {
     private static let key = "Integer Value"
 

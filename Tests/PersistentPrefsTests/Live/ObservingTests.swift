@@ -4,7 +4,7 @@ import Observation
 import Testing
 
 /// Observing a set in one process: closures, async sequences, the Observation framework.
-@Suite("Observing changes in this process", .waitLimit)
+@Suite("Observing changes in this process", waitLimit)
 struct ObservingTests {
     @Test("an observer hears exactly the keys whose stored value changed, and nothing for equal values")
     func exactKeys() {

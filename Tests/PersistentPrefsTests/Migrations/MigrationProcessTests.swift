@@ -4,7 +4,7 @@ import Testing
 
 /// Migrations across real processes (the built `prefs-test-helper`), for both durable stores, on
 /// old sets written by hand as property-list files.
-@Suite("Migrations across processes", .waitLimit)
+@Suite("Migrations across processes", waitLimit)
 struct MigrationProcessTests {
     /// The file holding `root` for `store`: the suite file (the set under `root` inside it), or
     /// the set's own file in a `PlistFileStore` folder.

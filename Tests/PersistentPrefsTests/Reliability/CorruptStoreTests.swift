@@ -5,7 +5,7 @@ import Testing
 
 /// Damaged files of every kind, in both durable stores: no crash, a clear error naming the
 /// file, the damaged file kept (moved aside), and a usable store afterwards.
-@Suite("Corrupt stores", .waitLimit)
+@Suite("Corrupt stores", waitLimit)
 struct CorruptStoreTests {
     enum Damage: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case garbage, empty, truncated, arrayRoot, directory
@@ -109,7 +109,7 @@ struct CorruptStoreTests {
     }
 }
 
-@Suite("Concurrency on durable stores", .waitLimit)
+@Suite("Concurrency on durable stores", waitLimit)
 struct DurableConcurrencyTests {
     @Test("16 threads × 500 mixed reads and writes (every 10th a write): nothing lost", arguments: DurableStore.allCases)
     func mixed(store kind: DurableStore) async throws {
@@ -147,7 +147,7 @@ struct DurableConcurrencyTests {
 }
 
 /// Every reader of a damaged store learns it, not only the one whose read moved it aside.
-@Suite("Damage is reported to every reader", .waitLimit)
+@Suite("Damage is reported to every reader", waitLimit)
 struct DamageNoticeTests {
     final class Sets: PersistentPrefs {
         override var keys: [String] { ["Int"] }

@@ -35,7 +35,7 @@ struct HostileInputTests {
     }
 
     @Test(
-        "a value nested 100,000 deep is refused without a crash, on every kind of thread", .waitLimit,
+        "a value nested 100,000 deep is refused without a crash, on every kind of thread", waitLimit,
         arguments: ["main", "thread", "dispatch", "task"])
     func deepValueOnEveryThread(thread: String) throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
@@ -95,7 +95,7 @@ struct HostileInputTests {
 
     /// A set file the library wrote, with every object marker byte replaced by every high
     /// nibble in turn: none may crash the process that loads them.
-    @Test("binary files with mutated object markers (sets, UIDs, bad lengths) never crash a load", .waitLimit)
+    @Test("binary files with mutated object markers (sets, UIDs, bad lengths) never crash a load", waitLimit)
     func mutatedMarkers() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -130,7 +130,7 @@ struct HostileInputTests {
         #expect(output.stdout.hasPrefix("loaded "))
     }
 
-    @Test("XML and old-style files nested 100,000 deep are refused without a crash", .waitLimit)
+    @Test("XML and old-style files nested 100,000 deep are refused without a crash", waitLimit)
     func deepTextFiles() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -167,7 +167,7 @@ struct HostileInputTests {
     }
 
     @Test(
-        "a file rewritten in place while it is read is waited for, not moved aside", .waitLimit,
+        "a file rewritten in place while it is read is waited for, not moved aside", waitLimit,
         .enabled(if: ReadHandshake.isAvailable, "needs inotify to learn when the reader has read the file")
     )
     func fileInFlux() throws {

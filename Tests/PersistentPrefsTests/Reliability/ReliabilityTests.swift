@@ -29,7 +29,7 @@ enum DurableStore: String, CaseIterable, CustomTestStringConvertible, Sendable {
 
 /// Crash safety and multi-process safety, measured with real processes. Each test prints its
 /// figure; the DocC article "Linux, reliability and what is measured" quotes them.
-@Suite("Reliability", .waitLimit)
+@Suite("Reliability", waitLimit)
 struct ReliabilityTests {
     @Test("SIGKILL right after a setter returns: 0 of 50 writes lost", arguments: DurableStore.allCases)
     func killAfterSet(store: DurableStore) throws {

@@ -11,7 +11,7 @@ final class ScalePrefs: PersistentPrefs {
 
 /// The shortcuts that keep writes into large sets fast (issue #22) must never change what is
 /// written or read: each is checked against the slow road it replaces.
-@Suite("Large sets: the write path's shortcuts", .waitLimit)
+@Suite("Large sets: the write path's shortcuts", waitLimit)
 struct ScaleTests {
     // MARK: - XML fragments for the ledger
 

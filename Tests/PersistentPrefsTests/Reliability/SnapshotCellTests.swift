@@ -6,7 +6,7 @@ import Testing
 
 /// The lock-free read path (issue #22): readers use published snapshots without a lock, and a
 /// replaced snapshot lives exactly as long as a reader may use it.
-@Suite("Snapshot cells: lock-free reads", .serialized, .waitLimit)
+@Suite("Snapshot cells: lock-free reads", .serialized, waitLimit)
 struct SnapshotCellTests {
     /// An object that counts how many of its kind are alive, and holds two fields a torn or
     /// freed object would not keep equal.

@@ -3,7 +3,7 @@ import PersistentPrefs
 import Testing
 
 /// Limits, links, leftovers and read-only stores (issue #8).
-@Suite("Store housekeeping", .waitLimit)
+@Suite("Store housekeeping", waitLimit)
 struct StoreHousekeepingTests {
     final class BigPrefs: PersistentPrefs {
         override var keys: [String] { ["Big", "Small"] }

@@ -34,7 +34,7 @@ func withSettingsDirectory(_ body: (URL) throws -> Void) rethrows {
 
 /// These tests share ``SettingsLocation/directory`` and `AppSettings.shared`, so they run one
 /// at a time.
-@Suite("SettingsManageable", .serialized, .waitLimit)
+@Suite("SettingsManageable", .serialized, waitLimit)
 struct SettingsManageableTests {
     @Test("AppSettings, as in the article: load creates the file and its initial copy; update; reset")
     func appSettings() throws {

@@ -61,7 +61,7 @@ extension SettingsManageableTests {
 
 }
 
-@Suite("UserDefaultsContainer transactions", .waitLimit)
+@Suite("UserDefaultsContainer transactions", waitLimit)
 struct ContainerTransactionTests {
     @Test("UserDefaultsContainer: 8 threads × 50 update increments → exactly 400; type mismatch refused")
     func container() throws {

@@ -2,7 +2,7 @@ import Foundation
 import PersistentPrefs
 import Testing
 
-@Suite("UserDefaultsContainer", .waitLimit)
+@Suite("UserDefaultsContainer", waitLimit)
 struct UserDefaultsContainerTests {
     @Test("the article's UserSettings: optional, defaulted and enum values")
     func userSettings() {

@@ -4,7 +4,7 @@ import Testing
 
 /// Transactions across real processes (the built `prefs-test-helper`), for both durable stores.
 /// Each test prints its figure; the DocC article "Transactions" quotes them.
-@Suite("Transactions across processes", .waitLimit)
+@Suite("Transactions across processes", waitLimit)
 struct TransactionProcessTests {
     /// Runs one helper per argument list at once and waits for all; returns their outputs.
     static func together(_ child: ChildProcess, _ commands: [[String]]) throws -> [ChildProcess.Output] {

@@ -64,7 +64,7 @@ final class BasicStore: PrefsStore, @unchecked Sendable {  // `sets` is only tou
 
 struct SomeFailure: Error, Equatable {}
 
-@Suite("Transactions: batch and update", .waitLimit)
+@Suite("Transactions: batch and update", waitLimit)
 struct TransactionTests {
     // MARK: batch
 
