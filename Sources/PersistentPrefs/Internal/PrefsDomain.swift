@@ -623,33 +623,59 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
 extension PrefsDomain {
     /// The turn writes and reloads of one set take, one at a time: a lock that knows the thread
-    /// holding it, so a write from inside a write (which would wait for itself) is refused.
-    final class Turn: @unchecked Sendable {  // `holder` is only touched under `guardLock`
+    /// holding it, so a write that would wait for its own thread is refused instead of waiting.
+    ///
+    /// That is a write from inside a write of the same set, and a wait that would close a circle:
+    /// a thread inside an `update` of set A that writes set B while B's holder (inside an update
+    /// of B) waits to write A. All turns share one table of which thread holds each turn and
+    /// which turn each thread waits for, kept under one lock; a thread records its wait before it
+    /// waits, so of the threads that would close a circle the last to ask sees it and is refused.
+    final class Turn: @unchecked Sendable {  // `holder` is only touched under `Turn.waits`' lock
         private let lock = NSLock()
-        private let guardLock = NSLock()
-        private var holder: Thread?
+        /// The thread holding the turn, and the set it holds it for.
+        private var holder: (thread: ObjectIdentifier, root: String)?
+
+        /// The turn each thread is waiting for, by thread.
+        private static let waits = Locked<[ObjectIdentifier: Turn]>([:])
 
         /// Runs `body` once no other write or reload of the set runs.
         ///
-        /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when this
-        ///   thread already holds the turn; otherwise what `body` throws.
+        /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the set
+        ///   this thread is writing, when it holds this turn already or when waiting for it would
+        ///   wait for itself (its holder waits, maybe through others, for a turn this thread
+        ///   holds); otherwise what `body` throws.
         func take<Result>(root: String, _ body: () throws -> Result) throws -> Result {
-            let current = Thread.current
-            guardLock.lock()
-            let mine = holder === current
-            guardLock.unlock()
-            guard !mine else { throw PersistentPrefs.PrefsError.transactionInProgress(root: root) }
+            let me = ObjectIdentifier(Thread.current)
+            try Self.waits.withLock { waits in
+                if let circle = heldCircle(from: me, waits) { throw PersistentPrefs.PrefsError.transactionInProgress(root: circle) }
+                waits[me] = self
+            }
             lock.lock()
-            guardLock.lock()
-            holder = current
-            guardLock.unlock()
+            Self.waits.withLock { waits in
+                waits[me] = nil
+                holder = (me, root)
+            }
             defer {
-                guardLock.lock()
-                holder = nil
-                guardLock.unlock()
+                Self.waits.withLock { _ in holder = nil }
                 lock.unlock()
             }
             return try body()
+        }
+
+        /// The set whose turn `thread` holds at the end of the chain of holders this turn waits
+        /// for (its holder, the turn that holder waits for, its holder…), when the chain comes
+        /// back to `thread`; else `nil`. Call it under the table's lock.
+        private func heldCircle(from thread: ObjectIdentifier, _ waits: [ObjectIdentifier: Turn]) -> String? {
+            var turn = self
+            // Each thread waits for one turn at most, so a chain longer than the table is a circle
+            // that does not pass through `thread`.
+            for _ in 0...waits.count {
+                guard let holder = turn.holder else { return nil }
+                if holder.thread == thread { return holder.root }
+                guard let next = waits[holder.thread] else { return nil }
+                turn = next
+            }
+            return nil
         }
     }
 }
