@@ -82,8 +82,10 @@ extension PersistentPrefs {
         /// ``PersistentPrefs/batch(_:)`` of the same instance, or, from inside an `update` body of
         /// `root`, a write (or reload) of the same set or a write of another set kept in the same
         /// file (another root key of the same suite), which would wait for the lock this thread
-        /// holds. Nothing was written; change the set through the `update` body's dictionary, or
-        /// the batch, and write the other set after the `update` returns.
+        /// holds; or a write of a set whose writer, on another thread, is itself waiting to write
+        /// `root` (two `update`s each writing the other's set), which would wait for this thread
+        /// while it waits for that one. Nothing was written; change the set through the `update`
+        /// body's dictionary, or the batch, and write the other set after the `update` returns.
         case transactionInProgress(root: String)
 
         /// The value for `key` breaks the key's rule (a `@Pref` range or `validate:` closure, or
@@ -207,7 +209,7 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
         case .keyLocked(let key):
             return "The key \"\(key)\" is locked by the system administrator, so it cannot be changed here; it reads the value the system sets. Nothing was written."
         case .transactionInProgress(let root):
-            return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself, as would a write of another set in the same file); make the change through the batch or the update's dictionary, or after it. Nothing was written."
+            return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself, as would a write of another set in the same file, or of a set whose writer is waiting for this one); make the change through the batch or the update's dictionary, or after it. Nothing was written."
         }
     }
 

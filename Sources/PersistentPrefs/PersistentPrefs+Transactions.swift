@@ -128,7 +128,9 @@ extension PersistentPrefs {
     /// - `body` runs while the store is locked: keep it short, and change the set through its
     ///   dictionary. Writing the same set through any instance inside it is refused with
     ///   ``PrefsError/transactionInProgress(root:)``; other sets of the same store (the same
-    ///   suite file) must not be touched from inside it.
+    ///   suite file) must not be touched from inside it. A write to a set in another file waits
+    ///   for that set's writers, except one that would wait for this update (its writer is
+    ///   itself waiting to write this set): that write is refused with `transactionInProgress`.
     /// - `body` may run more than once, each time on a newer set, when a program that does not
     ///   use this library rewrites the file while the update is being written; only the last
     ///   run is stored. Keep it free of other side effects.

@@ -43,7 +43,9 @@ enum AtomicFile {
         removeStaleTemporaries(of: target)
         let directory = target.folderPath
         let targetPath = target.filePath
-        // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which parses it).
+        // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which parses it);
+        // never with a dot in the id, which is how the sweep tells a file's temporaries from those
+        // of a file whose name extends it (see removeStaleTemporaries(of:)).
         let unique = String(UInt64.random(in: .min ... .max), radix: 16)
         let temporary = (directory == "/" ? "" : directory) + "/.\(target.fileName).\(unique).tmp"
         do {
@@ -78,6 +80,11 @@ enum AtomicFile {
 
     /// Removes `.<name>.<id>.tmp` files beside `url` left by writers that were killed; once per
     /// file and process (the caller holds the file's exclusive lock, so no live writer has one).
+    ///
+    /// `<id>` is one or more characters without a dot, as every writer id the library makes is
+    /// (hexadecimal digits; a UUID in earlier versions). The temporary of another file whose name
+    /// starts with this one's always has a dot there (`.prefs.old.<id>.tmp` beside `prefs`), so
+    /// it is never taken for one of these while that file's writer may be writing it.
     private static func removeStaleTemporaries(of url: URL) {
         let path = url.filePath
         let first = swept.withEntries { swept in
@@ -99,8 +106,9 @@ enum AtomicFile {
             // the whole `d_name` field could read past the end of the buffer.
             let name = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
             let length = strlen(name)
-            guard length >= prefix.count + suffix.count, memcmp(name, prefix, prefix.count) == 0,
-                memcmp(name + length - suffix.count, suffix, suffix.count) == 0
+            guard length > prefix.count + suffix.count, memcmp(name, prefix, prefix.count) == 0,
+                memcmp(name + length - suffix.count, suffix, suffix.count) == 0,
+                memchr(name + prefix.count, Int32(UInt8(ascii: ".")), length - prefix.count - suffix.count) == nil
             else { continue }
             unlink(directory + "/" + String(cString: name))
         }

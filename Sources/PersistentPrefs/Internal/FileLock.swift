@@ -23,6 +23,10 @@ import Foundation
 /// file, which would wait for itself) is refused at once with
 /// ``PersistentPrefs/PrefsError/transactionInProgress(root:)``.
 ///
+/// A lock is held on the file the path names: a writer that locked a lock file someone removed
+/// or replaced meanwhile lets it go and locks the one at the path (see `lockedFile`), so two
+/// writers that waited on different files never hold the lock at once.
+///
 /// The lock file is never a link and always this user's own, mode 0600: it is opened with
 /// `O_NOFOLLOW`, and one another user made (or one with other names, hard links) is refused
 /// rather than used, since its notes hold copies of written values.
@@ -151,9 +155,8 @@ enum FileLock {
         } catch {
             throw error.prefsError
         }
-        let descriptor = try openLockFile(lockPath)
+        let descriptor = try lockedFile(lockPath, file: file, waiting: true)
         defer { close(descriptor) }
-        try acquire(descriptor, lockPath: lockPath, file: file)
         return try holding(descriptor, lockPath: lockPath, label: label) { try body(Held(descriptor: descriptor)) }
     }
 
@@ -169,12 +172,13 @@ enum FileLock {
     static func withLockIfFree<Result>(for file: URL, _ body: () throws -> Result) throws -> Result? {
         let lockPath = file.filePath + ".lock"
         if heldByThisThread(lockPath) != nil { return try body() }
-        let descriptor = try openLockFile(lockPath)
-        defer { close(descriptor) }
-        guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
-            guard errno == EWOULDBLOCK || errno == EINTR else { throw AtomicFile.posixFailure("flock", lockPath).prefsError }
+        let descriptor: Int32
+        do {
+            descriptor = try lockedFile(lockPath, file: file, waiting: false)
+        } catch is Busy {
             return nil
         }
+        defer { close(descriptor) }
         return try holding(descriptor, lockPath: lockPath, label: file.fileName, body)
     }
 
@@ -213,6 +217,42 @@ enum FileLock {
     private static func heldByThisThread(_ lockPath: String) -> String? {
         let me = pthread_self()
         return holders.entry(lockPath, as: Holder.self).flatMap { pthread_equal($0.thread, me) != 0 ? $0.label : nil }
+    }
+
+    /// Opens the lock file at `lockPath` and takes its lock: waiting at most ``timeout`` when
+    /// `waiting`, else throwing ``Busy`` when another writer holds it. The descriptor returned is
+    /// locked and is the file the path names once locked: a lock file removed or replaced while
+    /// this writer waited (its lock then excludes no one who opens the path now) is let go, and
+    /// the one at the path now is opened and locked instead.
+    private static func lockedFile(_ lockPath: String, file: URL, waiting: Bool) throws -> Int32 {
+        while true {
+            let descriptor = try openLockFile(lockPath)
+            do {
+                if waiting {
+                    try acquire(descriptor, lockPath: lockPath, file: file)
+                } else if flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
+                    guard errno == EWOULDBLOCK || errno == EINTR else { throw AtomicFile.posixFailure("flock", lockPath).prefsError }
+                    throw Busy()
+                }
+            } catch {
+                close(descriptor)
+                throw error
+            }
+            if isNamed(descriptor, by: lockPath) { return descriptor }
+            flock(descriptor, LOCK_UN)
+            close(descriptor)
+        }
+    }
+
+    /// Another writer holds the lock (``withLockIfFree(for:_:)`` does not wait).
+    private struct Busy: Error {}
+
+    /// Whether `path` names the open file `descriptor` (the same device and inode; no link followed).
+    private static func isNamed(_ descriptor: Int32, by path: String) -> Bool {
+        var open = stat()
+        var named = stat()
+        guard fstat(descriptor, &open) == 0, lstat(path, &named) == 0 else { return false }
+        return open.st_dev == named.st_dev && open.st_ino == named.st_ino
     }
 
     /// Runs `body` with the lock taken on `descriptor`; releases it after.

@@ -8,7 +8,7 @@
 
     /// ``ChangeWatcher``'s backend on Linux: one `inotify` descriptor for every watched folder,
     /// read by one thread that sleeps in `poll` until the kernel has something to say (or
-    /// ``stop()`` wakes it through a pipe).
+    /// ``stop()`` wakes it through a socket pair).
     ///
     /// What a folder reports: an atomic replace is `IN_MOVED_TO`, an in-place rewrite (plain
     /// `UserDefaults`) `IN_CLOSE_WRITE`, a removal `IN_DELETE` or `IN_MOVED_FROM`. A folder that
@@ -29,12 +29,27 @@
             /// Folders that exist (or whose ancestor does) but cannot be watched, with why.
             var failures: [String: String] = [:]
             var stopped = false
+            /// Why the thread ended on its own (a failed `poll`), its descriptors closed; every
+            /// folder is then reported in ``failures(retrying:)``, so the watcher polls them.
+            var ended: String?
         }
 
         private let table = Locked(Table())
         private let descriptor: Int32
         private let wake: (read: Int32, write: Int32)
         private let report: @Sendable ([String: Set<String>?]) -> Void
+
+        #if DEBUG
+            /// Whether the thread's next `poll` fails as with `EINVAL` (for the tests).
+            private let pollFails = Locked(false)
+            /// Signalled when the thread has ended (for the tests).
+            let threadEnded = DispatchSemaphore(value: 0)
+            /// The descriptor ``stop()`` wakes the thread through (for the tests).
+            var wakeDescriptor: Int32 { wake.write }
+
+            /// Makes the thread's next `poll`, after the next event, fail as with `EINVAL` (for the tests).
+            func failNextPoll() { pollFails.withLock { $0 = true } }
+        #endif
 
         /// Starts the thread that reads the events.
         ///
@@ -50,13 +65,20 @@
                 }
                 throw BackendUnavailable(reason: reason)
             }
+            // The wake channel: a socket pair made close-on-exec in the same call, so a `fork` and
+            // `exec` by another thread meanwhile never inherits it (`pipe2`, which would do the
+            // same for a pipe, is not visible to Swift through Glibc).
+            #if canImport(Glibc)
+                let kind = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+            #else
+                let kind = SOCK_STREAM | SOCK_CLOEXEC
+            #endif
             var ends: [Int32] = [-1, -1]
-            guard pipe(&ends) == 0 else {
-                let reason = "pipe failed: \(String(cString: strerror(errno)))"
+            guard socketpair(AF_UNIX, kind, 0, &ends) == 0 else {
+                let reason = "socketpair failed: \(String(cString: strerror(errno)))"
                 close(descriptor)
                 throw BackendUnavailable(reason: reason)
             }
-            for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
             self.descriptor = descriptor
             wake = (ends[0], ends[1])
             self.report = report
@@ -68,6 +90,10 @@
 
         func add(_ directory: String) {
             table.withLock { table in
+                if let ended = table.ended, table.folders[directory] == nil {
+                    table.folders[directory] = .some(nil)
+                    table.failures[directory] = ended
+                }
                 guard !table.stopped, table.folders[directory] == nil else { return }
                 table.folders[directory] = .some(nil)
                 attachMissing(&table)
@@ -76,6 +102,10 @@
 
         func remove(_ directory: String) {
             table.withLock { table in
+                if table.ended != nil {
+                    table.folders[directory] = nil
+                    table.failures[directory] = nil
+                }
                 guard !table.stopped, let watch = table.folders.removeValue(forKey: directory) else { return }
                 table.failures[directory] = nil
                 if let watch, !isInUse(watch, table) { inotify_rm_watch(descriptor, watch) }
@@ -90,14 +120,16 @@
             }
         }
 
+        /// Ends the thread. Writes into the wake channel only while the thread has not closed it (the
+        /// thread closes its descriptors under the same lock, once `stopped` is set), so never into
+        /// a descriptor number reused since.
         func stop() {
-            let first = table.withLock { table in
-                defer { table.stopped = true }
-                return !table.stopped
+            table.withLock { table in
+                guard !table.stopped else { return }
+                table.stopped = true
+                var byte: UInt8 = 1
+                _ = write(wake.write, &byte, 1)  // the one byte ever written: never blocks
             }
-            guard first else { return }
-            var byte: UInt8 = 1
-            _ = write(wake.write, &byte, 1)
         }
 
         // MARK: - The thread
@@ -105,10 +137,21 @@
         private func run() {
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             var fds = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            var failure: String?
             while true {
-                let ready = poll(&fds, 2, -1)
+                var ready = poll(&fds, 2, -1)
+                #if DEBUG
+                    if pollFails.withLock({ $0 }) {
+                        ready = -1
+                        errno = EINVAL
+                    }
+                #endif
                 if ready < 0 && errno == EINTR { continue }
-                if ready < 0 || fds[1].revents != 0 { break }
+                if ready < 0 {
+                    failure = "inotify's reading thread stopped: poll failed: \(String(cString: strerror(errno)))"
+                    break
+                }
+                if fds[1].revents != 0 { break }
                 var changes: [String: Set<String>?] = [:]
                 // Everything queued now is reported together: a burst of writes costs one reload.
                 while case let count = read(descriptor, &buffer, buffer.count), count > 0 {
@@ -116,12 +159,23 @@
                 }
                 if !changes.isEmpty { report(changes) }
             }
-            // Under the lock, after `stopped` is set: no `add` or `remove` can use a closed descriptor.
-            table.withLock { _ in
+            // Under the lock, with `stopped` set: no `add`, `remove` or `stop` uses a closed descriptor.
+            let unwatched = table.withLock { table -> [String] in
+                table.stopped = true
                 close(descriptor)
                 close(wake.read)
                 close(wake.write)
+                guard let failure else { return [] }
+                table.ended = failure
+                for folder in table.folders.keys { table.failures[folder] = failure }
+                return Array(table.folders.keys)
             }
+            // Ended on its own: the watcher learns (from the failures) to poll the folders, and
+            // their listeners read again, as anything may have changed since.
+            if !unwatched.isEmpty { report(Dictionary(uniqueKeysWithValues: unwatched.map { ($0, Set<String>?.none) })) }
+            #if DEBUG
+                threadEnded.signal()
+            #endif
         }
 
         /// Reads the events in `bytes` (whole `inotify_event` records) into `changes`.

@@ -31,6 +31,10 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     }
     /// `nil` until the set has been loaded successfully.
     private let cache = Locked<Snapshot?>(nil)
+    /// How many times the cache was replaced or dropped, or an outside change found it empty:
+    /// changed only under the cache lock. A first load, made outside that lock, installs its
+    /// set only when this has not moved meanwhile (see ``withLoaded(_:)``).
+    private let cacheChanges = Counter()
     /// The classes whose schema this set's writes have published (see ``SchemaPublishingStore``):
     /// one look-up per write once done.
     private let publishedBy = Locked<Set<ObjectIdentifier>>([])
@@ -108,6 +112,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
     /// Replaces the cached snapshot; call it holding the cache lock.
     private func install(_ built: (Snapshot, Layered?), in cache: inout Snapshot?) {
+        cacheChanges.increment()
         cache = built.0
         layering.withLock { $0 = built.1 }
         published.publish(ReadView(built.0))
@@ -116,6 +121,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// Drops the cached snapshot (its readers then load the set, or report why it cannot be
     /// read); call it holding the cache lock.
     private func uninstall(_ cache: inout Snapshot?) {
+        cacheChanges.increment()
         cache = nil
         layering.withLock { $0 = nil }
         published.publish(nil)
@@ -151,15 +157,14 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
     /// The user's whole set (without the system layers: what writes replace).
     func values() throws -> [String: Any] {
-        try cache.withLock { cache in
-            let values = try loaded(&cache).values
-            return layering.withLock { $0?.stored } ?? values
+        try withLoaded { snapshot in
+            layering.withLock { $0?.stored } ?? snapshot.values
         }
     }
 
     /// The set as readers see it: the user's values over the system layers.
     func effectiveValues() throws -> [String: Any] {
-        try cache.withLock { cache in try loaded(&cache).values }
+        try withLoaded { $0.values }
     }
 
     /// The system layers of the set as they are now.
@@ -169,16 +174,13 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
     /// The system layers beneath the set, as last read.
     func layers() throws -> LayerStack {
-        try cache.withLock { cache in
-            _ = try loaded(&cache)
-            return layering.withLock { $0?.stack } ?? .empty
-        }
+        try withLoaded { _ in layering.withLock { $0?.stack } ?? .empty }
     }
 
     /// One value of the set: without a lock once the set is loaded.
     func value(forKey key: String) throws -> Any? {
         if let found = SnapshotReaders.shared.section({ knownValue(forKey: key) }) { return found }
-        return try cache.withLock { cache in try loaded(&cache).values[key] }
+        return try withLoaded { $0.values[key] }
     }
 
     /// The `as?` answers for one value; `nil` when it is absent or not a number.
@@ -196,11 +198,11 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     private func answer<Answer>(
         forKey key: String, in table: WritableKeyPath<Snapshot, [String: Answer]>, _ make: (Any) -> Answer?
     ) throws -> Answer? {
-        try cache.withLock { cache in
-            if let known = cache?[keyPath: table][key] { return known }
-            guard let value = try loaded(&cache).values[key], let answer = make(value) else { return nil }
-            cache![keyPath: table][key] = answer
-            published.publish(ReadView(cache!))
+        try withLoaded { snapshot in
+            if let known = snapshot[keyPath: table][key] { return known }
+            guard let value = snapshot.values[key], let answer = make(value) else { return nil }
+            snapshot[keyPath: table][key] = answer
+            published.publish(ReadView(snapshot))
             return answer
         }
     }
@@ -248,7 +250,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
     /// The schema version the set is stored at (0 when it has none).
     func schemaVersion() throws -> Int {
-        try cache.withLock { cache in try loaded(&cache).schema }
+        try withLoaded { $0.schema }
     }
 
     /// Runs the pending migration steps of `plan` in one store write (see ``SchemaPlan``);
@@ -325,7 +327,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// watcher a moment later) is skipped: comparing versions costs one read of the file's
     /// bytes, a reload a parse and a lock shared with the next write.
     func storeChanged() {
-        guard cache.withLock({ $0 != nil }) else { return }
+        guard isLoaded() else { return }
         defer { feed.deliver() }
         // After the write in progress, if any (its own event often arrives before it is done).
         _ = try? turn.take(root: root) {
@@ -346,7 +348,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// as this copy knows it, so no version check): observers hear of the keys whose effective
     /// value changed.
     func layersChanged() {
-        guard cache.withLock({ $0 != nil }) else { return }
+        guard isLoaded() else { return }
         defer { feed.deliver() }
         _ = try? turn.take(root: root) { _ = try reloadTakingTurn(retrying: true) }
     }
@@ -459,9 +461,9 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         // Loaded first, so observers can be told what changed; a whole-set replacement does
         // not need it, so it can still repair a set that cannot be read.
         if buildsOnCurrent {
-            _ = try cache.withLock { try loaded(&$0) }
+            try withLoaded { _ in }
         } else {
-            _ = cache.withLock { try? loaded(&$0) }
+            _ = try? withLoaded { _ in }
         }
         let stored: [String: Any]
         var version: UInt64?
@@ -543,11 +545,48 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
     // MARK: - Private
 
-    private func loaded(_ cache: inout Snapshot?) throws -> Snapshot {
-        if let snapshot = cache { return snapshot }
-        let built = try fetched()
-        install(built, in: &cache)
-        return built.0
+    /// Runs `body` on the cached snapshot, under the cache lock, loading the set first when it
+    /// is not cached.
+    ///
+    /// The store is read outside the cache lock: its disk reads, retries and (for a store of the
+    /// app's own) code that may take locks of its own or read other sets never run while readers
+    /// of this set wait for the lock, so no lock the store takes can deadlock with it. Several
+    /// first readers may each read the store; the first set installed is the one every reader
+    /// shares, and a set read while the cache changed (a write, a reload, an outside change
+    /// reported meanwhile) is read again rather than installed, so a newer set is never
+    /// replaced by an older one.
+    private func withLoaded<Result>(_ body: (inout Snapshot) throws -> Result) throws -> Result {
+        var fresh: (built: (Snapshot, Layered?), since: Int)?
+        var discarded = 0
+        while true {
+            var since = 0
+            // `nil`: not loaded (a `Result` that is itself optional comes back wrapped).
+            let done = try cache.withLock { cache -> Result? in
+                if cache == nil, let loaded = fresh {
+                    // Read while nothing changed, or read again often enough: a set that keeps
+                    // changing is installed as last read, and its next change reloads it.
+                    if loaded.since == cacheChanges.load() || discarded >= 8 { install(loaded.built, in: &cache) }
+                    discarded += 1
+                }
+                fresh = nil
+                guard cache != nil else {
+                    since = cacheChanges.load()
+                    return nil
+                }
+                return try body(&cache!)
+            }
+            if let done { return done }
+            fresh = (try fetched(), since)
+        }
+    }
+
+    /// Whether the set is loaded; when it is not, notes an outside change, so a first load
+    /// already reading the store reads it again (see ``withLoaded(_:)``).
+    private func isLoaded() -> Bool {
+        cache.withLock { cache in
+            if cache == nil { cacheChanges.increment() }
+            return cache != nil
+        }
     }
 
     /// The set as the store holds it now, normalised, with its damage flag updated.
@@ -584,33 +623,59 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
 extension PrefsDomain {
     /// The turn writes and reloads of one set take, one at a time: a lock that knows the thread
-    /// holding it, so a write from inside a write (which would wait for itself) is refused.
-    final class Turn: @unchecked Sendable {  // `holder` is only touched under `guardLock`
+    /// holding it, so a write that would wait for its own thread is refused instead of waiting.
+    ///
+    /// That is a write from inside a write of the same set, and a wait that would close a circle:
+    /// a thread inside an `update` of set A that writes set B while B's holder (inside an update
+    /// of B) waits to write A. All turns share one table of which thread holds each turn and
+    /// which turn each thread waits for, kept under one lock; a thread records its wait before it
+    /// waits, so of the threads that would close a circle the last to ask sees it and is refused.
+    final class Turn: @unchecked Sendable {  // `holder` is only touched under `Turn.waits`' lock
         private let lock = NSLock()
-        private let guardLock = NSLock()
-        private var holder: Thread?
+        /// The thread holding the turn, and the set it holds it for.
+        private var holder: (thread: ObjectIdentifier, root: String)?
+
+        /// The turn each thread is waiting for, by thread.
+        private static let waits = Locked<[ObjectIdentifier: Turn]>([:])
 
         /// Runs `body` once no other write or reload of the set runs.
         ///
-        /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when this
-        ///   thread already holds the turn; otherwise what `body` throws.
+        /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the set
+        ///   this thread is writing, when it holds this turn already or when waiting for it would
+        ///   wait for itself (its holder waits, maybe through others, for a turn this thread
+        ///   holds); otherwise what `body` throws.
         func take<Result>(root: String, _ body: () throws -> Result) throws -> Result {
-            let current = Thread.current
-            guardLock.lock()
-            let mine = holder === current
-            guardLock.unlock()
-            guard !mine else { throw PersistentPrefs.PrefsError.transactionInProgress(root: root) }
+            let me = ObjectIdentifier(Thread.current)
+            try Self.waits.withLock { waits in
+                if let circle = heldCircle(from: me, waits) { throw PersistentPrefs.PrefsError.transactionInProgress(root: circle) }
+                waits[me] = self
+            }
             lock.lock()
-            guardLock.lock()
-            holder = current
-            guardLock.unlock()
+            Self.waits.withLock { waits in
+                waits[me] = nil
+                holder = (me, root)
+            }
             defer {
-                guardLock.lock()
-                holder = nil
-                guardLock.unlock()
+                Self.waits.withLock { _ in holder = nil }
                 lock.unlock()
             }
             return try body()
+        }
+
+        /// The set whose turn `thread` holds at the end of the chain of holders this turn waits
+        /// for (its holder, the turn that holder waits for, its holder…), when the chain comes
+        /// back to `thread`; else `nil`. Call it under the table's lock.
+        private func heldCircle(from thread: ObjectIdentifier, _ waits: [ObjectIdentifier: Turn]) -> String? {
+            var turn = self
+            // Each thread waits for one turn at most, so a chain longer than the table is a circle
+            // that does not pass through `thread`.
+            for _ in 0...waits.count {
+                guard let holder = turn.holder else { return nil }
+                if holder.thread == thread { return holder.root }
+                guard let next = waits[holder.thread] else { return nil }
+                turn = next
+            }
+            return nil
         }
     }
 }

@@ -291,11 +291,15 @@ extension SuiteLedger {
         return ledger
     }
 
-    /// The generation and the length after the last rewrite in a journal's header, or `nil`.
+    /// The generation and the length after the last rewrite in a journal's header, or `nil` (a
+    /// damaged header). The length is one a rewrite can have written (a whole header, within the
+    /// notes block's limit), so the arithmetic on it cannot overflow.
     private static func header(_ data: Data) -> (Int64, Int)? {
         var reader = Reader(data)
-        guard reader.integer() == magic, let generation = reader.integer(), let rewritten = reader.integer() else { return nil }
-        return (generation, Int(clamping: rewritten))
+        guard reader.integer() == magic, let generation = reader.integer(), let rewritten = reader.integer(),
+            rewritten >= Int64(headerSize), rewritten < Int64(FileLock.Held.notesLimit)
+        else { return nil }
+        return (generation, Int(rewritten))
     }
 
     /// Reads the whole journal into ``entries``, this ledger's own steps applied after it; a
