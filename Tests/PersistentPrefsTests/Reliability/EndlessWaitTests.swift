@@ -14,7 +14,7 @@ struct EndlessWaitTests {
     // MARK: - Crossed writes
 
     @Test("two threads updating sets of two files, each writing the other's set inside, both return; one inner write is refused",
-          .timeLimit(.minutes(1)))
+          waitLimit)
     func crossedUpdates() throws {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
@@ -90,7 +90,7 @@ struct EndlessWaitTests {
         func roots() throws -> [String] { try inner.roots() }
     }
 
-    @Test("a thread holding the store's own lock can read a set whose first load waits for that lock", .timeLimit(.minutes(1)))
+    @Test("a thread holding the store's own lock can read a set whose first load waits for that lock", waitLimit)
     func loadOutsideTheCacheLock() throws {
         let store = GatedStore()
         try store.inner.save([Self.key: 7], root: "A")

@@ -66,7 +66,7 @@ struct LockSafetyTests {
         }
 
         @Test("a writer that waited on a lock file replaced meanwhile locks the new one, never joining its holder",
-              .timeLimit(.minutes(1)))
+              waitLimit)
         func replacedLockFile() throws {
             let directory = TemporaryDirectory()
             defer { directory.remove() }
@@ -127,7 +127,7 @@ struct LockSafetyTests {
 
         // MARK: - The watcher thread
 
-        @Test("after the watcher thread ends on a failed poll, stop() writes into no descriptor", .timeLimit(.minutes(1)))
+        @Test("after the watcher thread ends on a failed poll, stop() writes into no descriptor", waitLimit)
         func watcherThreadEnd() throws {
             let directory = TemporaryDirectory()
             defer { directory.remove() }
