@@ -43,12 +43,18 @@ enum FileLock {
         var written: FileSignature?
         /// When a change by a writer outside the library was last seen (seconds since 1970).
         var foreignWriteSeen: TimeInterval = 0
+        /// The ``PlistFile/digest(_:)`` of what the library's last write left (0: unknown): a
+        /// file rewritten in place to the same size within one tick of the file system's clock
+        /// keeps its signature, never its digest.
+        var writtenDigest: UInt64 = 0
     }
 
     /// Where the notes block starts in the lock file.
     static let notesOffset: Int64 = 64
     /// Where the holder's process id is kept (after the record's six fields).
     private static let holderOffset: off_t = 48
+    /// Where the record's ``Record/writtenDigest`` is kept (after the holder).
+    private static let digestOffset: off_t = 56
 
     /// How long a writer waits for the lock before giving up (``PersistentPrefs/lockTimeout``).
     static let timeout = Locked<TimeInterval>(5)
@@ -59,13 +65,14 @@ enum FileLock {
 
         /// The record in the lock file (empty when there is none yet).
         var record: Record {
-            var fields = [Int64](repeating: 0, count: 6)
+            var fields = [Int64](repeating: 0, count: 8)  // the record, the holder, the digest
             let size = fields.count * MemoryLayout<Int64>.size
             let read = fields.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, size, 0) }
             guard read == size else { return Record() }
             return Record(
                 written: FileSignature(fields: Array(fields.prefix(5))),
-                foreignWriteSeen: TimeInterval(bitPattern: UInt64(bitPattern: fields[5])))
+                foreignWriteSeen: TimeInterval(bitPattern: UInt64(bitPattern: fields[5])),
+                writtenDigest: UInt64(bitPattern: fields[7]))
         }
 
         /// Replaces the record (a failure just loses the hint).
@@ -73,6 +80,8 @@ enum FileLock {
             var fields = record.written?.fields ?? [0, 0, 0, 0, 0]
             fields.append(Int64(bitPattern: record.foreignWriteSeen.bitPattern))
             _ = fields.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+            var digest = Int64(bitPattern: record.writtenDigest)
+            _ = pwrite(descriptor, &digest, 8, FileLock.digestOffset)
         }
 
         /// Replaces the notes block (a failure just loses the hint).

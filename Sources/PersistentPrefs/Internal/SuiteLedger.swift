@@ -10,7 +10,7 @@ import Foundation
 /// the library itself replaced recently (its hash is in the key's history) was reverted by a
 /// stale save, and the library's latest value is put back by the library's next write to the
 /// suite. Reads never write, but they show the suite as that write will leave it
-/// (``repaired(_:of:signature:)``), so no reader sees a value go back after a write returned. A
+/// (``repaired(_:of:digest:)``), so no reader sees a value go back after a write returned. A
 /// value the library never wrote there is a deliberate change by someone else and is adopted.
 ///
 /// Only writes of the last ``horizon`` are used (a stale save can only undo writes made while
@@ -325,15 +325,15 @@ extension SuiteLedger {
         return Self.isWhole(body)
     }
 
-    /// `suite`, the file's contents with `signature`, as the library's next write will leave
+    /// `suite`, the file's contents with `digest`, as the library's next write will leave
     /// it: a key a stale plain save put back to a value the library replaced holds the library's
     /// latest value again (see ``reconcile(_:_:)``). Reads the journal without the lock and
     /// writes nothing; `suite` as it is when the file is as the library's last write left it, or
     /// the journal cannot be read.
-    static func repaired(_ suite: [String: Any], of file: URL, signature: FileSignature?) -> [String: Any] {
+    static func repaired(_ suite: [String: Any], of file: URL, digest: UInt64?) -> [String: Any] {
         guard !suite.isEmpty else { return suite }
         return FileLock.peek(for: file) { lock -> [String: Any] in
-            guard lock.record.written != signature, let identity = lock.identity else { return suite }
+            guard lock.record.writtenDigest != digest, let identity = lock.identity else { return suite }
             let length = lock.notesLength
             guard length >= headerSize, let header = lock.notes(in: 0..<headerSize), let (generation, _) = Self.header(header) else {
                 return suite

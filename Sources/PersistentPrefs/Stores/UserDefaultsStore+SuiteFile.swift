@@ -84,7 +84,7 @@ extension UserDefaultsStore {
                 }
                 let (read, signature, readDigest) = try PlistFile.readSigned(file, movingAside: movingAside, reusingWritten: true)
                 // A file the library did not leave this way (or did not create) was written by someone else.
-                let foreign = signature != nil && record.written != signature
+                let foreign = signature != nil && (record.written != signature || record.writtenDigest != readDigest)
                 if foreign { record.foreignWriteSeen = Date().timeIntervalSince1970 }
                 var suite = read ?? [:]
                 // A file just as the library left it cannot hold a stale save's reverts.
@@ -99,21 +99,28 @@ extension UserDefaultsStore {
                 } catch PersistentPrefs.PrefsError.ioError(_, let reason) {
                     throw PersistentPrefs.PrefsError.ioError(path: file.filePath, reason: "writing \(what): \(reason)")
                 }
-                // Abandoned when someone rewrote the file since it was read: start over from theirs.
-                guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(file.filePath) == signature }) else {
-                    record.foreignWriteSeen = Date().timeIntervalSince1970
-                    continue
-                }
-                record.written = written
-                PlistFile.remember(data, as: suite, for: file)
                 // Kept on every suite: the first plain save beside the library can already undo a
-                // write, before any other writer has been seen.
+                // write, before any other writer has been seen. Recorded, with the digest of the
+                // new file, before the file is replaced: a reader (which takes no lock) that finds
+                // the new file takes it as the library left it, and one that finds any other file
+                // is shown it as this write leaves it (see ``SuiteLedger/repaired(_:of:digest:)``).
                 for key in changed {
                     ledger.record(
                         key, before: before[key], after: suite[key], afterXML: ranges[key].map { PlistXML.wrapped(data[$0.range]) },
                         beforeIsLatest: !foreign && signature != nil)
                 }
                 ledger.save(to: lock)
+                record.writtenDigest = PlistFile.digest(data)
+                lock.store(record)
+                // Abandoned when someone rewrote the file since it was read: start over from theirs
+                // (the next try's steps replace these, as after a stale save below).
+                guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(file.filePath) == signature }) else {
+                    record.foreignWriteSeen = Date().timeIntervalSince1970
+                    ledger = original
+                    continue
+                }
+                record.written = written
+                PlistFile.remember(data, as: suite, for: file)
                 var settled = Settled.intact
                 if Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow {
                     settled = try settle(
@@ -126,6 +133,7 @@ extension UserDefaultsStore {
                 case .kept(let signature):
                     record.foreignWriteSeen = Date().timeIntervalSince1970
                     record.written = signature
+                    record.writtenDigest = 0
                     digest = nil
                 case .undone:
                     record.foreignWriteSeen = Date().timeIntervalSince1970
@@ -159,9 +167,9 @@ extension UserDefaultsStore {
 
     /// ``object(suiteFile:key:)``, with the ``PlistFile/digest(_:)`` of the file it was read from.
     static func versionedObject(suiteFile file: URL, key: String) throws -> (value: Any?, digest: UInt64?) {
-        let (suite, signature, digest) = try PlistFile.readSigned(file)
+        let (suite, _, digest) = try PlistFile.readSigned(file)
         guard let suite else { return (nil, digest) }
-        return (SuiteLedger.repaired(suite, of: file, signature: signature)[key], digest)
+        return (SuiteLedger.repaired(suite, of: file, digest: digest)[key], digest)
     }
 
     private enum Settled {

@@ -25,32 +25,26 @@ struct EndlessWaitTests {
         let b2 = SamplePrefs(key: "B", store: store)
         let firstInside = DispatchSemaphore(value: 0)
         let secondInside = DispatchSemaphore(value: 0)
-        let first = Background {
-            var inner: PersistentPrefs.PrefsError?
-            let outer = Result {
-                try a1.update { values in
-                    values[Self.key] = 10
-                    firstInside.signal()
-                    _ = secondInside.wait(timeout: .now() + 10)
-                    b1[Self.key] = 11
-                    inner = b1.lastError
+        /// A thread updating `outer`'s set that writes `inner`'s inside, once the other thread is inside its own update.
+        func crossing(_ outer: SamplePrefs, _ inner: SamplePrefs, value: Int, inside: DispatchSemaphore, other: DispatchSemaphore)
+            -> Background<(Result<Void, any Error>, PersistentPrefs.PrefsError?)>
+        {
+            Background {
+                var refusal: PersistentPrefs.PrefsError?
+                let result = Result {
+                    try outer.update { values in
+                        values[Self.key] = value
+                        inside.signal()
+                        _ = other.wait(timeout: .now() + 10)
+                        inner[Self.key] = value + 1
+                        refusal = inner.lastError
+                    }
                 }
+                return (result, refusal)
             }
-            return (outer, inner)
         }
-        let second = Background {
-            var inner: PersistentPrefs.PrefsError?
-            let outer = Result {
-                try b2.update { values in
-                    values[Self.key] = 20
-                    secondInside.signal()
-                    _ = firstInside.wait(timeout: .now() + 10)
-                    a2[Self.key] = 21
-                    inner = a2.lastError
-                }
-            }
-            return (outer, inner)
-        }
+        let first = crossing(a1, b1, value: 10, inside: firstInside, other: secondInside)
+        let second = crossing(b2, a2, value: 20, inside: secondInside, other: firstInside)
         let firstResult = first.value(within: 20)
         let secondResult = second.value(within: 20)
         let (firstOuter, firstInner) = try #require(firstResult, "the first thread is still waiting")
