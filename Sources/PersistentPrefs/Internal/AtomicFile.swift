@@ -82,7 +82,7 @@ enum AtomicFile {
     /// file and process (the caller holds the file's exclusive lock, so no live writer has one).
     ///
     /// `<id>` is one or more characters without a dot, as every writer id the library makes is
-    /// (hexadecimal digits; a UUID in earlier versions). The temporary of another file whose name
+    /// (hexadecimal digits, or a UUID). The temporary of another file whose name
     /// starts with this one's always has a dot there (`.prefs.old.<id>.tmp` beside `prefs`), so
     /// it is never taken for one of these while that file's writer may be writing it.
     private static func removeStaleTemporaries(of url: URL) {

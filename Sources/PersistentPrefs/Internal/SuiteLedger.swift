@@ -138,7 +138,12 @@ struct SuiteLedger {
             let found = Self.xml(suite[key])
             guard found != entry.latest else { continue }
             if entry.history.contains(Self.hash(found)) {
-                suite[key] = entry.latest.flatMap(Self.value)
+                if let latest = entry.latest {
+                    guard let value = Self.value(latest) else { continue }  // a note that does not read back: the file's value stays
+                    suite[key] = value
+                } else {
+                    suite[key] = nil
+                }
             } else {
                 take(.forget(key: key))  // someone else's value: theirs to keep
             }
@@ -162,14 +167,15 @@ struct SuiteLedger {
 
     // MARK: - Values
 
-    /// A stored value as XML (dictionary keys sorted), so equal values compare equal; `nil` for none.
+    /// A stored value as XML (dictionary keys sorted), so equal values compare equal; `nil` for
+    /// none, or for one the library's writer cannot write exactly.
     static func xml(_ value: Any?) -> Data? {
         value.flatMap { value in
             // Not a literal: `["v": value]` builds an array of `(String, Any)` first, two types the
             // runtime makes from their mangled names on a process's first write.
             var wrapped = [String: Any](minimumCapacity: 1)
             wrapped["v"] = value
-            return PlistXML.document(wrapped) ?? (try? PlistValue.foundationData(wrapped, format: .xml))
+            return PlistXML.document(wrapped)
         }
     }
 

@@ -13,8 +13,8 @@ import Foundation
 ///   property list `UserDefaults` reads — under an advisory lock (`flock` on
 ///   `<suite>.plist.lock`) shared by every process using the library: it re-reads the file,
 ///   applies only its change, and replaces the file atomically. An unreadable file is moved
-///   aside and reported. The XML format keeps dates to whole seconds and stores `-0.0` as
-///   `0.0`; use ``PlistFileStore`` to keep every value exactly.
+///   aside and reported. The XML format keeps dates to whole seconds; use ``PlistFileStore``
+///   to keep every value exactly.
 ///
 /// ```swift
 /// guard let store = UserDefaultsStore(suiteName: "com.example.shared") else { return }

@@ -6,8 +6,8 @@ import Foundation
 /// numbers that read back as the same `NSNumber` kind) for `String`, `NSNumber`, `Date`, `Data`,
 /// arrays and string-keyed dictionaries, spelled so that CoreFoundation and XML parsers read back
 /// the same values: `-0.0` keeps its sign and a carriage return in text is written `&#13;`. It
-/// returns `nil` for what it cannot write exactly — an unknown type, a date further than two
-/// billion years from now — and the caller refuses the write.
+/// returns `nil` for what it cannot write exactly — an unknown type, a date whose year is beyond
+/// ±2,147,483,647, which CoreFoundation cannot read back — and the caller refuses the write.
 enum PlistXML {
     /// `value` as a whole XML property-list document, or `nil` when this writer does not handle
     /// it.
@@ -460,7 +460,7 @@ enum PlistXML {
         let dayOfMonth = dayOfYear - (153 * monthIndex + 2) / 5 + 1
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        guard year <= Int32.max else { return nil }
+        guard year.magnitude <= Int32.max else { return nil }
         func two(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let digits = String(year.magnitude)
         let yearText = year < 0

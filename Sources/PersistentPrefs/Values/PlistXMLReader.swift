@@ -5,10 +5,10 @@ extension PlistXML {
     struct Decline: Error, Sendable {
         /// What is wrong, with the line it is on.
         let reason: String
-        /// Whether no property-list reader reads the document (it is truncated, not UTF-8, not
-        /// XML, …): a damaged file. `false` for a document that some reader reads but that this
-        /// one cannot read exactly as CoreFoundation and XML parsers both read it; such a file
-        /// must be left as it is.
+        /// Whether the document is not a whole suite any reader would keep (it is truncated, not
+        /// UTF-8, not XML, its top level is not one dictionary, …): a damaged file. `false` for a
+        /// whole document that some reader reads but that this one cannot read exactly as
+        /// CoreFoundation reads it; such a file must be left as it is.
         let damaged: Bool
     }
 
@@ -29,17 +29,25 @@ extension PlistXML {
     /// dates `yyyy-MM-ddTHH:mm:ssZ` (a year of up to ten digits, with an optional minus, as
     /// CoreFoundation writes years outside 1–9999).
     ///
-    /// Where CoreFoundation and XML parsers (Python's `plistlib`, for one) would read a
-    /// document differently — a carriage return inside text (XML parsers read a line feed), a
-    /// comment inside text, whitespace around a number, another encoding, an internal DTD
-    /// subset, nesting deeper than ``PlistValue/maximumDepth`` — it declines, so a write never
-    /// replaces another program's value with a different reading of it.
+    /// A carriage return inside text is read as CoreFoundation reads it (a carriage return: Foundation
+    /// writes them so) unless the document also ends lines with carriage returns between its
+    /// elements, as a file saved with CRLF line ends does: XML parsers read those in text as line
+    /// feeds, so the reading is not certain and the document is declined. Where CoreFoundation and
+    /// XML parsers (Python's `plistlib`, for one) would read a document differently in other ways —
+    /// a comment inside text, whitespace around a number, another encoding, an internal DTD
+    /// subset, nesting deeper than ``PlistValue/maximumDepth`` — it declines too, so a write never
+    /// replaces another program's value with a different reading of it. A document that is not
+    /// whole (it does not end with its root element, or a comment or processing instruction after
+    /// it) is declined as damaged whatever else it holds: a file caught while it is written.
     static func read(_ data: Data) -> Result<[String: Any], Decline> {
         data.withUnsafeBytes { bytes in
             var reader = Reader(bytes: bytes)
             do {
                 return .success(try reader.document())
             } catch let decline as Decline {
+                guard decline.damaged || reader.isWhole else {
+                    return .failure(Decline(reason: "the document ends before its root element does (\(decline.reason))", damaged: true))
+                }
                 return .failure(decline)
             } catch {
                 return .failure(Decline(reason: "\(error)", damaged: true))
@@ -57,9 +65,63 @@ extension PlistXML {
 private struct Reader {
     let bytes: UnsafeRawBufferPointer
     var at = 0
+    /// Whether carriage returns end lines between elements (see ``PlistXML/read(_:)``).
+    let crLineEnds: Bool
 
     init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
+        crLineEnds = Self.endsLinesWithCR(bytes)
+    }
+
+    /// Whether some carriage return stands between a `>` and a `<` with only whitespace around it.
+    private static func endsLinesWithCR(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var index = 0
+        while let found = bytes[index...].firstIndex(of: 0x0D) {
+            let before = bytes[..<found].lastIndex { !isSpace($0) }
+            let after = bytes[(found + 1)...].firstIndex { !isSpace($0) }
+            if let before, let after, bytes[before] == UInt8(ascii: ">"), bytes[after] == UInt8(ascii: "<") { return true }
+            index = found + 1
+        }
+        return false
+    }
+
+    /// Whether the document ends as a whole one does: with its root's end tag (`</plist>`, or
+    /// `</dict>` in a document without a `plist` element), then only whitespace, comments and
+    /// processing instructions; or is in another encoding, which is not looked into.
+    var isWhole: Bool {
+        if Self.isWideEncoding(bytes) { return true }
+        var end = bytes.count
+        func trim() {
+            while end > 0, Self.isSpace(bytes[end - 1]) { end -= 1 }
+        }
+        func endsWith(_ text: StaticString) -> Bool {
+            let count = text.utf8CodeUnitCount
+            return end >= count && memcmp(bytes.baseAddress! + end - count, text.utf8Start, count) == 0
+        }
+        /// Where the last `text` starting before `end` begins.
+        func lastStart(of text: StaticString) -> Int? {
+            var index = end - text.utf8CodeUnitCount
+            while index >= 0 {
+                if memcmp(bytes.baseAddress! + index, text.utf8Start, text.utf8CodeUnitCount) == 0 { return index }
+                index -= 1
+            }
+            return nil
+        }
+        trim()
+        while true {
+            if endsWith("-->"), let open = lastStart(of: "<!--") {
+                end = open
+            } else if endsWith("?>"), let open = lastStart(of: "<?") {
+                end = open
+            } else {
+                break
+            }
+            trim()
+        }
+        guard endsWith(">") else { return false }
+        end -= 1
+        trim()
+        return endsWith("</plist") || (endsWith("</dict") && Self.offset(of: "<plist", in: bytes, from: 0) == nil)
     }
 
     // MARK: - Declining
@@ -91,7 +153,7 @@ private struct Reader {
         guard !bytes.isEmpty else { throw damaged("the file is empty") }
         if starts(with: "\u{FEFF}") {
             at = 3
-        } else if bytes.count >= 2, bytes[0] == 0 || bytes[1] == 0 || (bytes[0] == 0xFE && bytes[1] == 0xFF) || (bytes[0] == 0xFF && bytes[1] == 0xFE) {
+        } else if Self.isWideEncoding(bytes) {
             throw unsupported("the document is in UTF-16 or UTF-32; only UTF-8 is read")
         }
         if starts(with: "<?xml"), at + 5 < bytes.count, Self.isSpace(bytes[at + 5]) || bytes[at + 5] == UInt8(ascii: "?") {
@@ -132,14 +194,21 @@ private struct Reader {
         return dictionary
     }
 
+    /// Whether `bytes` start with a UTF-16 or UTF-32 byte-order mark, or with `<` in one of them.
+    private static func isWideEncoding(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let head = Array(bytes.prefix(4))
+        let marks: [[UInt8]] = [[0xFE, 0xFF], [0xFF, 0xFE], [0x00, 0x3C, 0x00], [0x3C, 0x00], [0x00, 0x00, 0xFE, 0xFF], [0x00, 0x00, 0x00, 0x3C]]
+        return marks.contains { head.starts(with: $0) }
+    }
+
     /// The XML declaration: only UTF-8 (or no encoding named) is read.
     private mutating func declaration() throws {
         guard let end = Self.offset(of: "?>", in: bytes, from: at) else { throw damaged("an unterminated XML declaration") }
         let text = String(decoding: bytes[at..<end], as: UTF8.self)
         if let range = text.range(of: "encoding") {
-            var rest = text[range.upperBound...].drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+            var rest = text[range.upperBound...].drop { $0.isWhitespace }
             guard rest.first == "=" else { throw unsupported("an XML declaration whose encoding cannot be read") }
-            rest = rest.dropFirst().drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
+            rest = rest.dropFirst().drop { $0.isWhitespace }
             guard let quote = rest.first, quote == "\"" || quote == "'", let close = rest.dropFirst().firstIndex(of: quote) else {
                 throw unsupported("an XML declaration whose encoding cannot be read")
             }
@@ -364,7 +433,7 @@ private struct Reader {
                 }
                 guard let end = Self.offset(of: "]]>", in: bytes, from: at + 9) else { throw damaged("an unterminated CDATA section") }
                 let section = bytes[(at + 9)..<end]
-                guard !section.contains(0x0D) else { throw unsupported("a carriage return inside <\(closing)>") }
+                guard !crLineEnds || !section.contains(0x0D) else { throw unsupported("a carriage return inside <\(closing)> of a document with CRLF line ends") }
                 decoded.append(contentsOf: section)
                 at = end + 3
                 runStart = at
@@ -373,9 +442,9 @@ private struct Reader {
                 decoded.append(contentsOf: bytes[runStart..<at])
                 try entity(into: &decoded)
                 runStart = at
-            } else if byte == 0x0D {
+            } else if byte == 0x0D, crLineEnds {
                 // XML parsers read a carriage return in text as a line feed; CoreFoundation keeps it.
-                throw unsupported("a carriage return inside <\(closing)>")
+                throw unsupported("a carriage return inside <\(closing)> of a document with CRLF line ends")
             } else if byte == UInt8(ascii: ">"), at >= 2, bytes[at - 1] == UInt8(ascii: "]"), bytes[at - 2] == UInt8(ascii: "]") {
                 throw unsupported("\"]]>\" inside <\(closing)>")
             } else {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import PersistentPrefs
 
-/// No in-process wait is endless (issue #34): writes that cross between sets of two files inside
+/// No in-process wait is endless: writes that cross between sets of two files inside
 /// `update` bodies, and a store's load that meets a lock of the store's own. Every test runs its
 /// threads under a deadline, so a hang fails instead of stalling the run.
 @Suite("Locks: no in-process wait is endless")

@@ -46,8 +46,19 @@ struct ForeignDocumentTests {
         #expect((set["a"] as? NSNumber)?.intValue == 7)
     }
 
+    @Test("a carriage return in a string Foundation wrote is kept, and written back as a reference")
+    func foundationCarriageReturn() throws {
+        let suite = TestSuite("foreign-cr")
+        defer { suite.remove() }
+        let document = try PropertyListSerialization.data(fromPropertyList: ["k\r": "a\r\nb\r"], format: .xml, options: 0)
+        #expect(document.contains(0x0D), "Foundation writes the carriage return as it is")
+        let after = try Self.touch(String(decoding: document, as: UTF8.self), in: suite).get()
+        #expect(after["k\r"] as? String == "a\r\nb\r")
+        #expect(try !Data(contentsOf: URL(fileURLWithPath: suite.path)).contains(0x0D))
+    }
+
     static let refusedDocuments: [(String, String)] = [
-        ("a carriage return inside a string", "<key>k</key><string>line\r\nnext</string>"),
+        ("a carriage return inside a string of a document with CRLF line ends", "<key>k</key>\r\n<string>line\r\nnext</string>"),
         ("a comment inside a string", "<key>k</key><string>a<!-- c -->b</string>"),
         ("an integer with trailing space", "<key>k</key><integer>5 </integer>"),
         ("a year past what CoreFoundation reads", "<key>d</key><date>99999999999-01-01T00:00:00Z</date>"),

@@ -11,7 +11,7 @@ import Testing
     import Darwin
 #endif
 
-/// No note in a lock file crashes a write, and no writer joins another (issue #34): damaged
+/// No note in a lock file crashes a write, and no writer joins another: damaged
 /// ledger headers, a lock file replaced while it is held, the watcher thread's end, and the
 /// stale-temporary sweep. Every test that waits runs under a deadline, so a hang fails instead of
 /// stalling the run.

@@ -188,6 +188,8 @@ struct XMLReaderTests {
             "<dict><key>dup</key><integer>1</integer><key>dup</key><integer>2</integer></dict>",
             "<dict><key>k</key><string>bell\u{7}</string></dict>",
             "<dict><key>k</key><string>&#13;&#x0D;&#10;</string></dict>",
+            // A carriage return in text, as Foundation writes it (lines end with a line feed): CoreFoundation's reading.
+            "<dict><key>k\r</key><string>crlf\r\n</string><key>c</key><string><![CDATA[a\rb]]></string></dict>",
         ]
         for body in read {
             #expect(Self.check(Self.document(body)), "\(body)")
@@ -203,7 +205,8 @@ struct XMLReaderTests {
         #expect((wide["z"] as? Date)?.timeIntervalSince1970 == 253_402_300_800)
         // Read by some readers but not exactly as CoreFoundation reads them: declined, never damaged.
         let unsupported = [
-            "<dict><key>k</key><string>crlf\r\n</string></dict>", "<dict><key>k</key><string>a<!-- c -->b</string></dict>",
+            "<dict>\r\n<key>k</key>\r\n<string>crlf\r\n</string></dict>", "<dict>\r<key>k</key><string><![CDATA[a\rb]]></string></dict>",
+            "<dict><key>k</key><string>a<!-- c -->b</string></dict>",
             "<dict><key>k</key><string>a<?pi?>b</string></dict>", "<dict><key>k</key><string>a<b/>c</string></dict>",
             "<dict><key>k</key><string>a]]>b</string></dict>", "<dict><key>k</key><string>a&unknown;b</string></dict>",
             "<dict><key>k</key><string>a&#0;b</string></dict>", "<dict><key>k</key><string>a&#x1;b</string></dict>",
@@ -229,7 +232,8 @@ struct XMLReaderTests {
             #expect(Self.unsupported(Self.document("<dict/>", declaration: declaration)), "\(declaration)")
         }
         #expect(Self.unsupported(Data("<!DOCTYPE plist [<!ENTITY e \"x\">]><plist><dict/></plist>".utf8)))
-        #expect(Self.unsupported(Data("<plist><dict/></plist>trailing".utf8)))
+        #expect(Self.damaged(Data("<plist><dict/></plist>trailing".utf8)), "not a whole document")
+        #expect(Self.damaged(Data("<plist><dict/></plist><!-- c --><tail/><!-- d -->".utf8)))
         #expect(Self.unsupported(Data("\n<?xml version=\"1.0\"?><plist><dict/></plist>".utf8)))
         #expect(Self.unsupported(Data([0xFF, 0xFE, 0x3C, 0x00])))
         for wrapper in ["<plist><dict/></plist>", "<plist version=\"1.0\"><!-- c --><dict/><!-- d --></plist>\n<!-- e -->", "<dict><key>k</key><true/></dict>"] {
@@ -239,6 +243,8 @@ struct XMLReaderTests {
             #expect(Self.damaged(Data(wrapper.utf8)), "\(wrapper)")
         }
         #expect(Self.damaged(Data([0xC3, 0x28])))
+        #expect(Self.damaged(Data(repeating: 0, count: 4096)), "a file of zeros is damaged, not another encoding")
+        #expect(Self.unsupported(Data("<?xml version=\"1.0\"?><plist><dict/></plist>".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] })))
         #expect(PlistXML.dictionary(from: Self.document("<dict><key>k</key><string>\u{FFFD}</string></dict>")) != nil)
         var bad = Self.document("<dict><key>k</key><string>xx</string></dict>")
         bad[try #require(bad.range(of: Data("<string>x".utf8))).upperBound - 1] = 0xFF
@@ -265,6 +271,12 @@ struct XMLReaderTests {
             </dict>
             """)
         #expect(Self.ours(document) != nil)
+        // Cut after something the reader declines in a whole document: still damaged.
+        let declined = Self.document("<dict><key>k</key><string>a<!-- c -->b</string><key>n</key><integer>5 </integer><key>e</key><string>x</string></dict>")
+        #expect(Self.unsupported(declined))
+        for length in 0..<declined.count - 12 {
+            #expect(Self.damaged(declined.prefix(length)), "cut at \(length)")
+        }
         for length in 0..<document.count {
             let prefix = document.prefix(length)
             if case .failure(let decline) = PlistXML.read(prefix) {
