@@ -59,7 +59,7 @@ extension PersistentPrefs {
 
         /// The store's data at `path` could not be parsed; `reason` says why and where the
         /// damaged file was moved, or that it was left as it is: a property list this library
-        /// cannot read exactly (another encoding, a carriage return or a comment inside text, …)
+        /// cannot read exactly (another encoding, a comment inside text, …)
         /// is never moved, and no write replaces it until someone rewrites it.
         ///
         /// Every reader of a set that was in that file reports it (the set reads as empty) until
