@@ -280,10 +280,8 @@ extension SuiteLedger {
         ledger.journal = Journal(identity: identity, generation: generation, length: length)
         let due = length > max(compactionFloor, 4 * rewritten)
         let view = views.entry(identity.key, as: View.self)
-        if let view, let known = view.entries, view.generation == generation, view.length >= headerSize, view.length <= length,
-            let tail = lock.notes(in: view.length..<length), ledger.replay(tail, from: known)
-        {
-            count(identity, replayed: tail.count)
+        if ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
+            // up to date from this process's view
         } else if view != nil || due {
             ledger.readAll(lock)  // a process writing again (it keeps a view from now on), or a rewrite due
         } else if length <= smallJournal, !ledger.isWhole(lock) {
@@ -295,6 +293,19 @@ extension SuiteLedger {
         ledger.remember()
         if forgettingAll { ledger.take(.forgetAll) }
         return ledger
+    }
+
+    /// ``entries``: this process's `view` of the journal with the steps appended since applied;
+    /// `false` when the view is of another generation, or holds no entries, or the tail does not
+    /// read as whole steps.
+    private mutating func replayTail(
+        _ lock: FileLock.Held, after view: View?, identity: FileLock.FileIdentity, generation: Int64, length: Int
+    ) -> Bool {
+        guard let view, let known = view.entries, view.generation == generation, view.length >= Self.headerSize,
+            view.length <= length, let tail = lock.notes(in: view.length..<length), replay(tail, from: known)
+        else { return false }
+        Self.count(identity, replayed: tail.count)
+        return true
     }
 
     /// The generation and the length after the last rewrite in a journal's header, or `nil` (a
@@ -349,10 +360,8 @@ extension SuiteLedger {
             // the writer replaces, at the same length, before it lets go of the lock.
             var ledger = SuiteLedger()
             let view = views.entry(identity.key, as: View.self)
-            if let view, let known = view.entries, view.generation == generation, view.length >= headerSize, view.length <= length,
-                let tail = lock.notes(in: view.length..<length), ledger.replay(tail, from: known)
-            {
-                count(identity, replayed: tail.count)
+            if ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
+                // up to date from this process's view
             } else if let body = lock.notes(in: headerSize..<length), ledger.replay(body, from: [:]) {
                 count(identity, replayed: body.count)
             } else {
