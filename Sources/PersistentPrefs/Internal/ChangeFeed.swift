@@ -12,7 +12,11 @@ import Foundation
 /// holding the cache lock, so events queue in the order the copy changed; then, with every lock
 /// released, calls ``deliver()``. One thread at a time delivers a feed's events, in order: a
 /// handler that writes to the set queues its own event, which the same loop delivers next,
-/// instead of running handlers inside handlers or waiting for itself.
+/// instead of running handlers inside handlers or waiting for itself. Only a thread with an event
+/// of its own in the queue starts delivering, so a write's event is delivered on the writing
+/// thread before the write returns, unless another thread with its own event is delivering at
+/// that moment; a thread that changed nothing (the watcher finding the process's own write)
+/// never takes another thread's event.
 final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest is immutable
     private struct Subscriber {
         let keys: Set<String>
@@ -22,7 +26,8 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
     private struct State {
         var subscribers: [Int: Subscriber] = [:]
         var nextID = 0
-        var pending: [PrefsChangeEvent] = []
+        /// Queued events, each with the thread that posted it.
+        var pending: [(event: PrefsChangeEvent, poster: ObjectIdentifier)] = []
         var delivering = false
     }
 
@@ -61,13 +66,16 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
     func post(_ keys: Set<String>) {
         guard !keys.isEmpty else { return }
         let event = PrefsChangeEvent(root: root, keys: keys, storeIdentifier: storeIdentifier)
-        state.withLock { $0.pending.append(event) }
+        let poster = ObjectIdentifier(Thread.current)
+        state.withLock { $0.pending.append((event, poster)) }
     }
 
-    /// Delivers the queued events in order. Call it with no lock held.
+    /// Delivers the queued events in order, when one of them was posted by this thread and no
+    /// other thread is delivering. Call it with no lock held.
     func deliver() {
+        let me = ObjectIdentifier(Thread.current)
         let starts = state.withLock { state in
-            guard !state.delivering, !state.pending.isEmpty else { return false }
+            guard !state.delivering, state.pending.contains(where: { $0.poster == me }) else { return false }
             state.delivering = true
             return true
         }
@@ -77,7 +85,7 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
                 state.delivering = false
                 return nil
             }
-            return state.pending.removeFirst()
+            return state.pending.removeFirst().event
         }) {
             ObservationSupport.changed(tracker, keys: event.keys)
             let ids = state.withLock { state in

@@ -101,6 +101,28 @@ struct ObservingTests {
         #expect(log.keys.count == 2)
     }
 
+    /// The watcher finding the process's own write posts nothing but still asks the feed to
+    /// deliver, between the write posting its event and delivering it.
+    @Test("a thread that posted nothing never delivers another thread's event: the writer's handler runs on the writer's thread, before it returns")
+    func deliveredByThePoster() throws {
+        let feed = ChangeFeed(root: "Root", storeIdentifier: "test")
+        let threads = Locked<[ObjectIdentifier]>([])
+        let id = feed.subscribe(keys: []) { _ in threads.withLock { $0.append(ObjectIdentifier(Thread.current)) } }
+        defer { feed.unsubscribe(id) }
+
+        feed.post(["A"])
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            feed.deliver()  // posted nothing: delivers nothing
+            done.signal()
+        }.start()
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(threads.withLock { $0 }.isEmpty)
+
+        feed.deliver()
+        #expect(threads.withLock { $0 } == [ObjectIdentifier(Thread.current)])
+    }
+
     @Test("an async sequence delivers the events and ends when its task is cancelled")
     func asyncSequence() async {
         let store = InMemoryStore()
