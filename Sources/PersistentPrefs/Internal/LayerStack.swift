@@ -19,7 +19,7 @@ struct LayerFile: Hashable, Sendable {
 /// A store whose sets have system layers beneath the user's values.
 ///
 /// The store enforces the layers' locks in its one write step (``PrefsStore/apply(_:root:)``,
-/// with ``guarded(_:root:)``), so every road to its files — a set's write, a migration, the
+/// with ``guarded(_:root:memory:)``), so every road to its files — a set's write, a migration, the
 /// harness, `defaults` — refuses a change of a locked key under the store's lock.
 protocol LayeredStore {
     /// The system layer files for the set under `root`, the most important first (they may not
@@ -35,15 +35,22 @@ protocol LayeredStore {
 extension LayeredStore {
     /// The layers of the set under `root` as they are now (files read again when they changed).
     func layerStack(root: String) -> LayerStack {
-        let files = LayerReader(files: layerFiles(root: root)).stack(root: root)
-        let (above, below) = memoryLayers(root: root)
-        guard !above.isEmpty || !below.isEmpty else { return files }
-        return LayerStack(layers: above + files.layers + below, problems: files.problems)
+        layerStack(root: root, memory: memoryLayers(root: root))
     }
 
-    /// `change`, refused when it would change a key locked for `root`.
-    func guarded(_ change: PrefsChange, root: String) -> PrefsChange {
-        layerStack(root: root).guarding(change)
+    /// The layers of the set under `root`: the files as they are now, between and above `memory`
+    /// (``memoryLayers(root:)``, taken by the caller).
+    func layerStack(root: String, memory: (above: [LayerStack.Layer], below: [LayerStack.Layer])) -> LayerStack {
+        let files = LayerReader(files: layerFiles(root: root)).stack(root: root)
+        guard !memory.above.isEmpty || !memory.below.isEmpty else { return files }
+        return LayerStack(layers: memory.above + files.layers + memory.below, problems: files.problems)
+    }
+
+    /// `change`, refused when it would change a key locked for `root`. Call it under the store's
+    /// lock, so the layer files it reads are the ones in force when the change is written;
+    /// `memory` is ``memoryLayers(root:)``, taken before that lock (it may need a lock of its own).
+    func guarded(_ change: PrefsChange, root: String, memory: (above: [LayerStack.Layer], below: [LayerStack.Layer])) -> PrefsChange {
+        layerStack(root: root, memory: memory).guarding(change)
     }
 }
 
@@ -201,13 +208,34 @@ struct LayerReader: Sendable {
             if top.isLocked(key) { throw PersistentPrefs.PrefsError.keyLocked(key: key) }
             let set = stack(root: key)
             guard set.hasLocks else { continue }
-            func dictionary(_ value: Any?) -> [String: Any] {
-                PlistValue.loadedOrAsIs(value.flatMap(PlistValue.stringKeyedDictionary) ?? [:])
-            }
-            if let locked = set.lockedChange(from: dictionary(before[key]), to: dictionary(after[key])) {
+            if let locked = set.lockedChange(from: Self.set(before[key]) ?? [:], to: Self.set(after[key]) ?? [:]) {
                 throw PersistentPrefs.PrefsError.keyLocked(key: locked)
             }
         }
+    }
+
+    /// Keeps in `repaired` — the suite as the ledger would put it back after a stale save (see
+    /// ``SuiteLedger``) — the value `found`, the file as read, has for every locked key: a repair
+    /// never changes a locked key, at the top level or inside a set.
+    func sparingLocked(_ repaired: inout [String: Any], from found: [String: Any]) {
+        guard files.contains(where: { current($0.url).top != nil }) else { return }
+        let top = stack(root: nil)
+        for key in PlistValue.changedKeys(found, repaired) {
+            let set = stack(root: key)
+            guard top.isLocked(key) || set.hasLocks else { continue }
+            guard !top.isLocked(key), !set.locksAll, let old = Self.set(found[key]), var new = Self.set(repaired[key]) else {
+                repaired[key] = found[key]  // locked whole, or not a set: left as found
+                continue
+            }
+            for locked in set.lockedKeys where !PlistValue.same(old[locked], new[locked]) { new[locked] = old[locked] }
+            repaired[key] = new
+        }
+    }
+
+    /// A suite's top-level value as a set: `[:]` for none, `nil` for a value that is not one.
+    private static func set(_ value: Any?) -> [String: Any]? {
+        guard let value else { return [:] }
+        return PlistValue.stringKeyedDictionary(value).map(PlistValue.loadedOrAsIs)
     }
 
     /// The set under `root` in one file's top-level dictionary, with its locks.
@@ -216,6 +244,7 @@ struct LayerReader: Sendable {
         var locksAll = false
         if let root, file.holdsRoots {
             let topLocks = locks(top[LayerStack.lockKey])
+            if topLocks.invalid { return .failure(invalidLocks(file)) }
             if topLocks.all || topLocks.keys.contains(root) { locksAll = true }
             switch top[root] {
             case nil: set = [:]
@@ -226,7 +255,7 @@ struct LayerReader: Sendable {
             set = top
         }
         let marks = locks(set.removeValue(forKey: LayerStack.lockKey))
-        if marks.invalid { return .failure(damaged(file, "\"\(LayerStack.lockKey)\" is neither true nor a list of key names")) }
+        if marks.invalid { return .failure(invalidLocks(file)) }
         guard case .success(let values) = PlistValue.normalizedSet(set, for: .loading) else {
             return .failure(damaged(file, "it holds values a property list cannot"))
         }
@@ -234,13 +263,24 @@ struct LayerReader: Sendable {
         return .success(LayerStack.Layer(source: file.url.filePath, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
     }
 
-    /// What a lock entry says.
+    /// What a lock entry says: `<true/>` or `<false/>`, or an array of key names. Anything else
+    /// (a number, a string, a list holding something other than names) is `invalid`, never read
+    /// as a lock or as none.
     private static func locks(_ entry: Any?) -> (keys: Set<String>, all: Bool, invalid: Bool) {
         guard let entry else { return ([], false, false) }
-        if let flag = entry as? Bool { return ([], flag, false) }
-        guard let list = PlistValue.normalized(entry, for: .loading) as? [Any] else { return ([], false, true) }
-        let names = list.compactMap { $0 as? String }
-        return (Set(names), false, names.count != list.count)
+        switch PlistValue.normalized(entry, for: .loading) {
+        case let flag as NSNumber where NumberKind(flag) == .boolean:
+            return ([], flag.boolValue, false)
+        case let list as [Any]:
+            let names = list.compactMap { $0 as? String }
+            return (Set(names), false, names.count != list.count)
+        default:
+            return ([], false, true)
+        }
+    }
+
+    private static func invalidLocks(_ file: LayerFile) -> PersistentPrefs.PrefsError {
+        damaged(file, "\"\(LayerStack.lockKey)\" is neither true, false nor a list of key names")
     }
 
     private static func damaged(_ file: LayerFile, _ reason: String) -> PersistentPrefs.PrefsError {

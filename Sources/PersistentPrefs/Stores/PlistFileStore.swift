@@ -281,8 +281,11 @@ extension PlistFileStore: VersionedStore {
 
     func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
         let url = try fileURL(forRoot: root)
-        let change = guarded(change, root: root)  // locked keys refused (see LayeredStore)
+        let memory = memoryLayers(root: root)
         return try FileLock.withLock(for: url, label: root) {
+            // Under the file's lock, with the layer files read again: a key locked while this
+            // write waited for the lock is refused (see LayeredStore).
+            let change = guarded(change, root: root, memory: memory)
             if let legacy = legacyFile(forRoot: root, current: url) { try moveLegacyFile(legacy, to: url) }
             let current = change.buildsOnCurrent ? (try PlistFile.read(url) ?? [:]) : [:]
             let updated = try change.applied(to: current)

@@ -119,7 +119,7 @@ public struct PreferencesFile: Sendable {
         // file) is made beside it; the write reads it again under the lock.
         if !movesDamagedFileAside { _ = try contents() }
         try UserDefaultsStore.update(
-            suiteFile: url, describing: "the suite", label: url.fileName, movingAside: movesDamagedFileAside
+            suiteFile: url, describing: "the suite", label: url.fileName, layers: layers, movingAside: movesDamagedFileAside
         ) { suite in
             let before = suite
             try change(&suite)

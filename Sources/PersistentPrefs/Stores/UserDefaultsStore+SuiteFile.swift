@@ -36,10 +36,10 @@ extension UserDefaultsStore {
     ///   else rewrote it meanwhile (keeping the change).
     @discardableResult
     static func update(
-        suiteFile file: URL, key: String, _ change: (Any?) throws -> Any?, whileLocked: () -> Void = {}
+        suiteFile file: URL, key: String, layers: LayerReader, _ change: (Any?) throws -> Any?, whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         try update(
-            suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key],
+            suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key], layers: layers,
             { suite in
                 suite[key] = try change(suite[key])
                 return nil
@@ -58,12 +58,15 @@ extension UserDefaultsStore {
     ///     in the ledger and checked, changed or not. `nil`: the keys `change` returns, the same
     ///     way (it compared the suite itself), or when it returns `nil` the keys it changed,
     ///     worked out by comparing the suite before and after.
+    ///   - layers: The suite's system layers: what the ledger puts back after a stale save never
+    ///     changes a key they lock (``LayerReader/sparingLocked(_:from:)``). `change` checks its
+    ///     own changes against them.
     ///   - movingAside: Whether a damaged file is moved aside (a suite's file), or left where it
     ///     is and the write refused (a file named by path).
     @discardableResult
     static func update(
-        suiteFile file: URL, describing what: String, label: String, changing keys: Set<String>? = nil, movingAside: Bool = true,
-        _ change: (inout [String: Any]) throws -> Set<String>?, whileLocked: () -> Void = {}
+        suiteFile file: URL, describing what: String, label: String, changing keys: Set<String>? = nil, layers: LayerReader,
+        movingAside: Bool = true, _ change: (inout [String: Any]) throws -> Set<String>?, whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         try FileLock.withLock(for: file, label: label) { lock in
             var record = lock.record
@@ -88,7 +91,11 @@ extension UserDefaultsStore {
                 if foreign { record.foreignWriteSeen = Date().timeIntervalSince1970 }
                 var suite = read ?? [:]
                 // A file just as the library left it cannot hold a stale save's reverts.
-                if foreign || signature == nil { ledger.reconcile(&suite, lock) }
+                if foreign || signature == nil {
+                    let found = suite
+                    ledger.reconcile(&suite, lock)
+                    layers.sparingLocked(&suite, from: found)
+                }
                 let before = suite
                 let reported = try change(&suite)
                 let changed = (keys ?? reported ?? PlistValue.changedKeys(before, suite)).sorted()
@@ -161,15 +168,18 @@ extension UserDefaultsStore {
     /// Takes no lock, so a stopped or stuck writer never delays it, and writes nothing: a value a
     /// stale plain save put back (see ``SuiteLedger``) is read as the library's latest value,
     /// which the library's next write to the suite puts back in the file.
-    static func object(suiteFile file: URL, key: String) throws -> Any? {
-        try versionedObject(suiteFile: file, key: key).value
+    static func object(suiteFile file: URL, key: String, layers: LayerReader) throws -> Any? {
+        try versionedObject(suiteFile: file, key: key, layers: layers).value
     }
 
-    /// ``object(suiteFile:key:)``, with the ``PlistFile/digest(_:)`` of the file it was read from.
-    static func versionedObject(suiteFile file: URL, key: String) throws -> (value: Any?, digest: UInt64?) {
+    /// ``object(suiteFile:key:layers:)``, with the ``PlistFile/digest(_:)`` of the file it was
+    /// read from.
+    static func versionedObject(suiteFile file: URL, key: String, layers: LayerReader) throws -> (value: Any?, digest: UInt64?) {
         let (suite, _, digest) = try PlistFile.readSigned(file)
         guard let suite else { return (nil, digest) }
-        return (SuiteLedger.repaired(suite, of: file, digest: digest)[key], digest)
+        var repaired = SuiteLedger.repaired(suite, of: file, digest: digest)
+        layers.sparingLocked(&repaired, from: suite)  // as the next write repairs it
+        return (repaired[key], digest)
     }
 
     private enum Settled {

@@ -133,10 +133,13 @@ public struct UserDefaultsStore: PrefsStore {
 
     /// ``apply(_:root:)``, with the version of the suite file it left (see ``VersionedStore``).
     func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
-        let change = guarded(change, root: root)  // locked keys refused (see LayeredStore)
         if handle.file != nil { PlistFile.OwnWrites.follow() }  // as in versionedLoad(root:)
         var result: [String: Any] = [:]
+        let memory = memoryLayers(root: root)  // before the lock on `UserDefaults` that update takes
         let version = try update(root) { stored in
+            // Under the suite's lock, with the layer files read again: a key locked while this
+            // write waited for the lock is refused (see LayeredStore).
+            let change = guarded(change, root: root, memory: memory)
             var current: [String: Any] = [:]
             if change.buildsOnCurrent, let stored {
                 guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
@@ -162,7 +165,7 @@ public struct UserDefaultsStore: PrefsStore {
     /// The object stored under the suite key `key`.
     func object(_ key: String) throws -> Any? {
         if let file = handle.file {
-            return try Self.object(suiteFile: file, key: key)
+            return try Self.object(suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles))
         }
         return handle.withDefaults { defaults in
             _ = defaults.synchronize()
@@ -179,7 +182,7 @@ public struct UserDefaultsStore: PrefsStore {
         if let file = handle.file {
             // The UserDefaults object re-reads the file, still under the lock: should plain code in
             // this process have unsaved keys, the save that follows cannot race another writer.
-            return try Self.update(suiteFile: file, key: key, change, whileLocked: handle.refresh)
+            return try Self.update(suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles), change, whileLocked: handle.refresh)
         }
         return try handle.withDefaults { defaults -> UInt64? in
             _ = defaults.synchronize()
@@ -215,7 +218,7 @@ extension UserDefaultsStore: VersionedStore {
         let (stored, version): (Any?, UInt64?)
         if let file = handle.file {
             PlistFile.OwnWrites.follow()  // the caller keeps the version: own writes are followed from now on
-            (stored, version) = try Self.versionedObject(suiteFile: file, key: root)
+            (stored, version) = try Self.versionedObject(suiteFile: file, key: root, layers: LayerReader(files: handle.layerFiles))
         } else {
             (stored, version) = (try object(root), nil)
         }

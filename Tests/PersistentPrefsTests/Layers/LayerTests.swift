@@ -1,5 +1,5 @@
 import Foundation
-import PersistentPrefs
+@testable import PersistentPrefs
 import PersistentPrefsSample
 import Testing
 
@@ -198,6 +198,161 @@ struct LayerTests {
         #expect(inside.layerName == "myapp/prefs")
         #expect(PlistFileStore(directory: URL(fileURLWithPath: "/x"), layerName: "../../etc/app").layerName == "etc/app")
         #expect(!PersistentPrefs.systemConfigDirectories.isEmpty)
+    }
+}
+
+// MARK: - Locks on every road
+
+/// A value handed from a thread to the test: written before `done` is signalled, read after.
+private final class Handoff<Value>: @unchecked Sendable {
+    var value: Value?
+    let done = DispatchSemaphore(value: 0)
+}
+
+/// A suite of the user's with a vendor layer file of its own (root keys at its top level).
+private struct LayeredSuite {
+    let suite = TestSuite("layered")
+    var vendorFile: URL { vendorRoot.appendingPathComponent("\(suite.name).plist") }
+
+    func writeVendor(_ top: [String: Any]) throws {
+        let data = try PropertyListSerialization.data(fromPropertyList: top, format: .xml, options: 0)
+        try data.write(to: vendorFile, options: .atomic)
+    }
+
+    func remove() {
+        suite.remove()
+        try? FileManager.default.removeItem(at: vendorFile)
+    }
+}
+
+@Suite("Locks: checked under the file's lock, spared by the ledger, wrong-type entries reported", waitLimit)
+struct LockRoadTests {
+    /// Holds `file`'s lock on another thread while `meanwhile` runs, then lets go.
+    private static func holdingLock(of file: URL, _ meanwhile: () throws -> Void) throws {
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let released = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? FileLock.withLock(for: file, label: "test") {
+                holding.signal()
+                release.wait()
+            }
+            released.signal()
+        }.start()
+        holding.wait()
+        defer {
+            release.signal()
+            released.wait()
+        }
+        try meanwhile()
+    }
+
+    /// A write of Volume waits for the lock while the administrator locks Volume: it is refused
+    /// when it gets the lock, and the file is as it was.
+    private static func lockedWhileWaiting(file: URL, store: any PrefsStore, root: String, lock: () throws -> Void) throws {
+        let prefs = LayeredPrefs(key: root, store: store)
+        prefs.volume = 2
+        let before = try Data(contentsOf: file)
+        let outcome = Handoff<PersistentPrefs.PrefsError>()
+        try holdingLock(of: file) {
+            Thread {
+                let writer = LayeredPrefs(key: root, store: store)
+                writer.volume = 9
+                outcome.value = writer.lastError
+                outcome.done.signal()
+            }.start()
+            usleep(300_000)  // the write is waiting for the lock by now
+            try lock()
+        }
+        #expect(outcome.done.wait(timeout: .now() + 60) == .success)
+        #expect(outcome.value == .keyLocked(key: "Volume"))
+        #expect(try Data(contentsOf: file) == before, "the file is byte for byte as it was")
+    }
+
+    @Test("a suite write waiting for the lock is refused when the key was locked meanwhile")
+    func suiteLockedWhileWaiting() throws {
+        let layered = LayeredSuite()
+        defer { layered.remove() }
+        try Self.lockedWhileWaiting(file: URL(fileURLWithPath: layered.suite.path), store: layered.suite.store, root: "R") {
+            try layered.writeVendor(["R": ["Volume": 7, "PersistentPrefs.locked": ["Volume"]]])
+        }
+    }
+
+    @Test("a PlistFileStore write waiting for the lock is refused when the key was locked meanwhile")
+    func folderLockedWhileWaiting() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try Self.lockedWhileWaiting(file: try fixture.store.fileURL(forRoot: fixture.root), store: fixture.store, root: fixture.root) {
+            try fixture.writeVendor(["Volume": 7, "PersistentPrefs.locked": ["Volume"]])
+        }
+    }
+
+    @Test("what a stale plain save put back under a key locked since is left alone by the ledger, for writers and readers")
+    func ledgerSparesLockedKeys() throws {
+        let layered = LayeredSuite()
+        defer { layered.remove() }
+        let store = layered.suite.store
+        _ = try store.apply(.set(key: "Volume", value: NSNumber(value: 3)), root: "R")
+        let snapshot = try Data(contentsOf: URL(fileURLWithPath: layered.suite.path))
+        _ = try store.apply(.set(key: "Volume", value: NSNumber(value: 1)), root: "R")
+        try StaleSaveTests.staleSave(snapshot, to: layered.suite)  // Volume is 3 again
+        try layered.writeVendor(["R": ["Volume": 7, "PersistentPrefs.locked": ["Volume"]]])
+
+        #expect(try store.load(root: "R")?["Volume"] as? Int == 3, "a reader is shown what the next write leaves")
+        _ = try store.apply(.set(key: "Name", value: "free"), root: "R")
+        let stored = try #require(try PropertyListSerialization.propertyList(
+            from: Data(contentsOf: URL(fileURLWithPath: layered.suite.path)), format: nil) as? [String: Any])
+        let set = try #require(stored["R"] as? [String: Any])
+        #expect(set["Volume"] as? Int == 3 && set["Name"] as? String == "free")
+    }
+
+    /// A lock entry of the wrong type, as `label` describes it.
+    private static func entry(_ label: String, naming key: String) -> Any {
+        switch label {
+        case "integer 1": NSNumber(value: 1)
+        case "integer 0": NSNumber(value: 0)
+        case "real 1.0": NSNumber(value: 1.0)
+        case "a string": key
+        default: [key, NSNumber(value: 7)]
+        }
+    }
+
+    @Test("a lock entry of the wrong type leaves its file out, listed in problems, and locks nothing",
+          arguments: ["integer 1", "integer 0", "real 1.0", "a string", "a list with a number"])
+    func wrongTypeInSet(label: String) throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try fixture.writeVendor(["Volume": 7, "PersistentPrefs.locked": Self.entry(label, naming: "Volume")])
+        let prefs = fixture.prefs()
+        #expect(!prefs.isLocked("Volume") && prefs.lockedKeys.isEmpty, "\(label)")
+        #expect(prefs.volume == 5, "the file is left out: \(label)")
+        prefs.volume = 9
+        #expect(prefs.lastError == nil && prefs.volume == 9)
+        let reported = prefs.problems.contains {
+            if case .corruptStore(let path, let reason) = $0 { return path == fixture.vendorFile.path && reason.contains("PersistentPrefs.locked") }
+            return false
+        }
+        #expect(reported, "\(label): \(prefs.problems)")
+    }
+
+    @Test("a suite layer's top-level lock entry of the wrong type is reported, not ignored or read as a lock",
+          arguments: ["a string", "a list with a number", "integer 1"])
+    func wrongTypeAtTop(label: String) throws {
+        let layered = LayeredSuite()
+        defer { layered.remove() }
+        try layered.writeVendor(["PersistentPrefs.locked": Self.entry(label, naming: "R"), "R": ["Volume": 7]])
+        let prefs = LayeredPrefs(key: "R", store: layered.suite.store)
+        #expect(!prefs.isForced && prefs.lockedKeys.isEmpty, "\(label)")
+        prefs.volume = 9
+        #expect(prefs.lastError == nil && prefs.volume == 9, "\(label)")
+        let reported = prefs.problems.contains {
+            if case .corruptStore(let path, _) = $0 { return path == layered.vendorFile.path }
+            return false
+        }
+        #expect(reported, "\(label): \(prefs.problems)")
+        // A well-formed entry still locks (seen by the live set once the watcher reads the file).
+        try layered.writeVendor(["PersistentPrefs.locked": ["R"], "R": ["Volume": 7]])
+        #expect(eventually { prefs.isForced && prefs.volume == 7 })
     }
 }
 
