@@ -311,10 +311,13 @@ struct SchemaPlan {
     /// (keys the steps add or change must be allowed, their values storable and within their
     /// rules). Writes nothing.
     ///
+    /// - Parameter locks: For a dry run (``PersistentPrefs/problems``): the set's layers, so a
+    ///   migration that changes a locked key — which the write refuses with
+    ///   ``PersistentPrefs/PrefsError/keyLocked(key:)`` — is reported naming its step and the key.
     /// - Throws: ``PersistentPrefs/PrefsError/migrationFailed(root:step:name:reason:)`` naming
-    ///   the step that threw, or the last step that changed a refused key;
+    ///   the step that threw, or the last step that changed a refused or locked key;
     ///   ``PersistentPrefs/PrefsError/newerSchemaVersion(root:stored:supported:)``.
-    func report(on set: [String: Any], from stored: Int, root: String) throws -> PrefsMigrationReport {
+    func report(on set: [String: Any], from stored: Int, root: String, locks: LayerStack? = nil) throws -> PrefsMigrationReport {
         if stored > version {
             if writesNewer { return PrefsMigrationReport(fromVersion: stored, toVersion: stored, steps: [], before: set, after: set) }
             throw newer(stored: stored, root: root)
@@ -349,6 +352,7 @@ struct SchemaPlan {
             } else {
                 after = try PlistValue.normalizedSet(current).get()
             }
+            if let key = locks?.lockedChange(from: set, to: after) { throw PersistentPrefs.PrefsError.keyLocked(key: key) }
         } catch let refusal as PersistentPrefs.PrefsError {
             let produced = refusal.offendingKey.flatMap { lastChange[$0] } ?? version
             throw PersistentPrefs.PrefsError.migrationFailed(
@@ -369,7 +373,7 @@ extension PersistentPrefs.PrefsError {
     var offendingKey: String? {
         switch self {
         case .incorrectKeys(let keys), .valuesNotPlistCompatible(let keys): return keys.first
-        case .invalidValue(let key, _), .typeMismatch(let key, _, _): return key
+        case .invalidValue(let key, _), .typeMismatch(let key, _, _), .keyLocked(let key): return key
         default: return nil
         }
     }

@@ -183,7 +183,9 @@ open class PersistentPrefs: NSObject {
     /// - `@Pref` properties that share a key with different types
     ///   (``PrefsError/conflictingDeclarations(key:types:)``).
     /// - A set stored by a newer schema version, or one whose migration fails
-    ///   (see <doc:EvolvingAPreferenceSet>; pending steps run as a dry run, writing nothing).
+    ///   (see <doc:EvolvingAPreferenceSet>; pending steps run as a dry run, writing nothing) —
+    ///   also when it would change a key locked in the system layers, which blocks every write
+    ///   to the set: the reason names the key.
     /// - Changes by other programs reaching the set late, because the operating system cannot
     ///   watch its file (``PrefsError/watchDegraded(path:reason:)``): the library polls meanwhile.
     ///
@@ -208,7 +210,8 @@ open class PersistentPrefs: NSObject {
         }
         if let notice = domain.damageNotice() { found.append(notice) }
         if let degraded = domain.watchProblem() { found.append(degraded) }
-        found += (try? domain.layers().problems) ?? []
+        let layers = try? domain.layers()
+        found += layers?.problems ?? []
         var checked = Set<String>()
         for pref in declaredPrefs() where checked.insert(pref.key).inserted {
             if let value = effective[pref.key], let problem = pref.readingProblem(value) { found.append(problem) }
@@ -221,7 +224,7 @@ open class PersistentPrefs: NSObject {
         found += declarationConflicts
         if let version = try? domain.schemaVersion() {
             do {
-                _ = try schemaPlan.report(on: stored, from: version, root: key)
+                _ = try schemaPlan.report(on: stored, from: version, root: key, locks: layers)
             } catch {
                 found.append(PrefsDomain.mapped(error))
             }

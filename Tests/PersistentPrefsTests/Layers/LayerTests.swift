@@ -157,6 +157,12 @@ struct LayerTests {
         let prefs = Migrating(key: fixture.root, store: fixture.store)
         #expect(prefs.lastError == .keyLocked(key: "Volume"))
         #expect(try fixture.store.load(root: fixture.root)?["Old Volume"] as? Int == 3, "the stored set is untouched")
+        // Every write to the set is blocked meanwhile: problems says why, naming the step and the key.
+        let blocked = prefs.problems.contains {
+            if case .migrationFailed(fixture.root, 1, _, let reason) = $0 { return reason.contains("Volume") && reason.contains("locked") }
+            return false
+        }
+        #expect(blocked, "problems: \(prefs.problems)")
     }
 
     @Test("editing a layer file is seen live: observers hear when the value read changes, not when a hidden one does")
