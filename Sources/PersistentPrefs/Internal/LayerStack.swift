@@ -256,8 +256,14 @@ struct LayerReader: Sendable {
         }
         let marks = locks(set.removeValue(forKey: LayerStack.lockKey))
         if marks.invalid { return .failure(invalidLocks(file)) }
-        guard case .success(let values) = PlistValue.normalizedSet(set, for: .loading) else {
-            return .failure(damaged(file, "it holds values a property list cannot"))
+        // Vetted as a write would be: a layer gives no value the user could not store.
+        let values: [String: Any]
+        switch PlistValue.normalizedSet(set, for: .vetting) {
+        case .success(let vetted): values = vetted
+        case .failure(let refusal):
+            guard case .valuesNotPlistCompatible(let refused) = refusal else { return .failure(damaged(file, refusal.description)) }
+            let keys = refused.map { "\"\($0)\"" }.joined(separator: ", ")
+            return .failure(damaged(file, "the value of \(keys) is not one a preferences set can store (nested more than \(PlistValue.maximumDepth) deep, or a date outside the years 1–9999)"))
         }
         if values.isEmpty, marks.keys.isEmpty, !marks.all, !locksAll { return .success(nil) }
         return .success(LayerStack.Layer(source: file.url.filePath, values: values, locked: marks.keys, locksAll: locksAll || marks.all))

@@ -312,6 +312,24 @@ struct LockRoadTests {
         #expect(set["Volume"] as? Int == 3 && set["Name"] as? String == "free")
     }
 
+    @Test("a layer value nested deeper than a write may store leaves its file out, named in problems")
+    func tooDeepInLayer() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        var deep: Any = "bottom"
+        for _ in 0..<150 { deep = [deep] }
+        // Binary: the XML reader declines such nesting itself.
+        let data = try PropertyListSerialization.data(fromPropertyList: ["Volume": 7, "Deep": deep], format: .binary, options: 0)
+        try data.write(to: fixture.vendorFile, options: .atomic)
+        let prefs = fixture.prefs()
+        #expect(prefs.volume == 5 && prefs["Deep"] == nil, "the file is left out")
+        let reported = prefs.problems.contains {
+            if case .corruptStore(let path, let reason) = $0 { return path == fixture.vendorFile.path && reason.contains("\"Deep\"") }
+            return false
+        }
+        #expect(reported, "problems: \(prefs.problems)")
+    }
+
     /// A lock entry of the wrong type, as `label` describes it.
     private static func entry(_ label: String, naming key: String) -> Any {
         switch label {
