@@ -7,13 +7,50 @@ import PersistentPrefsSample
 /// ``PersistentPrefs/PrefsSchema``), and on the sample's own set without one.
 enum SchemaCommands {
     /// The schema of the session's set: its schema file, else (no file) the sample's own.
-    static func schema(_ session: HarnessSession) throws -> (schema: PrefsSchema, fromFile: Bool) {
-        if let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey),
-            let schema = try refusing({ try PrefsSchema.load(from: url) })
-        {
-            return (schema, true)
+    /// `file` is the schema file's path when the schema came from one.
+    ///
+    /// - Throws: ``HarnessError/refused(_:)`` naming the schema file when there is one that
+    ///   cannot be used (see ``load(_:)``).
+    static func schema(_ session: HarnessSession) throws -> (schema: PrefsSchema, file: String?) {
+        if let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey), let schema = try load(url) {
+            return (schema, url.path)
         }
-        return (SamplePrefs(key: session.rootKey, store: InMemoryStore()).schema, false)
+        return (sampleSchema(session.rootKey), nil)
+    }
+
+    /// The sample's own schema for the set under `root`.
+    static func sampleSchema(_ root: String) -> PrefsSchema {
+        SamplePrefs(key: root, store: InMemoryStore()).schema
+    }
+
+    /// Whether `schema`, read from a set's schema file, is the one the sample itself writes for
+    /// the set under `root`: the same class, version, keys, types, kinds, rules and summaries,
+    /// not just the same class name (which any program's schema file may claim). Defaults are
+    /// left out: the sample's date default is the moment it is made.
+    static func isSampleSchema(_ schema: PrefsSchema, root: String) -> Bool {
+        func shape(_ schema: PrefsSchema) -> Data {
+            let keys = schema.keys.map {
+                PrefsSchema.Key(name: $0.name, type: $0.type, kind: $0.kind, minimum: $0.minimum, maximum: $0.maximum, choices: $0.choices, summary: $0.summary)
+            }
+            return PrefsSchema(root: schema.root, className: schema.className, schemaVersion: schema.schemaVersion, keys: keys).jsonData
+        }
+        return schema.recordsSchemaVersion && shape(schema) == shape(sampleSchema(root))
+    }
+
+    /// The schema in the file at `url`, or `nil` when there is no file. A file that is there but
+    /// cannot be used — not a schema file, damaged, a rule this code cannot read, not a regular
+    /// file, too large — is a refusal naming it: a set whose schema cannot be read is never
+    /// written unchecked.
+    ///
+    /// - Throws: ``HarnessError/refused(_:)``.
+    static func load(_ url: URL) throws -> PrefsSchema? {
+        do {
+            return try PrefsSchema.load(from: url)
+        } catch PersistentPrefs.PrefsError.corruptStore(_, let reason), PersistentPrefs.PrefsError.ioError(_, let reason) {
+            throw HarnessError.refused("The schema file \(url.path) cannot be used: \(reason); nothing was changed")
+        } catch {
+            throw HarnessError.refused("The schema file \(url.path) cannot be used: \((error as NSError).localizedDescription); nothing was changed")
+        }
     }
 
     /// The key of `schema` that `name` names (a full name, or an alias of a sample key), or a
@@ -29,14 +66,15 @@ enum SchemaCommands {
     /// choices (as `gsettings` words it).
     static func refusal(of value: Any, for key: PrefsSchema.Key, problem: String) -> String {
         if let kind = key.kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") {
-            return "The provided value for \u{201C}\(key.name)\u{201D} has the wrong type (\(problem)); give it as \(key.type ?? kind) (defaults write: -\(flag(for: kind)))"
+            let hint = flag(for: kind).map { " (defaults write: -\($0))" } ?? ""
+            return "The provided value for \u{201C}\(key.name)\u{201D} has the wrong type (\(problem)); give it as \(key.type ?? kind)\(hint)"
         }
         return "The provided value for \u{201C}\(key.name)\u{201D} is outside of the valid range (\(problem))"
     }
 
-    /// The `defaults write` type flag for a kind.
-    private static func flag(for kind: String) -> String {
-        ["integer": "int", "real": "float", "boolean": "bool", "string": "string", "date": "date", "data": "data", "array": "array", "dictionary": "dict"][kind] ?? kind
+    /// The `defaults write` type flag for a kind, or `nil` for a kind without one.
+    private static func flag(for kind: String) -> String? {
+        ["integer": "int", "real": "float", "boolean": "bool", "string": "string", "date": "date", "data": "data", "array": "array", "dictionary": "dict"][kind]
     }
 
     /// Runs `describe`, `range`, `writable` or `list-keys`.
@@ -113,10 +151,10 @@ enum SchemaCommands {
 
     /// `set KEY VALUE` on a set whose schema file is not the sample's: the value parsed for the
     /// key's type, checked against its range, choices and lock, and written; `false` when the
-    /// sample's own `set` should run instead (no schema file, or the sample's schema).
+    /// sample's own `set` should run instead (no schema file, or the one the sample writes).
     static func set(_ command: Command, session: HarnessSession, console: Console) throws -> Bool {
-        let (schema, fromFile) = try schema(session)
-        guard fromFile, schema.className != "\(SamplePrefs.self)" else { return false }
+        let (schema, file) = try schema(session)
+        guard file != nil, !isSampleSchema(schema, root: session.rootKey) else { return false }
         let key = try key(command.arguments[0], in: schema)
         if isLocked(key.name, session) { throw HarnessError.refused("Key \u{201C}\(key.name)\u{201D} is not writable (locked by the system administrator)") }
         let value = try parse(command.arguments[1], for: key)
@@ -184,9 +222,10 @@ enum SchemaCommands {
     /// Checks what `defaults write` (or `import`, `rename`) changes against the schemas it finds:
     /// in a `--store-dir` set, the set's own keys; in a suite, the sets under the root keys it
     /// changes. A key a schema does not list, a value of another type or outside its range is
-    /// refused with a `gsettings`-like message; keys without a schema are not checked.
+    /// refused with a `gsettings`-like message; keys without a schema are not checked, and a
+    /// schema that `schemaFor` cannot read refuses the change (it throws).
     static func checkDefaultsChange(
-        from before: [String: Any], to after: [String: Any], setRoot: String?, schemaFor: (String) -> PrefsSchema?
+        from before: [String: Any], to after: [String: Any], setRoot: String?, schemaFor: (String) throws -> PrefsSchema?
     ) throws {
         func check(_ old: [String: Any], _ new: [String: Any], against schema: PrefsSchema) throws {
             for name in changedKeys(old, new) where name != PersistentPrefs.schemaVersionKey {
@@ -199,11 +238,11 @@ enum SchemaCommands {
             }
         }
         if let setRoot {
-            if let schema = schemaFor(setRoot) { try check(before, after, against: schema) }
+            if let schema = try schemaFor(setRoot) { try check(before, after, against: schema) }
             return
         }
         for root in changedKeys(before, after) {
-            guard let schema = schemaFor(root) else { continue }
+            guard let schema = try schemaFor(root) else { continue }
             guard after[root] == nil || after[root] is [String: Any] else {
                 throw HarnessError.refused("\u{201C}\(root)\u{201D} holds a preference set (it has a schema): write a dictionary there; defaults have not been changed")
             }
