@@ -150,18 +150,17 @@ enum SchemaCommands {
     }
 
     /// `set KEY VALUE` on a set whose schema file is not the sample's: the value parsed for the
-    /// key's type, checked against its range, choices and lock, and written; `false` when the
-    /// sample's own `set` should run instead (no schema file, or the one the sample writes).
+    /// key's type, checked against its range, choices and lock, and written at the schema's
+    /// version (see ``SchemaSet``); `false` when the sample's own `set` should run instead (no
+    /// schema file, or the one the sample writes).
     static func set(_ command: Command, session: HarnessSession, console: Console) throws -> Bool {
         let (schema, file) = try schema(session)
-        guard file != nil, !isSampleSchema(schema, root: session.rootKey) else { return false }
+        guard let file, !isSampleSchema(schema, root: session.rootKey) else { return false }
         let key = try key(command.arguments[0], in: schema)
         if isLocked(key.name, session) { throw HarnessError.refused("Key \u{201C}\(key.name)\u{201D} is not writable (locked by the system administrator)") }
         let value = try parse(command.arguments[1], for: key)
         if let problem = key.problem(with: value) { throw HarnessError.refused(refusal(of: value, for: key, problem: problem)) }
-        let set = SchemaSet(key: session.rootKey, store: session.store, schema: schema)
-        try refusing { try set.set(value, forKey: key.name) }
-        let stored = set[key.name] ?? value
+        let stored = try SchemaSet.write(value, forKey: key.name, root: session.rootKey, store: session.store, schema: schema, file: file) ?? value
         // A boolean as true or false (the formatter shows numbers, and a plist boolean is one).
         let flag = key.kind == "boolean" ? (stored as? NSNumber).map { $0.boolValue ? "true" : "false" } : nil
         let json = ValueFormatter.jsonText(["key": key.name, "value": stored], pretty: false)
@@ -260,11 +259,29 @@ enum SchemaCommands {
 
 /// A set whose keys are a schema's, with the schema's ranges and choices as rules: what the
 /// harness writes through for a program's set. It never writes a schema file of its own.
+///
+/// It writes at the schema's version, as the program that wrote the schema would: a set stored
+/// at that version (or an empty one, which it stamps) is written; a set stored at a newer
+/// version is refused, since the schema does not describe it; a non-empty set stored at an
+/// older version is refused, since only its program can migrate it. A schema that does not
+/// record its version (see ``PersistentPrefs/PrefsSchema/recordsSchemaVersion``) says nothing
+/// either way: the set is written at whatever version it is stored at, its stamp left as it is.
+/// Nothing is lost in any case: a refusal writes nothing, and a write never changes the stamp a
+/// program reads its set's shape by.
 final class SchemaSet: PersistentPrefs {
+    /// The version a write runs at, bound around the instance's making and its writes (a class
+    /// property is what the library reads the version from).
+    struct Versioning: Sendable {
+        let version: Int
+        let writesNewer: Bool
+    }
+
+    @TaskLocal static var versioning = Versioning(version: 0, writesNewer: true)
+
     private let schemaKeys: [String]
     private let rules: [String: PrefsValidator]
 
-    init(key: String, store: any PrefsStore, schema: PrefsSchema) {
+    private init(key: String, store: any PrefsStore, schema: PrefsSchema) {
         schemaKeys = schema.keys.map(\.name)
         var rules: [String: PrefsValidator] = [:]
         for entry in schema.keys where entry.minimum != nil || entry.maximum != nil || entry.choices != nil || entry.kind != nil {
@@ -280,6 +297,35 @@ final class SchemaSet: PersistentPrefs {
     override var keys: [String] { schemaKeys }
     override var validators: [String: PrefsValidator] { rules }
     override class var publishesSchema: Bool { false }
+    override class var schemaVersion: Int { versioning.version }
+    override class var writesNewerSchemaVersions: Bool { versioning.writesNewer }
+
+    /// Writes `value` under `name` in the set under `root`, at `schema`'s version (see
+    /// ``SchemaSet``), and returns the value as stored.
+    ///
+    /// - Parameter file: The schema file's path, for messages.
+    /// - Throws: ``HarnessError/refused(_:)``: the library's refusal, or a version the schema
+    ///   does not describe.
+    static func write(_ value: Any, forKey name: String, root: String, store: any PrefsStore, schema: PrefsSchema, file: String) throws -> Any? {
+        let versioning = Versioning(version: schema.schemaVersion, writesNewer: !schema.recordsSchemaVersion)
+        return try $versioning.withValue(versioning) {
+            // Never migrated here: it has no steps, and only the program knows them.
+            let set = PersistentPrefs.withoutAutomaticMigration { SchemaSet(key: root, store: store, schema: schema) }
+            if schema.recordsSchemaVersion, let stored = set.storedSchemaVersion, stored < schema.schemaVersion, !set.values.isEmpty {
+                throw HarnessError.refused(
+                    "The set \u{201C}\(root)\u{201D} is stored at schema version \(stored), older than the version its schema file \(file) describes (\(schema.schemaVersion)): its program migrates it the next time it runs; nothing was written")
+            }
+            do {
+                try set.set(value, forKey: name)
+            } catch PersistentPrefs.PrefsError.newerSchemaVersion(_, let stored, _) {
+                throw HarnessError.refused(
+                    "The set \u{201C}\(root)\u{201D} is stored at schema version \(stored), newer than the version its schema file \(file) describes (\(schema.schemaVersion)), so the schema may not describe it; nothing was written")
+            } catch {
+                try refusing { throw error }
+            }
+            return set[name]
+        }
+    }
 }
 
 /// Why a schema refuses a value, as a rule's error.

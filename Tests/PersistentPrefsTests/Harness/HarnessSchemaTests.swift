@@ -188,6 +188,40 @@ struct HarnessSchemaTests {
         #expect(!console.err.contains("is not one of )"))
     }
 
+    @Test("set writes a versioned set at its schema's version; a schema without a version leaves the stamp as it is")
+    func versionedSets() throws {
+        let fixture = SchemaFixture()
+        defer { fixture.directory.remove() }
+        let stamp = PersistentPrefs.schemaVersionKey
+        // The library's own schema file records the version.
+        let written = PrefsSchema(root: "Player", className: "Player", schemaVersion: 3, keys: [PrefsSchema.Key(name: "Theme", type: "String", kind: "string")])
+        #expect((try JSONSerialization.jsonObject(with: written.jsonData) as? [String: Any])?["schemaVersion"] as? Int == 3)
+        #expect(try PrefsSchema(jsonData: written.jsonData).recordsSchemaVersion)
+
+        try fixture.write(set: ["Theme": "light", stamp: 1], schema: SchemaFixture.schema(version: "1"))
+        let same = fixture.run("set", "Theme", "dark")
+        #expect(same.0 == 0 && same.1.out == "Theme = dark\n", "\(same.1.err)")
+        #expect(try fixture.stored()?["Theme"] as? String == "dark" && fixture.stored()?[stamp] as? Int == 1)
+
+        try fixture.write(set: ["Theme": "light", stamp: 4], schema: SchemaFixture.schema(version: nil))
+        #expect(try !PrefsSchema(jsonData: SchemaFixture.schema(version: nil)).recordsSchemaVersion)
+        #expect(fixture.run("set", "Theme", "dark").0 == 0, "a schema without a version refuses no version")
+        #expect(try fixture.stored()?["Theme"] as? String == "dark" && fixture.stored()?[stamp] as? Int == 4)
+
+        try fixture.write(set: ["Theme": "light", stamp: 2], schema: SchemaFixture.schema(version: "1"))
+        let newer = fixture.run("set", "Theme", "dark")
+        #expect(newer.0 == 1 && newer.1.err.contains("stored at schema version 2, newer than the version its schema file"), "\(newer.1.err)")
+        try fixture.write(set: ["Theme": "light", stamp: 1], schema: SchemaFixture.schema(version: "2"))
+        let older = fixture.run("set", "Theme", "dark")
+        #expect(older.0 == 1 && older.1.err.contains("stored at schema version 1, older than the version its schema file"), "\(older.1.err)")
+        #expect(try fixture.stored()?["Theme"] as? String == "light" && fixture.stored()?[stamp] as? Int == 1)
+
+        // A set not stored yet is stamped with the schema's version, as its program would stamp it.
+        try fixture.store.remove(root: "Player")
+        #expect(fixture.run("set", "Theme", "dark").0 == 0)
+        #expect(try fixture.stored()?[stamp] as? Int == 2)
+    }
+
     @Test("a program's schema that names the class SamplePrefs is checked as the program's; the sample's own set stays the sample's")
     func sampleNotMistaken() throws {
         let fixture = SchemaFixture()
@@ -205,5 +239,30 @@ struct HarnessSchemaTests {
         #expect(FileManager.default.fileExists(atPath: fixture.store.schemaFileURL(forRoot: "SamplePrefs").path))
         let array = HarnessCommandTests.run(["set", "array", "a, b"], session)
         #expect(array.0 == 0 && array.1.out == "Array Value = a, b\n", "\(array.1.err)")
+    }
+
+    @Test("across processes, on a suite by name: set writes a versioned set; defaults write refuses a damaged schema", waitLimit)
+    func suiteProcesses() throws {
+        let (child, home) = ChildProcess.inTemporaryConfigHome()
+        defer { home.remove() }
+        let suite = URL(fileURLWithPath: home.path + "/player.plist")
+        let schemaFile = PreferencesFile(url: suite).schemaFileURL(forRoot: "Player")
+        let set: [String: Any] = ["Volume": 5, "Theme": "light", PersistentPrefs.schemaVersionKey: 1]
+        try PropertyListSerialization.data(fromPropertyList: ["Player": set], format: .xml, options: 0).write(to: suite)
+        try FileManager.default.createDirectory(at: schemaFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try SchemaFixture.schema(version: "1").write(to: schemaFile)
+
+        let written = try child.run("prefs-harness", ["--suite", "player", "--key", "Player", "set", "Theme", "dark"])
+        #expect(written.status == 0 && written.stdout == "Theme = dark\n", "\(written)")
+        let read = try child.run("prefs-harness", ["defaults", "read", "player", "Player"])
+        #expect(read.stdout.contains("Theme = dark;") && read.stdout.contains("\"PersistentPrefs.schemaVersion\" = 1;"), "\(read)")
+
+        try Data(#"{"format": 1, "root": "Player", "keys": {"Volume": {"kind": "integer", "range": {"min": "0"}}}}"#.utf8).write(to: schemaFile)
+        let before = try Data(contentsOf: suite)
+        for write in [["-int", "99"], ["-string", "abc"]] {
+            let refused = try child.run("prefs-harness", ["defaults", "write", "player", "Player", "-dict-add", "Volume"] + write)
+            #expect(refused.status == 1 && refused.stderr.contains("The schema file \(schemaFile.path) cannot be used"), "\(refused)")
+        }
+        #expect(try Data(contentsOf: suite) == before)
     }
 }
