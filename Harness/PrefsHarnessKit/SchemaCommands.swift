@@ -39,13 +39,20 @@ enum SchemaCommands {
 
     /// The schema in the file at `url`, or `nil` when there is no file. A file that is there but
     /// cannot be used — not a schema file, damaged, a rule this code cannot read, not a regular
-    /// file, too large — is a refusal naming it: a set whose schema cannot be read is never
-    /// written unchecked.
+    /// file, too large, a link to nothing — is a refusal naming it: a set whose schema cannot be
+    /// read is never written unchecked.
     ///
     /// - Throws: ``HarnessError/refused(_:)``.
     static func load(_ url: URL) throws -> PrefsSchema? {
         do {
-            return try PrefsSchema.load(from: url)
+            if let schema = try PrefsSchema.load(from: url) { return schema }
+            var info = stat()
+            if lstat(url.path, &info) == 0 {
+                throw HarnessError.refused("The schema file \(url.path) cannot be used: it is a link to nothing; nothing was changed")
+            }
+            return nil
+        } catch let error as HarnessError {
+            throw error
         } catch PersistentPrefs.PrefsError.corruptStore(_, let reason), PersistentPrefs.PrefsError.ioError(_, let reason) {
             throw HarnessError.refused("The schema file \(url.path) cannot be used: \(reason); nothing was changed")
         } catch {

@@ -101,7 +101,7 @@ struct HarnessSchemaTests {
         #expect(throws: PersistentPrefs.PrefsError.self, "\(label)") { try PrefsSchema(jsonData: SchemaFixture.schema(volume: volume)) }
     }
 
-    @Test("a schema file that is a FIFO or /dev/zero is refused at once, never read")
+    @Test("a schema file that is a FIFO, /dev/zero, or a link to nothing is refused at once, never read")
     func specialFiles() throws {
         let fixture = SchemaFixture()
         defer { fixture.directory.remove() }
@@ -116,6 +116,11 @@ struct HarnessSchemaTests {
             try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: "/dev/zero")
         }
         try expectRefused(fixture, naming: "not a regular file", "/dev/zero")
+        for file in [fixture.schemaFile, fixture.suiteSchemaFile] {
+            try FileManager.default.removeItem(at: file)
+            try FileManager.default.createSymbolicLink(atPath: file.path, withDestinationPath: fixture.directory.path + "/nothing")
+        }
+        try expectRefused(fixture, naming: "a link to nothing", "a link to nothing")
     }
 
     /// Every write road refuses: `set` of a valid and an invalid value, `defaults write` of a
