@@ -7,13 +7,57 @@ import PersistentPrefsSample
 /// ``PersistentPrefs/PrefsSchema``), and on the sample's own set without one.
 enum SchemaCommands {
     /// The schema of the session's set: its schema file, else (no file) the sample's own.
-    static func schema(_ session: HarnessSession) throws -> (schema: PrefsSchema, fromFile: Bool) {
-        if let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey),
-            let schema = try refusing({ try PrefsSchema.load(from: url) })
-        {
-            return (schema, true)
+    /// `file` is the schema file's path when the schema came from one.
+    ///
+    /// - Throws: ``HarnessError/refused(_:)`` naming the schema file when there is one that
+    ///   cannot be used (see ``load(_:)``).
+    static func schema(_ session: HarnessSession) throws -> (schema: PrefsSchema, file: String?) {
+        if let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey), let schema = try load(url) {
+            return (schema, url.path)
         }
-        return (SamplePrefs(key: session.rootKey, store: InMemoryStore()).schema, false)
+        return (sampleSchema(session.rootKey), nil)
+    }
+
+    /// The sample's own schema for the set under `root`.
+    static func sampleSchema(_ root: String) -> PrefsSchema {
+        SamplePrefs(key: root, store: InMemoryStore()).schema
+    }
+
+    /// Whether `schema`, read from a set's schema file, is the one the sample itself writes for
+    /// the set under `root`: the same class, version, keys, types, kinds, rules and summaries,
+    /// not just the same class name (which any program's schema file may claim). Defaults are
+    /// left out: the sample's date default is the moment it is made.
+    static func isSampleSchema(_ schema: PrefsSchema, root: String) -> Bool {
+        func shape(_ schema: PrefsSchema) -> Data {
+            let keys = schema.keys.map {
+                PrefsSchema.Key(name: $0.name, type: $0.type, kind: $0.kind, minimum: $0.minimum, maximum: $0.maximum, choices: $0.choices, summary: $0.summary)
+            }
+            return PrefsSchema(root: schema.root, className: schema.className, schemaVersion: schema.schemaVersion, keys: keys).jsonData
+        }
+        return schema.recordsSchemaVersion && shape(schema) == shape(sampleSchema(root))
+    }
+
+    /// The schema in the file at `url`, or `nil` when there is no file. A file that is there but
+    /// cannot be used — not a schema file, damaged, a rule this code cannot read, not a regular
+    /// file, too large, a link to nothing — is a refusal naming it: a set whose schema cannot be
+    /// read is never written unchecked.
+    ///
+    /// - Throws: ``HarnessError/refused(_:)``.
+    static func load(_ url: URL) throws -> PrefsSchema? {
+        do {
+            if let schema = try PrefsSchema.load(from: url) { return schema }
+            var info = stat()
+            if lstat(url.path, &info) == 0 {
+                throw HarnessError.refused("The schema file \(url.path) cannot be used: it is a link to nothing; nothing was changed")
+            }
+            return nil
+        } catch let error as HarnessError {
+            throw error
+        } catch PersistentPrefs.PrefsError.corruptStore(_, let reason), PersistentPrefs.PrefsError.ioError(_, let reason) {
+            throw HarnessError.refused("The schema file \(url.path) cannot be used: \(reason); nothing was changed")
+        } catch {
+            throw HarnessError.refused("The schema file \(url.path) cannot be used: \((error as NSError).localizedDescription); nothing was changed")
+        }
     }
 
     /// The key of `schema` that `name` names (a full name, or an alias of a sample key), or a
@@ -29,14 +73,15 @@ enum SchemaCommands {
     /// choices (as `gsettings` words it).
     static func refusal(of value: Any, for key: PrefsSchema.Key, problem: String) -> String {
         if let kind = key.kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") {
-            return "The provided value for \u{201C}\(key.name)\u{201D} has the wrong type (\(problem)); give it as \(key.type ?? kind) (defaults write: -\(flag(for: kind)))"
+            let hint = flag(for: kind).map { " (defaults write: -\($0))" } ?? ""
+            return "The provided value for \u{201C}\(key.name)\u{201D} has the wrong type (\(problem)); give it as \(key.type ?? kind)\(hint)"
         }
         return "The provided value for \u{201C}\(key.name)\u{201D} is outside of the valid range (\(problem))"
     }
 
-    /// The `defaults write` type flag for a kind.
-    private static func flag(for kind: String) -> String {
-        ["integer": "int", "real": "float", "boolean": "bool", "string": "string", "date": "date", "data": "data", "array": "array", "dictionary": "dict"][kind] ?? kind
+    /// The `defaults write` type flag for a kind, or `nil` for a kind without one.
+    private static func flag(for kind: String) -> String? {
+        ["integer": "int", "real": "float", "boolean": "bool", "string": "string", "date": "date", "data": "data", "array": "array", "dictionary": "dict"][kind]
     }
 
     /// Runs `describe`, `range`, `writable` or `list-keys`.
@@ -112,18 +157,17 @@ enum SchemaCommands {
     }
 
     /// `set KEY VALUE` on a set whose schema file is not the sample's: the value parsed for the
-    /// key's type, checked against its range, choices and lock, and written; `false` when the
-    /// sample's own `set` should run instead (no schema file, or the sample's schema).
+    /// key's type, checked against its range, choices and lock, and written at the schema's
+    /// version (see ``SchemaSet``); `false` when the sample's own `set` should run instead (no
+    /// schema file, or the one the sample writes).
     static func set(_ command: Command, session: HarnessSession, console: Console) throws -> Bool {
-        let (schema, fromFile) = try schema(session)
-        guard fromFile, schema.className != "\(SamplePrefs.self)" else { return false }
+        let (schema, file) = try schema(session)
+        guard let file, !isSampleSchema(schema, root: session.rootKey) else { return false }
         let key = try key(command.arguments[0], in: schema)
         if isLocked(key.name, session) { throw HarnessError.refused("Key \u{201C}\(key.name)\u{201D} is not writable (locked by the system administrator)") }
         let value = try parse(command.arguments[1], for: key)
         if let problem = key.problem(with: value) { throw HarnessError.refused(refusal(of: value, for: key, problem: problem)) }
-        let set = SchemaSet(key: session.rootKey, store: session.store, schema: schema)
-        try refusing { try set.set(value, forKey: key.name) }
-        let stored = set[key.name] ?? value
+        let stored = try SchemaSet.write(value, forKey: key.name, root: session.rootKey, store: session.store, schema: schema, file: file) ?? value
         // A boolean as true or false (the formatter shows numbers, and a plist boolean is one).
         let flag = key.kind == "boolean" ? (stored as? NSNumber).map { $0.boolValue ? "true" : "false" } : nil
         let json = ValueFormatter.jsonText(["key": key.name, "value": stored], pretty: false)
@@ -184,9 +228,10 @@ enum SchemaCommands {
     /// Checks what `defaults write` (or `import`, `rename`) changes against the schemas it finds:
     /// in a `--store-dir` set, the set's own keys; in a suite, the sets under the root keys it
     /// changes. A key a schema does not list, a value of another type or outside its range is
-    /// refused with a `gsettings`-like message; keys without a schema are not checked.
+    /// refused with a `gsettings`-like message; keys without a schema are not checked, and a
+    /// schema that `schemaFor` cannot read refuses the change (it throws).
     static func checkDefaultsChange(
-        from before: [String: Any], to after: [String: Any], setRoot: String?, schemaFor: (String) -> PrefsSchema?
+        from before: [String: Any], to after: [String: Any], setRoot: String?, schemaFor: (String) throws -> PrefsSchema?
     ) throws {
         func check(_ old: [String: Any], _ new: [String: Any], against schema: PrefsSchema) throws {
             for name in changedKeys(old, new) where name != PersistentPrefs.schemaVersionKey {
@@ -199,11 +244,11 @@ enum SchemaCommands {
             }
         }
         if let setRoot {
-            if let schema = schemaFor(setRoot) { try check(before, after, against: schema) }
+            if let schema = try schemaFor(setRoot) { try check(before, after, against: schema) }
             return
         }
         for root in changedKeys(before, after) {
-            guard let schema = schemaFor(root) else { continue }
+            guard let schema = try schemaFor(root) else { continue }
             guard after[root] == nil || after[root] is [String: Any] else {
                 throw HarnessError.refused("\u{201C}\(root)\u{201D} holds a preference set (it has a schema): write a dictionary there; defaults have not been changed")
             }
@@ -221,11 +266,29 @@ enum SchemaCommands {
 
 /// A set whose keys are a schema's, with the schema's ranges and choices as rules: what the
 /// harness writes through for a program's set. It never writes a schema file of its own.
+///
+/// It writes at the schema's version, as the program that wrote the schema would: a set stored
+/// at that version (or an empty one, which it stamps) is written; a set stored at a newer
+/// version is refused, since the schema does not describe it; a non-empty set stored at an
+/// older version is refused, since only its program can migrate it. A schema that does not
+/// record its version (see ``PersistentPrefs/PrefsSchema/recordsSchemaVersion``) says nothing
+/// either way: the set is written at whatever version it is stored at, its stamp left as it is.
+/// Nothing is lost in any case: a refusal writes nothing, and a write never changes the stamp a
+/// program reads its set's shape by.
 final class SchemaSet: PersistentPrefs {
+    /// The version a write runs at, bound around the instance's making and its writes (a class
+    /// property is what the library reads the version from).
+    struct Versioning: Sendable {
+        let version: Int
+        let writesNewer: Bool
+    }
+
+    @TaskLocal static var versioning = Versioning(version: 0, writesNewer: true)
+
     private let schemaKeys: [String]
     private let rules: [String: PrefsValidator]
 
-    init(key: String, store: any PrefsStore, schema: PrefsSchema) {
+    private init(key: String, store: any PrefsStore, schema: PrefsSchema) {
         schemaKeys = schema.keys.map(\.name)
         var rules: [String: PrefsValidator] = [:]
         for entry in schema.keys where entry.minimum != nil || entry.maximum != nil || entry.choices != nil || entry.kind != nil {
@@ -241,6 +304,35 @@ final class SchemaSet: PersistentPrefs {
     override var keys: [String] { schemaKeys }
     override var validators: [String: PrefsValidator] { rules }
     override class var publishesSchema: Bool { false }
+    override class var schemaVersion: Int { versioning.version }
+    override class var writesNewerSchemaVersions: Bool { versioning.writesNewer }
+
+    /// Writes `value` under `name` in the set under `root`, at `schema`'s version (see
+    /// ``SchemaSet``), and returns the value as stored.
+    ///
+    /// - Parameter file: The schema file's path, for messages.
+    /// - Throws: ``HarnessError/refused(_:)``: the library's refusal, or a version the schema
+    ///   does not describe.
+    static func write(_ value: Any, forKey name: String, root: String, store: any PrefsStore, schema: PrefsSchema, file: String) throws -> Any? {
+        let versioning = Versioning(version: schema.schemaVersion, writesNewer: !schema.recordsSchemaVersion)
+        return try $versioning.withValue(versioning) {
+            // Never migrated here: it has no steps, and only the program knows them.
+            let set = PersistentPrefs.withoutAutomaticMigration { SchemaSet(key: root, store: store, schema: schema) }
+            if schema.recordsSchemaVersion, let stored = set.storedSchemaVersion, stored < schema.schemaVersion, !set.values.isEmpty {
+                throw HarnessError.refused(
+                    "The set \u{201C}\(root)\u{201D} is stored at schema version \(stored), older than the version its schema file \(file) describes (\(schema.schemaVersion)): its program migrates it the next time it runs; nothing was written")
+            }
+            do {
+                try set.set(value, forKey: name)
+            } catch PersistentPrefs.PrefsError.newerSchemaVersion(_, let stored, _) {
+                throw HarnessError.refused(
+                    "The set \u{201C}\(root)\u{201D} is stored at schema version \(stored), newer than the version its schema file \(file) describes (\(schema.schemaVersion)), so the schema may not describe it; nothing was written")
+            } catch {
+                try refusing { throw error }
+            }
+            return set[name]
+        }
+    }
 }
 
 /// Why a schema refuses a value, as a rule's error.

@@ -299,7 +299,8 @@ struct Domain {
     /// The write re-reads the file under the lock: a damaged file is moved aside and reported
     /// there, and nothing is written over it. What the change does is checked against the
     /// schemas of the sets it touches (see ``SchemaCommands/checkDefaultsChange(from:to:setRoot:schemaFor:)``);
-    /// the library refuses changes of locked keys.
+    /// a set whose schema file is there but cannot be read is not written (see
+    /// ``SchemaCommands/load(_:)``). The library refuses changes of locked keys.
     func update(_ change: (inout [String: Any]) throws -> Void) throws {
         try refusing {
             switch place {
@@ -311,7 +312,7 @@ struct Domain {
                     try change(&contents)
                     guard file.hasSchemaFolder else { return }
                     try SchemaCommands.checkDefaultsChange(from: before, to: contents, setRoot: nil) { root in
-                        try? PrefsSchema.load(from: file.schemaFileURL(forRoot: root))
+                        try SchemaCommands.load(file.schemaFileURL(forRoot: root))
                     }
                 }
             case .root(let store):
@@ -321,7 +322,7 @@ struct Domain {
                             var updated = current
                             try change(&updated)
                             try SchemaCommands.checkDefaultsChange(from: current, to: updated, setRoot: name) { root in
-                                try? PrefsSchema.load(from: store.schemaFileURL(forRoot: root))
+                                try SchemaCommands.load(store.schemaFileURL(forRoot: root))
                             }
                             return updated
                         }, root: name)

@@ -156,7 +156,7 @@ enum AtomicFile {
                 throw Failure(path: path, reason: "it is \(SharedFolders.describe(info.st_mode & S_IFMT)), not a regular file; it was left as it is")
             }
             guard info.st_size <= limit else {
-                throw Failure(path: path, reason: "the file is \(info.st_size >> 20) MB, over the limit of \(limit >> 20) MB for a preferences file")
+                throw Failure(path: path, reason: "the file is \(info.st_size >> 20) MB, over the limit of \(limit >> 20) MB")
             }
             var data = Data(count: Int(info.st_size) + 1)  // one byte more, to see the end in one read
             var total = 0

@@ -92,14 +92,21 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
             if let kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") {
                 return "\(PrefsSchema.text(value)) is \(PrefsSchema.article(found)) \(found), not \(PrefsSchema.article(kind)) \(kind)"
             }
+            if let choices, choices.isEmpty {
+                return "the schema lists no value that \(name) may hold (its choices are empty)"
+            }
             if let choices, !choices.contains(where: { PlistValue.same($0, value) }) {
                 return "\(PrefsSchema.text(value)) is not one of \(choices.map(PrefsSchema.text).joined(separator: ", "))"
             }
-            if let minimum, PrefsSchema.compare(value, minimum) == .orderedAscending {
-                return "\(PrefsSchema.text(value)) is below the minimum, \(PrefsSchema.text(minimum))"
-            }
-            if let maximum, PrefsSchema.compare(value, maximum) == .orderedDescending {
-                return "\(PrefsSchema.text(value)) is above the maximum, \(PrefsSchema.text(maximum))"
+            // A bound the value cannot be ordered against (another kind, NaN) refuses it: the
+            // check fails closed.
+            for (bound, side, outside) in [(minimum, "minimum", ComparisonResult.orderedAscending), (maximum, "maximum", .orderedDescending)] {
+                guard let bound else { continue }
+                switch PrefsSchema.compare(value, bound) {
+                case nil: return "\(PrefsSchema.text(value)) cannot be compared with the \(side), \(PrefsSchema.text(bound))"
+                case outside?: return "\(PrefsSchema.text(value)) is \(outside == .orderedAscending ? "below" : "above") the \(side), \(PrefsSchema.text(bound))"
+                default: continue
+                }
             }
             return nil
         }
@@ -114,8 +121,13 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
     public let root: String
     /// The subclass that described it.
     public let className: String
-    /// The subclass's ``PersistentPrefs/schemaVersion``.
+    /// The subclass's ``PersistentPrefs/schemaVersion``: the version of the sets this schema
+    /// describes. 0 when ``recordsSchemaVersion`` is `false`.
     public let schemaVersion: Int
+    /// Whether ``schemaVersion`` is known: `false` for a schema file without `"schemaVersion"`
+    /// (written by hand or by another tool; the library always records it), which says nothing
+    /// about the version of the sets it describes.
+    public let recordsSchemaVersion: Bool
     /// The keys, sorted by name.
     public let keys: [Key]
 
@@ -125,11 +137,13 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
     ///   - root: The root key.
     ///   - className: The describing class.
     ///   - schemaVersion: The schema version.
+    ///   - recordsSchemaVersion: Whether `schemaVersion` is known (see ``recordsSchemaVersion``).
     ///   - keys: The keys (sorted by name here).
-    public init(root: String, className: String, schemaVersion: Int, keys: [Key]) {
+    public init(root: String, className: String, schemaVersion: Int, recordsSchemaVersion: Bool = true, keys: [Key]) {
         self.root = root
         self.className = className
-        self.schemaVersion = schemaVersion
+        self.schemaVersion = recordsSchemaVersion ? schemaVersion : 0
+        self.recordsSchemaVersion = recordsSchemaVersion
         // Often sorted already (a schema made from another's keys): a 1,000-key sort of these
         // structs costs ~30 million instructions.
         let ordered = zip(keys, keys.dropFirst()).allSatisfy { $0.name < $1.name }
@@ -185,30 +199,6 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         return JSONText.document(top)
     }
 
-    /// Reads a schema file the library wrote.
-    ///
-    /// - Parameter data: The file's bytes.
-    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (with an empty path)
-    ///   when it is not a schema file of a format this code reads.
-    public init(jsonData data: Data) throws {
-        func damaged(_ reason: String) -> PersistentPrefs.PrefsError { .corruptStore(path: "", reason: "not a schema file: \(reason)") }
-        guard let top = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else { throw damaged("not a JSON object") }
-        guard let format = top["format"] as? Int, format <= Self.formatVersion else { throw damaged("no \"format\" this code reads") }
-        guard let root = top["root"] as? String, let keyObjects = top["keys"] as? [String: Any] else { throw damaged("no \"root\" or \"keys\"") }
-        var keys: [Key] = []
-        for (name, value) in keyObjects {
-            guard let object = value as? [String: Any] else { throw damaged("the key \"\(name)\" is not an object") }
-            let kind = object["kind"] as? String
-            let range = object["range"] as? [String: Any]
-            keys.append(
-                Key(
-                    name: name, type: object["type"] as? String, kind: kind, defaultValue: object["default"].flatMap { Self.plist($0, kind: kind) },
-                    minimum: range?["min"].flatMap { Self.plist($0, kind: kind) }, maximum: range?["max"].flatMap { Self.plist($0, kind: kind) },
-                    choices: (object["choices"] as? [Any])?.compactMap { Self.plist($0, kind: kind) }, summary: object["summary"] as? String))
-        }
-        self.init(root: root, className: top["class"] as? String ?? "", schemaVersion: top["schemaVersion"] as? Int ?? 0, keys: keys)
-    }
-
     /// Where the library keeps the schema of the set under `root` in `store`, or `nil` for a
     /// store that keeps none (see ``PlistFileStore/schemaFileURL(forRoot:)`` and
     /// ``UserDefaultsStore/schemaFileURL(forRoot:)``).
@@ -221,28 +211,6 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         case let files as PlistFileStore: return files.schemaFileURL(forRoot: root)
         case let defaults as UserDefaultsStore: return defaults.schemaFileURL(forRoot: root)
         default: return nil
-        }
-    }
-
-    /// The schema in the file at `url`, or `nil` when there is none.
-    ///
-    /// - Parameter url: A schema file (``PersistentPrefs/schemaFileURL``,
-    ///   ``PlistFileStore/schemaFileURL(forRoot:)``, ``UserDefaultsStore/schemaFileURL(forRoot:)``).
-    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` naming the file when
-    ///   it is not a schema file; ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it
-    ///   cannot be read.
-    public static func load(from url: URL) throws -> PrefsSchema? {
-        let contents: AtomicFile.Contents?
-        do {
-            contents = try AtomicFile.readRegular(url.filePath, limit: 1 << 24)
-        } catch {
-            throw error.prefsError
-        }
-        guard let contents else { return nil }
-        do {
-            return try PrefsSchema(jsonData: contents.data)
-        } catch PersistentPrefs.PrefsError.corruptStore(_, let reason) {
-            throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: reason)
         }
     }
 
@@ -285,10 +253,14 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         kind.first.map { "aeiou".contains($0) } == true ? "an" : "a"
     }
 
-    /// Orders two numbers, two strings or two dates; `nil` for anything else.
+    /// Orders two numbers, two strings or two dates; `nil` for anything else (a boolean, a NaN,
+    /// values of two kinds). Numbers are ordered exactly, whatever their types (see
+    /// ``SchemaNumber``).
     static func compare(_ lhs: Any, _ rhs: Any) -> ComparisonResult? {
         switch (PlistValue.normalized(lhs, for: .loading), PlistValue.normalized(rhs, for: .loading)) {
-        case let (left as NSNumber, right as NSNumber): return left.compare(right)
+        case let (left as NSNumber, right as NSNumber):
+            guard let left = SchemaNumber(left), let right = SchemaNumber(right) else { return nil }
+            return left.compare(right)
         case let (left as String, right as String): return left == right ? .orderedSame : (left < right ? .orderedAscending : .orderedDescending)
         case let (left as Date, right as Date): return left.compare(right)
         default: return nil
@@ -308,23 +280,6 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         case let number as NSNumber where kind(of: number) == "boolean": return number.boolValue
         case let other?: return other
         case nil: return NSNull()
-        }
-    }
-
-    /// A JSON value back as a stored value of `kind`.
-    private static func plist(_ value: Any, kind: String?) -> Any? {
-        switch (kind, value) {
-        case let ("date"?, text as String):
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-            if let date = formatter.date(from: text) { return date }
-            formatter.formatOptions = [.withInternetDateTime]
-            return formatter.date(from: text)
-        case let ("data"?, text as String): return Data(base64Encoded: text)
-        case let ("boolean"?, flag as Bool): return NSNumber(value: flag)
-        case let ("real"?, number as NSNumber): return NSNumber(value: number.doubleValue)
-        case let ("integer"?, number as NSNumber): return NSNumber(value: number.int64Value)
-        default: return PlistValue.normalized(value)
         }
     }
 }

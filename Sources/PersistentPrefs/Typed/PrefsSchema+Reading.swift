@@ -1,0 +1,361 @@
+import Foundation
+
+// MARK: - Reading a schema file
+
+extension PrefsSchema {
+    /// The largest schema file read: 16 MB (a 10,000-key schema is well under 2 MB).
+    static let maximumFileSize = 1 << 24
+
+    /// The deepest nesting of arrays and objects read (a default value is at most 100 deep
+    /// below the three levels of the file's own objects).
+    static let maximumDepth = 128
+
+    /// The property-list kinds a key may have.
+    static let kinds: Set<String> = ["boolean", "integer", "real", "string", "date", "data", "array", "dictionary"]
+
+    /// Reads a schema file.
+    ///
+    /// Every field the format defines is checked: a file that is not one JSON object, has no
+    /// `"format"` this code reads, or describes a key with a field of the wrong type, a `"kind"`
+    /// this code does not know, a range or choices that are not values of the key's kind (an
+    /// integer bound outside `Int64` and `UInt64`, a string where a number belongs) is refused as
+    /// a whole, so no tool checks values against a rule it misread. Fields it does not define are
+    /// ignored (a rule added later comes with a new `"format"`). A file without
+    /// `"schemaVersion"` reads with ``recordsSchemaVersion`` `false`.
+    ///
+    /// - Parameter data: The file's bytes.
+    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (with an empty path)
+    ///   whose reason names what is wrong, and the key.
+    public init(jsonData data: Data) throws {
+        func damaged(_ reason: String) -> PersistentPrefs.PrefsError { .corruptStore(path: "", reason: reason) }
+        // JSONSerialization has a nesting limit of its own on Linux, not a documented one.
+        guard Self.nestingDepth(of: data) <= Self.maximumDepth else {
+            throw damaged("it nests arrays or objects more than \(Self.maximumDepth) deep")
+        }
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw damaged("it is not JSON")
+        }
+        guard let top = parsed as? [String: Any] else { throw damaged("it is \(Self.jsonType(parsed)), not a JSON object") }
+        guard let rawFormat = top["format"] else { throw damaged("it has no \"format\"") }
+        guard let format = Self.integer(rawFormat), format >= 1 else { throw damaged("its \"format\" is \(Self.jsonText(rawFormat)), not a format number") }
+        guard format <= Self.formatVersion else {
+            throw damaged("its format, \(format), is newer than this code reads (up to \(Self.formatVersion))")
+        }
+        guard let root = top["root"] as? String else { throw damaged("its \"root\" is missing or not a string") }
+        guard let keyObjects = top["keys"] as? [String: Any] else { throw damaged("its \"keys\" is missing or not an object") }
+        var className = ""
+        if let raw = top["class"] {
+            guard let text = raw as? String else { throw damaged("its \"class\" is \(Self.jsonType(raw)), not a string") }
+            className = text
+        }
+        var version: Int?
+        if let raw = top["schemaVersion"] {
+            guard let number = Self.integer(raw), number >= 0 else {
+                throw damaged("its \"schemaVersion\" is \(Self.jsonText(raw)), not a version number")
+            }
+            version = number
+        }
+        var keys: [Key] = []
+        keys.reserveCapacity(keyObjects.count)
+        for (name, value) in keyObjects {
+            do {
+                keys.append(try Self.key(name, from: value))
+            } catch let reason as KeyProblem {
+                throw damaged("the key \"\(name)\" \(reason.text)")
+            }
+        }
+        self.init(root: root, className: className, schemaVersion: version ?? 0, recordsSchemaVersion: version != nil, keys: keys)
+    }
+
+    /// The schema in the file at `url`, or `nil` when there is none.
+    ///
+    /// Only a regular file is read (a FIFO or a device is refused without waiting on it), of at
+    /// most 16 MB.
+    ///
+    /// - Parameter url: A schema file (``PersistentPrefs/schemaFileURL``,
+    ///   ``PlistFileStore/schemaFileURL(forRoot:)``, ``UserDefaultsStore/schemaFileURL(forRoot:)``).
+    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` naming the file when
+    ///   it is not a schema file this code reads (see ``init(jsonData:)``);
+    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be read.
+    public static func load(from url: URL) throws -> PrefsSchema? {
+        let contents: AtomicFile.Contents?
+        do {
+            contents = try AtomicFile.readRegular(url.filePath, limit: maximumFileSize)
+        } catch {
+            throw error.prefsError
+        }
+        guard let contents else { return nil }
+        do {
+            return try PrefsSchema(jsonData: contents.data)
+        } catch PersistentPrefs.PrefsError.corruptStore(_, let reason) {
+            throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: reason)
+        }
+    }
+
+    // MARK: - Keys
+
+    /// What is wrong with one key's description, worded to follow `the key "NAME"`.
+    private struct KeyProblem: Error {
+        let text: String
+    }
+
+    /// One key's description, checked field by field.
+    private static func key(_ name: String, from value: Any) throws -> Key {
+        guard let object = value as? [String: Any] else { throw KeyProblem(text: "is described by \(jsonType(value)), not an object") }
+        func string(_ field: String) throws -> String? {
+            guard let raw = object[field] else { return nil }
+            guard let text = raw as? String else { throw KeyProblem(text: "has a \"\(field)\" that is \(jsonType(raw)), not a string") }
+            return text
+        }
+        let type = try string("type")
+        let summary = try string("summary")
+        let kind = try string("kind")
+        if let kind, !kinds.contains(kind) {
+            throw KeyProblem(text: "has the kind \"\(kind)\", which this code does not know (the kinds are \(kinds.sorted().joined(separator: ", ")))")
+        }
+        var defaultValue: Any?
+        if let raw = object["default"], !(raw is NSNull) {  // null: a default JSON cannot hold (NaN)
+            guard let value = plist(raw, kind: kind) else { throw KeyProblem(text: "has a default, \(jsonText(raw)), that is not \(describe(kind))") }
+            defaultValue = value
+        }
+        var minimum: Any?
+        var maximum: Any?
+        if let raw = object["range"] {
+            guard let range = raw as? [String: Any] else { throw KeyProblem(text: "has a \"range\" that is \(jsonType(raw)), not an object") }
+            func bound(_ field: String) throws -> Any? {
+                guard let raw = range[field] else { return nil }
+                guard let value = Self.bound(raw, kind: kind) else {
+                    throw KeyProblem(text: "has a range \"\(field)\", \(jsonText(raw)), that is not \(describe(bound: kind))")
+                }
+                return value
+            }
+            minimum = try bound("min")
+            maximum = try bound("max")
+        }
+        var choices: [Any]?
+        if let raw = object["choices"] {
+            guard let list = raw as? [Any] else { throw KeyProblem(text: "has \"choices\" that are \(jsonType(raw)), not an array") }
+            choices = try list.map { element in
+                guard let value = plist(element, kind: kind) else {
+                    throw KeyProblem(text: "has a choice, \(jsonText(element)), that is not \(describe(kind))")
+                }
+                return value
+            }
+        }
+        return Key(
+            name: name, type: type, kind: kind, defaultValue: defaultValue, minimum: minimum, maximum: maximum, choices: choices,
+            summary: summary)
+    }
+
+    /// A JSON value as a stored value of `kind` (any property-list value when `kind` is `nil`),
+    /// or `nil` when it is not one.
+    private static func plist(_ value: Any, kind: String?) -> Any? {
+        switch kind {
+        case "date"?: return (value as? String).flatMap(date)
+        case "data"?: return (value as? String).flatMap { Data(base64Encoded: $0) }
+        case "boolean"?:
+            guard let number = value as? NSNumber, NumberKind(number) == .boolean else { return nil }
+            return NSNumber(value: number.boolValue)
+        case "integer"?: return exactInteger(value)
+        case "real"?: return finiteReal(value)
+        case "string"?: return value as? String
+        case "array"?: return (value as? [Any]).flatMap { PlistValue.normalized($0) }
+        case "dictionary"?: return (value as? [String: Any]).flatMap { PlistValue.normalized($0) }
+        default:
+            guard let number = value as? NSNumber else { return PlistValue.normalized(value) }
+            if NumberKind(number) == .boolean { return NSNumber(value: number.boolValue) }
+            return exactInteger(number) ?? finiteReal(number)
+        }
+    }
+
+    /// A range bound of a key of `kind`: an integer, a finite number, a string or a date; `nil`
+    /// for anything else, and for a kind that has no order.
+    private static func bound(_ value: Any, kind: String?) -> Any? {
+        switch kind {
+        case "integer"?, "real"?, "string"?, "date"?: return plist(value, kind: kind)
+        case nil:
+            if value is String { return value }
+            return exactInteger(value) ?? finiteReal(value)
+        default: return nil
+        }
+    }
+
+    /// What `kind`'s values are, for a message.
+    private static func describe(_ kind: String?) -> String {
+        switch kind {
+        case "integer"?: return "an integer between \(Int64.min) and \(UInt64.max)"
+        case "real"?: return "a number"
+        case "date"?: return "an ISO 8601 date"
+        case "data"?: return "Base64 data"
+        case let kind?: return "\(article(kind)) \(kind)"
+        case nil: return "a property-list value"
+        }
+    }
+
+    /// What a bound of a key of `kind` must be, for a message.
+    private static func describe(bound kind: String?) -> String {
+        switch kind {
+        case "integer"?, "real"?, "string"?, "date"?: return describe(kind)
+        case let kind?: return "a bound a value of kind \(kind) can have (only numbers, strings and dates are ordered)"
+        case nil: return "a number or a string"
+        }
+    }
+
+    /// A JSON number that is an integer `Int64` or `UInt64` holds, exactly, as an `NSNumber` of
+    /// that type; `nil` for anything else (`5.5`, `9.3e18`, `1e300`, a boolean).
+    private static func exactInteger(_ value: Any) -> NSNumber? {
+        guard let number = value as? NSNumber else { return nil }
+        switch NumberKind(number) {
+        case .signed?: return NSNumber(value: number.int64Value)
+        case .unsigned?: return NSNumber(value: number.uint64Value)
+        case .real?:
+            // JSONSerialization reads `-9223372036854775808` and integers past `UInt64` as
+            // decimals: their text says whether they are integers within range.
+            let text = number.stringValue
+            if let signed = Int64(text) { return NSNumber(value: signed) }
+            if let unsigned = UInt64(text) { return NSNumber(value: unsigned) }
+            return nil
+        case .boolean?, nil: return nil
+        }
+    }
+
+    /// A JSON number as a finite `Double`; `nil` for a boolean or anything else.
+    private static func finiteReal(_ value: Any) -> NSNumber? {
+        guard let number = value as? NSNumber, let kind = NumberKind(number), kind != .boolean else { return nil }
+        let double = number.doubleValue
+        return double.isFinite ? NSNumber(value: double) : nil
+    }
+
+    /// A JSON integer as an `Int` (`format`, `schemaVersion`); `nil` for anything else.
+    private static func integer(_ value: Any) -> Int? {
+        guard let number = exactInteger(value), NumberKind(number) == .signed else { return nil }
+        return Int(exactly: number.int64Value)
+    }
+
+    /// An ISO 8601 date, with or without fractional seconds.
+    private static func date(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.date(from: text)
+    }
+
+    /// The JSON type of a value, for a message: `"a string"`, `"an array"`, ….
+    private static func jsonType(_ value: Any) -> String {
+        switch value {
+        case is String: return "a string"
+        case let number as NSNumber: return NumberKind(number) == .boolean ? "a boolean" : "a number"
+        case is [Any]: return "an array"
+        case is [String: Any]: return "an object"
+        case is NSNull: return "null"
+        default: return "\(type(of: value))"
+        }
+    }
+
+    /// A JSON value, for a message: a scalar as it is (strings quoted), else its JSON type.
+    private static func jsonText(_ value: Any) -> String {
+        switch value {
+        case let text as String: return "\"\(text.count > 40 ? String(text.prefix(40)) + "…" : text)\""
+        case let number as NSNumber: return NumberKind(number) == .boolean ? (number.boolValue ? "true" : "false") : number.stringValue
+        default: return jsonType(value)
+        }
+    }
+
+    /// The deepest nesting of arrays and objects in JSON text (brackets inside strings not
+    /// counted); stops counting once past ``maximumDepth``.
+    static func nestingDepth(of data: Data) -> Int {
+        var depth = 0
+        var deepest = 0
+        var inString = false
+        var escaped = false
+        for byte in data {
+            if inString {
+                if escaped {
+                    escaped = false
+                } else if byte == UInt8(ascii: "\\") {
+                    escaped = true
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > deepest {
+                    deepest = depth
+                    if deepest > maximumDepth { return deepest }
+                }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
+            default: break
+            }
+        }
+        return deepest
+    }
+}
+
+// MARK: - Numbers
+
+/// A number of a schema, ordered exactly against another: integers of `Int64` and `UInt64` by
+/// their values, a `Double` against an integer without rounding the integer, so a bound past
+/// `Int64` never wraps and `2^53 + 1` is above `2^53`.
+enum SchemaNumber {
+    case signed(Int64)
+    case unsigned(UInt64)
+    case real(Double)
+
+    /// The number, or `nil` for a boolean, a NaN or something that is not a number.
+    init?(_ number: NSNumber) {
+        switch NumberKind(number) {
+        case .signed?: self = .signed(number.int64Value)
+        case .unsigned?: self = .unsigned(number.uint64Value)
+        case .real?:
+            let double = number.doubleValue
+            guard !double.isNaN else { return nil }
+            self = .real(double)
+        case .boolean?, nil: return nil
+        }
+    }
+
+    /// How this number orders against `other`.
+    func compare(_ other: SchemaNumber) -> ComparisonResult {
+        switch (self, other) {
+        case let (.signed(a), .signed(b)): return Self.order(a, b)
+        case let (.unsigned(a), .unsigned(b)): return Self.order(a, b)
+        case let (.signed(a), .unsigned(b)): return a < 0 ? .orderedAscending : Self.order(UInt64(a), b)
+        case let (.unsigned(a), .signed(b)): return b < 0 ? .orderedDescending : Self.order(a, UInt64(b))
+        case let (.real(a), .real(b)): return Self.order(a, b)
+        case let (.real(a), integer): return Self.flipped(integer.compare(.real(a)))
+        case let (.signed(a), .real(b)):
+            // 2^63 is exact as a Double; below -2^63 or from 2^63 up, no Int64 is inside.
+            if b >= 9_223_372_036_854_775_808.0 { return .orderedAscending }
+            if b < -9_223_372_036_854_775_808.0 { return .orderedDescending }
+            let whole = b.rounded(.down)
+            let order = Self.order(a, Int64(whole))
+            return order == .orderedSame && b != whole ? .orderedAscending : order
+        case let (.unsigned(a), .real(b)):
+            if b < 0 { return .orderedDescending }
+            if b >= 18_446_744_073_709_551_616.0 { return .orderedAscending }
+            let whole = b.rounded(.down)
+            let order = Self.order(a, UInt64(whole))
+            return order == .orderedSame && b != whole ? .orderedAscending : order
+        }
+    }
+
+    private static func order<T: Comparable>(_ a: T, _ b: T) -> ComparisonResult {
+        a < b ? .orderedAscending : (a > b ? .orderedDescending : .orderedSame)
+    }
+
+    private static func flipped(_ order: ComparisonResult) -> ComparisonResult {
+        switch order {
+        case .orderedAscending: return .orderedDescending
+        case .orderedDescending: return .orderedAscending
+        case .orderedSame: return .orderedSame
+        }
+    }
+}
