@@ -8,7 +8,7 @@ import PersistentPrefs
 /// the one shared object. Its properties are guarded by a lock, so it is safe to share.
 ///
 /// ```swift
-/// _ = AppSettings.shared.load()          // at start-up: creates AppSettings.plist (and .init)
+/// _ = AppSettings.shared.load()          // at start-up: creates AppSettings.settings.plist (and .init)
 /// AppSettings.shared.fontSize = 21.0
 /// AppSettings.shared.playSFX = false
 /// if AppSettings.shared.update() {

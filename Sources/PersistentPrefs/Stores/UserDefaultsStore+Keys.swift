@@ -1,22 +1,52 @@
 import Foundation
 
 // Single keys of a suite, for ``UserDefaultsContainer`` and ``SettingsStorage``: the same lock,
-// the same vetting and normalisation, and the same durability as whole sets.
+// the same vetting and normalisation, the same durability and the same system layers as whole
+// sets. A suite's layer files hold root keys at the top level (see ``LayerFile/holdsRoots``), so
+// a top-level key reads and is locked through the top of those files, and a key holding a set
+// through the set under it, as ``PersistentPrefs`` reads that set.
 extension UserDefaultsStore {
-    /// The value stored under `key` in the suite, normalised like a set's values; `nil` when
-    /// absent.
+    /// The value readers see under `key` in the suite, normalised like a set's values: the
+    /// user's stored value with the suite's system layers beneath it and its locks applied (see
+    /// ``layered(_:forKey:)``); `nil` when none gives one.
     ///
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError`` when the suite cannot be read
     ///   (for example a damaged file, moved aside), so the reader can report it.
     func object(forKey key: String) throws -> Any? {
-        try object(key).flatMap { PlistValue.normalized($0, for: .loading) }
+        layered(try object(key).flatMap { PlistValue.normalized($0, for: .loading) }, forKey: key)
+    }
+
+    /// What readers see under `key` when the user's file holds `stored` (normalised for loading).
+    ///
+    /// A key locked at the top of a layer file reads that layer's value (or a less important
+    /// one's), never the user's; any other key reads the user's value, else the first layer's.
+    /// A key holding a set (the user's value, or the layers' when the user has none) reads as
+    /// that set with its own layers and locks, as ``LayerStack/effective(_:)`` makes it.
+    func layered(_ stored: Any?, forKey key: String) -> Any? {
+        let files = layerFiles(root: key)
+        guard !files.isEmpty else { return stored }
+        let reader = LayerReader(files: files)
+        let userSet = stored.flatMap(PlistValue.stringKeyedDictionary)
+        if stored == nil || userSet != nil {
+            let set = reader.stack(root: key)
+            if !set.isEmpty {
+                let effective = set.effective(userSet ?? [:])
+                return effective.isEmpty ? nil : effective
+            }
+        }
+        let top = reader.stack(root: nil)
+        guard !top.isEmpty else { return stored }
+        return top.effective(stored.map { [key: $0] } ?? [:])[key]
     }
 
     /// Stores `value` under `key` (removes the key for `nil`), durably.
     ///
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)``
-    ///   when a property list cannot hold `value` (nothing is written), or
-    ///   ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
+    ///   when a property list cannot hold `value`,
+    ///   ``PersistentPrefs/PersistentPrefs/PrefsError/keyLocked(key:)`` when it would change a
+    ///   key locked in the suite's system layers (see ``updateKey(_:_:)``), or
+    ///   ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``; nothing is
+    ///   written then.
     func setObject(_ value: Any?, forKey key: String) throws {
         var normalized: Any?
         if let value {
@@ -25,7 +55,21 @@ extension UserDefaultsStore {
             }
             normalized = vetted
         }
-        try update(key) { _ in normalized }
+        try updateKey(key) { _ in normalized }
+    }
+
+    /// ``update(_:_:)`` for one top-level key, refused with
+    /// ``PersistentPrefs/PersistentPrefs/PrefsError/keyLocked(key:)`` (nothing written) when the
+    /// new value changes a key locked in the suite's system layers: the key itself, locked at the
+    /// top of a layer file, or a locked key of the set it holds. Checked on the value as stored,
+    /// under the suite's lock, as ``PreferencesFile/update(_:)`` checks a change of the suite.
+    func updateKey(_ key: String, _ change: (Any?) throws -> Any?) throws {
+        let layers = LayerReader(files: layerFiles(root: key))
+        try update(key) { stored in
+            let new = try change(stored)
+            try layers.checkSuiteChange(from: stored.map { [key: $0] } ?? [:], to: new.map { [key: $0] } ?? [:])
+            return new
+        }
     }
 }
 

@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A `Codable` type that saves itself to a property-list file, from the article
 /// "How to use Swift protocols to manage app configuration" (`AppSettings`-style classes and
 /// `PlayerSettings`-style structs).
@@ -44,7 +52,7 @@ public protocol SettingsManageable {
     /// The bundled file with default settings, or `nil` when there is none.
     static var bundledSettingsURL: URL? { get }
 
-    /// The settings file: `<settingsDirectory>/<Type>.plist`.
+    /// The settings file: `<settingsDirectory>/<Type>.settings.plist`.
     func settingsURL() -> URL
 
     /// Writes the current values to the settings file; `false` on failure (see
@@ -52,7 +60,7 @@ public protocol SettingsManageable {
     func update() -> Bool
 
     /// Loads the settings file, or creates it from the current values (keeping an initial copy,
-    /// `<Type>.plist.init`, for ``reset()``) when there is none.
+    /// `<Type>.settings.plist.init`, for ``reset()``) when there is none.
     mutating func load() -> Bool
 
     /// Loads the settings file, first copying the bundled defaults there when there is none.
@@ -132,9 +140,15 @@ extension SettingsManageable {
     /// No steps.
     public static var migrations: [PrefsMigration] { [] }
 
-    /// `<settingsDirectory>/<Type>.plist`.
+    /// `<settingsDirectory>/<Type>.settings.plist`.
+    ///
+    /// The `.settings` part keeps the file apart from a ``PlistFileStore`` set in the same folder
+    /// whose root key is the type's name: a set's file name never holds a `.` before `.plist`.
+    /// A file under the name earlier versions used, `<Type>.plist`, is moved to this name (with
+    /// its initial copy) by the type's first operation that finds no file here, unless it is a
+    /// binary property list with no initial copy beside it — a set's file, which stays.
     public func settingsURL() -> URL {
-        Self.settingsDirectory.appendingPathComponent("\(Self.self).plist")
+        Self.settingsDirectory.appendingPathComponent(SettingsFile<Self>.fileName)
     }
 
     /// Why the latest `Bool` method of this type returned `false`; `nil` after a success.
@@ -312,25 +326,81 @@ extension SettingsManageableObject where Self: Codable {
 
 // MARK: - The file operations, once for classes and structs
 
+/// The files under a ``SettingsManageable`` type's earlier name (`<Type>.plist`) this process
+/// found to be no settings file of the type and left where they are, by path.
+private let earlierFilesLeft = Locked<Set<String>>([])
+
 /// The settings file of one ``SettingsManageable`` type and the operations on it; `apply`
 /// closures put a loaded value in place (`self = $0` for values, `adopt($0)` for objects).
-struct SettingsFile<Settings: SettingsManageable & Codable> {
+struct SettingsFile<Settings: SettingsManageable> {
     let url: URL
+
+    /// The name of a type's file in ``SettingsManageable/settingsDirectory``.
+    static var fileName: String { "\(Settings.self).settings.plist" }
+
+    /// The file earlier versions named `<Type>.plist`, when the type keeps the default
+    /// ``SettingsManageable/settingsURL()``; `nil` otherwise.
+    private let earlier: URL?
 
     init(for settings: Settings) {
         url = settings.settingsURL()
+        let directory = Settings.settingsDirectory
+        earlier = url == directory.appendingPathComponent(Self.fileName) ? directory.appendingPathComponent("\(Settings.self).plist") : nil
     }
 
     var initialCopy: URL { url.appendingPathExtension("init") }
+}
 
+extension SettingsFile where Settings: Codable {
     /// Writes `settings` under the file's lock.
     func write(_ settings: Settings) throws {
+        try adoptEarlierFile()
         try locked { try writeUnlocked(settings) }
+    }
+
+    /// Moves the file an earlier version named `<Type>.plist` (see ``earlier``), and its initial
+    /// copy, to ``url`` and ``initialCopy``, under the file's lock, while no file has the new
+    /// name. Left where it is: a binary property list without an initial copy beside it, which
+    /// this type never writes that way but a ``PlistFileStore`` set of the same name does. The
+    /// initial copy moves first, so a crash in between leaves the file to be moved next time.
+    /// Anything but a regular file (or a link to one) the user may read stays too. Every
+    /// operation calls it first; it costs one `stat` when there is no file under the earlier
+    /// name, and nothing more once this process has left one where it is.
+    private func adoptEarlierFile() throws {
+        guard let earlier, FileManager.default.fileExists(atPath: earlier.path), !FileManager.default.fileExists(atPath: url.path),
+            !earlierFilesLeft.withLock({ $0.contains(earlier.path) })
+        else { return }
+        try locked {
+            guard FileManager.default.fileExists(atPath: earlier.path), !FileManager.default.fileExists(atPath: url.path) else { return }
+            let earlierCopy = earlier.appendingPathExtension("init")
+            let hasCopy = FileManager.default.fileExists(atPath: earlierCopy.path)
+            let contents = (try? AtomicFile.readRegular(earlier.path, limit: PlistFile.maximumReadSize)) ?? nil
+            guard let contents, contents.data.prefix(6) != Data("bplist".utf8) || hasCopy else {
+                earlierFilesLeft.withLock { _ = $0.insert(earlier.path) }
+                return
+            }
+            if hasCopy, !FileManager.default.fileExists(atPath: initialCopy.path) { try move(earlierCopy, to: initialCopy) }
+            try move(earlier, to: url)
+        }
+    }
+
+    /// Renames `file` to `destination` and makes the rename durable.
+    private func move(_ file: URL, to destination: URL) throws {
+        guard rename(file.path, destination.path) == 0 else {
+            let failure = AtomicFile.posixFailure("rename", file.path)
+            throw SettingsError.ioFailed(path: failure.path, reason: failure.reason)
+        }
+        do {
+            try AtomicFile.syncDirectory(destination.deletingLastPathComponent().path)
+        } catch {
+            throw SettingsError.ioFailed(path: error.path, reason: error.reason)
+        }
     }
 
     /// Reads the settings under the file's lock (`current` when there is no file), lets `body`
     /// change them, writes them in the same locked step, then hands them to `apply`.
     func modify(current: Settings, _ body: (inout Settings) throws -> Void, apply: (Settings) -> Void) throws {
+        try adoptEarlierFile()
         let value = try locked { () throws -> Settings in
             var value = FileManager.default.fileExists(atPath: url.path) ? try decodeCurrent() : current
             try body(&value)
@@ -385,6 +455,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
     }
 
     func load(current: Settings, apply: (Settings) -> Void) throws {
+        try adoptEarlierFile()
         if let loaded = try decodedWithoutLock() { return apply(loaded) }
         let loaded = try locked { () throws -> Settings? in
             guard FileManager.default.fileExists(atPath: url.path) else {
@@ -403,6 +474,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
         guard let bundled = Settings.bundledSettingsURL, FileManager.default.fileExists(atPath: bundled.path) else {
             throw SettingsError.noBundledSettings(type: "\(Settings.self)")
         }
+        try adoptEarlierFile()
         if let loaded = try decodedWithoutLock() { return apply(loaded) }
         apply(
             try locked {
@@ -483,6 +555,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
     }
 
     func delete() throws {
+        try adoptEarlierFile()
         do {
             guard try AtomicFile.remove(url) else { throw SettingsError.noSettingsFile(path: url.path) }
         } catch let failure as AtomicFile.Failure {
@@ -491,6 +564,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
     }
 
     func reset(current: Settings, apply: (Settings) -> Void) throws {
+        try adoptEarlierFile()
         if let bundled = Settings.bundledSettingsURL, FileManager.default.fileExists(atPath: bundled.path) {
             let defaults = try contents(of: bundled)
             let value = try decode(defaults, from: bundled)
@@ -509,6 +583,7 @@ struct SettingsFile<Settings: SettingsManageable & Codable> {
     }
 
     func dictionary() -> [String: Any?]? {
+        try? adoptEarlierFile()
         guard var dictionary = (try? PlistFile.read(url, movingAside: false)) ?? nil else { return nil }
         dictionary[PersistentPrefs.schemaVersionKey] = nil  // the library's own
         return dictionary.mapValues { PlistValue.normalized($0, for: .loading) }

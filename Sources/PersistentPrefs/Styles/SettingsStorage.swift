@@ -28,6 +28,11 @@ import Foundation
 /// A `URL` is stored as its absolute string and an enum as its raw value. Every write is
 /// synchronised, so it is on disk when the setter returns; a stored value of another type
 /// reads as the default (or `nil`), and `$property.lastError` says what was found.
+///
+/// The key reads through the suite's system layers (<doc:LayersAndLockdown>): a key an
+/// administrator locks reads the layer's value, any other the user's value, else a layer's. An
+/// assignment to a locked key writes nothing, and `$property.lastError` is
+/// ``PersistentPrefs/PersistentPrefs/PrefsError/keyLocked(key:)``.
 @propertyWrapper
 public struct SettingsStorage<Value> {
     private let get: () -> Value
@@ -45,7 +50,8 @@ public struct SettingsStorage<Value> {
     /// ```
     public let projectedValue: Status
 
-    /// The stored value, or the default when the key is absent or holds another type.
+    /// The value the key reads through the suite's system layers; the default when neither the
+    /// user nor a layer gives one, or when it is of another type.
     public var wrappedValue: Value {
         get { get() }
         nonmutating set { set(newValue) }

@@ -9,6 +9,12 @@ import Foundation
 /// is refused (nothing is written, ``lastError`` says so) instead of crashing the process.
 /// Every write is synchronised, so it is on disk when the setter returns.
 ///
+/// The keys read through the suite's system layers, and a key an administrator locks cannot be
+/// changed (see <doc:LayersAndLockdown>): a read gives the layer's value of a locked key, and the
+/// user's value of any other key, else a layer's; a write that would change a locked key — or a
+/// locked key inside a set the key holds — writes nothing, and the subscript sets ``lastError``
+/// (``update(_:as:_:)`` throws) ``PersistentPrefs/PersistentPrefs/PrefsError/keyLocked(key:)``.
+///
 /// ```swift
 /// enum Planet: String { case mercury, venus, earth, mars }
 ///
@@ -53,16 +59,19 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
     /// reading a key stored with another type.
     public var lastError: PersistentPrefs.PrefsError? { failure.withLock { $0 } }
 
-    /// The value stored under `key` as `T`; assigning `nil` removes the key.
+    /// The value of `key` as `T`, through the suite's system layers; assigning `nil` removes the
+    /// user's value.
     ///
-    /// Reading a key stored as another type gives `nil` and sets ``lastError``.
+    /// Reading a key stored as another type gives `nil` and sets ``lastError``; assigning to a
+    /// locked key writes nothing and sets ``lastError`` to
+    /// ``PersistentPrefs/PersistentPrefs/PrefsError/keyLocked(key:)``.
     public subscript<T>(key: K) -> T? {
         get { read(key) }
         set { write(newValue, key) }
     }
 
-    /// The value stored under `key` as a `RawRepresentable` (an enum or `OptionSet`), kept as
-    /// its raw value; assigning `nil` removes the key.
+    /// The value of `key` as a `RawRepresentable` (an enum or `OptionSet`), kept as its raw
+    /// value, through the suite's system layers; assigning `nil` removes the user's value.
     public subscript<T>(key: K) -> T? where T: RawRepresentable {
         get { read(key) }
         set { write(newValue, key) }
@@ -106,9 +115,10 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
     /// try storage.update(.launches, as: Int.self) { $0 = ($0 ?? 0) + 1 }
     /// ```
     ///
-    /// `body` gets `nil` when the key holds nothing; leaving `nil` removes the key. It may run
-    /// more than once when plain `UserDefaults` code rewrites the suite meanwhile, so keep it free
-    /// of other side effects.
+    /// `body` gets the value readers see (the suite's system layers beneath the user's value),
+    /// or `nil` when there is none; leaving `nil` removes the user's value, and leaving the value
+    /// as it came changes nothing. It may run more than once when plain `UserDefaults` code
+    /// rewrites the suite meanwhile, so keep it free of other side effects.
     ///
     /// - Parameters:
     ///   - key: The key to change.
@@ -116,28 +126,33 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
     ///   - body: Changes the value.
     /// - Throws: What `body` throws (unchanged);
     ///   ``PersistentPrefs/PrefsError/typeMismatch(key:expected:found:)`` when the stored value is
-    ///   not a `T`; ``PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)``; a
+    ///   not a `T`; ``PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)``;
+    ///   ``PersistentPrefs/PrefsError/keyLocked(key:)`` when the result changes a locked key; a
     ///   store error. Nothing is written when it throws; ``lastError`` holds the error.
     public func update<T>(_ key: K, as type: T.Type = T.self, _ body: (inout T?) throws -> Void) throws {
         let name = key.stringValue
         let codec = PrefCodec<T>.make()
         do {
-            try store.update(name) { stored -> Any? in
+            try store.updateKey(name) { stored -> Any? in
+                // `body` sees what readers see (the layers beneath the user's value, locks applied).
+                let seen = store.layered(stored.map { PlistValue.normalized($0, for: .loading) ?? $0 }, forKey: name)
                 var value: T?
-                if let stored {
-                    let loaded = PlistValue.normalized(stored, for: .loading) ?? stored
-                    guard let decoded = codec.decode(loaded) else {
-                        throw PersistentPrefs.PrefsError.typeMismatch(key: name, expected: "\(T.self)", found: PlistValue.describe(loaded))
+                if let seen {
+                    guard let decoded = codec.decode(seen) else {
+                        throw PersistentPrefs.PrefsError.typeMismatch(key: name, expected: "\(T.self)", found: PlistValue.describe(seen))
                     }
                     value = decoded
                 }
                 try body(&value)
-                guard let value else { return nil }
+                let encoded: Any?
                 do {
-                    return try codec.encode(value)
+                    encoded = try value.flatMap { try codec.encode($0) }
                 } catch {
                     throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: [name])
                 }
+                // Left as it was seen: no change, so a layer's value is not copied into the user's file.
+                if PlistValue.changedKeys(seen.map { [name: $0] } ?? [:], encoded.map { [name: $0] } ?? [:]).isEmpty { return stored }
+                return encoded
             }
             failure.withLock { $0 = nil }
         } catch {

@@ -154,7 +154,7 @@ struct HarnessSettingsTests {
         #expect(show.stdout.contains("Cowboys"))
         #expect(try child.run("prefs-harness", ["--store-dir", store, "settings", "set", "app", "fontSize", "21"]).status == 0)
         #expect(try child.run("prefs-harness", ["--store-dir", store, "settings", "set", "player", "gunType", "1"]).status == 0)
-        let file = store + "/settings/AppSettings.plist"
+        let file = store + "/settings/AppSettings.settings.plist"
         let before = try #require(FileManager.default.contents(atPath: file))
         let bad = try child.run("prefs-harness", ["--store-dir", store, "settings", "set", "app", "fontSize", "big"])
         #expect(bad.status == 2)
@@ -177,11 +177,11 @@ struct HarnessSettingsTests {
         defer { directory.remove() }
         let settings = directory.path + "/files/settings"
         try FileManager.default.createDirectory(atPath: settings, withIntermediateDirectories: true)
-        try Data("junk".utf8).write(to: URL(fileURLWithPath: settings + "/AppSettings.plist"))
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: settings + "/AppSettings.settings.plist"))
         let show = try child.run("prefs-harness", ["--store-dir", directory.path + "/files", "settings", "show", "app"])
         #expect(show.status == 1)
-        #expect(show.stderr.contains("AppSettings.plist could not be read"))
-        #expect(FileManager.default.contents(atPath: settings + "/AppSettings.plist") == Data("junk".utf8))
+        #expect(show.stderr.contains("AppSettings.settings.plist could not be read"))
+        #expect(FileManager.default.contents(atPath: settings + "/AppSettings.settings.plist") == Data("junk".utf8))
     }
 }
 

@@ -5,10 +5,11 @@ import Testing
 
 /// The vendor layer of this test process: one folder for every test (``PersistentPrefs/vendorDefaultsDirectory``
 /// is process-wide), each test using store folders of its own inside it. The folder outlives
-/// every test, so it is removed when the test process exits.
+/// every test, so it is removed when the test process exits. Every test that writes a vendor
+/// layer uses ``vendorRoot``.
 private let vendorRootDirectory = TemporaryDirectory()
 
-private let vendorRoot: URL = {
+let vendorRoot: URL = {
     let folder = URL(fileURLWithPath: vendorRootDirectory.path, isDirectory: true)
     PersistentPrefs.vendorDefaultsDirectory = folder
     atexit { vendorRootDirectory.remove() }

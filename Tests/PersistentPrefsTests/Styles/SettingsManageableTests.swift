@@ -41,8 +41,8 @@ struct SettingsManageableTests {
         try withSettingsDirectory { directory in
             let settings = AppSettings.shared
             #expect(AppSettings.shared.load())
-            #expect(FileManager.default.fileExists(atPath: directory.path + "/AppSettings.plist"))
-            #expect(FileManager.default.fileExists(atPath: directory.path + "/AppSettings.plist.init"))
+            #expect(FileManager.default.fileExists(atPath: directory.path + "/AppSettings.settings.plist"))
+            #expect(FileManager.default.fileExists(atPath: directory.path + "/AppSettings.settings.plist.init"))
             AppSettings.shared.fontSize = 21.0
             AppSettings.shared.playSFX = false
             #expect(AppSettings.shared.update())
@@ -102,7 +102,7 @@ struct SettingsManageableTests {
             #expect(result5)
             #expect(again.gunType == 2)
             #expect(again.isMale == true)
-            #expect(FileManager.default.fileExists(atPath: directory.path + "/PlayerSettings.plist"))
+            #expect(FileManager.default.fileExists(atPath: directory.path + "/PlayerSettings.settings.plist"))
         }
     }
 
@@ -111,7 +111,7 @@ struct SettingsManageableTests {
         try withSettingsDirectory { directory in
             var plain = Plain()
             #expect(!plain.delete())
-            #expect(Plain.lastSettingsError == .noSettingsFile(path: directory.path + "/Plain.plist"))
+            #expect(Plain.lastSettingsError == .noSettingsFile(path: directory.path + "/Plain.settings.plist"))
             let result6 = plain.reset()
             #expect(!result6)
             #expect(Plain.lastSettingsError == .nothingToResetTo(type: "Plain"))
@@ -124,7 +124,7 @@ struct SettingsManageableTests {
             }
 
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-            let file = directory.appendingPathComponent("Plain.plist")
+            let file = directory.appendingPathComponent("Plain.settings.plist")
             try Data("not a plist".utf8).write(to: file)
             let result8 = plain.load()
             #expect(!result8)
@@ -156,8 +156,8 @@ struct SettingsManageableTests {
             plain.volume = 10
             for _ in 0..<5 { #expect(plain.update()) }
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-            #expect(names == ["Plain.plist", "Plain.plist.init", "Plain.plist.lock"])
-            let mode = try FileManager.default.attributesOfItem(atPath: directory.path + "/Plain.plist")[.posixPermissions] as? Int
+            #expect(names == ["Plain.settings.plist", "Plain.settings.plist.init", "Plain.settings.plist.lock"])
+            let mode = try FileManager.default.attributesOfItem(atPath: directory.path + "/Plain.settings.plist")[.posixPermissions] as? Int
             #expect(mode == 0o600)
             var fresh = Plain()
             let result10 = fresh.load()
