@@ -323,12 +323,12 @@ enum LayerPaths {
     }
 
     /// `folder`'s path inside the user's configuration folder (`$XDG_CONFIG_HOME`, else
-    /// `~/.config`), or `nil` when it is elsewhere.
+    /// `~/.config`), or `nil` when it is elsewhere (or is that folder itself). Both folders are
+    /// resolved first (see ``FolderPath``), so every spelling of a folder finds the same layers.
     static func relativeToConfiguration(_ folder: URL) -> String? {
-        let base = SuitePaths.directory.standardizedFile.filePath
-        let path = folder.standardizedFile.filePath
-        guard path.hasPrefix(base + "/") else { return nil }
-        let relative = String(path.dropFirst(base.count + 1))
-        return relative.split(separator: "/").contains("..") ? nil : relative
+        let base = FolderPath.resolved(SuitePaths.directory.filePath)
+        let path = FolderPath.resolved(folder.filePath)
+        guard path.hasPrefix(base == "/" ? "/" : base + "/"), path != base else { return nil }
+        return String(path.dropFirst(base == "/" ? 1 : base.count + 1))
     }
 }

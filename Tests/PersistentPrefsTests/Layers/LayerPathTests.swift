@@ -1,0 +1,85 @@
+import Foundation
+import PersistentPrefs
+import Testing
+
+/// A user's configuration folder and one site folder, for a harness run as a user would.
+private struct PathFixture {
+    let home: TemporaryDirectory
+    let site: TemporaryDirectory
+    let child: ChildProcess
+
+    init() {
+        home = TemporaryDirectory()
+        site = TemporaryDirectory()
+        var child = ChildProcess(configHome: home.path)
+        child.environment = ["XDG_CONFIG_DIRS": site.path]
+        self.child = child
+    }
+
+    /// Writes `top` as a property list at `path` inside the site folder, making its folders.
+    func writeSite(_ top: [String: Any], at path: String) throws {
+        let url = URL(fileURLWithPath: site.path + "/" + path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try PropertyListSerialization.data(fromPropertyList: top, format: .xml, options: 0).write(to: url, options: .atomic)
+    }
+
+    func harness(_ arguments: [String]) throws -> ChildProcess.Output {
+        try child.run("prefs-harness", arguments)
+    }
+
+    func bytes(_ path: String) throws -> Data {
+        try Data(contentsOf: URL(fileURLWithPath: home.path + "/" + path))
+    }
+
+    func remove() {
+        home.remove()
+        site.remove()
+    }
+}
+
+@Suite("Layers by path: a file or folder named by path gets the layers of the suite or set it is", waitLimit)
+struct LayerPathTests {
+    @Test("--store-dir through a symbolic link, with a trailing slash or with .. gets the folder's layers", arguments: ["link", "tool/prefs/", "tool/x/../prefs"])
+    func storeDirSpellings(spelling: String) throws {
+        let fixture = PathFixture()
+        defer { fixture.remove() }
+        try fixture.writeSite(["Volume": 9, "PersistentPrefs.locked": ["Volume"]], at: "tool/prefs/main.plist")
+        let folder = fixture.home.path + "/tool/prefs"
+        try FileManager.default.createDirectory(atPath: fixture.home.path + "/tool/x", withIntermediateDirectories: true)
+        #expect(try fixture.harness(["--store-dir", folder, "defaults", "write", "main", "Other", "-int", "1"]).status == 0)
+        try FileManager.default.createSymbolicLink(atPath: fixture.home.path + "/link", withDestinationPath: folder)
+        let before = try fixture.bytes("tool/prefs/main.plist")
+        let spelled = fixture.home.path + "/" + spelling
+        let output = try fixture.harness(["--store-dir", spelled, "defaults", "write", "main", "Volume", "-int", "3"])
+        #expect(output.status == 1 && output.stderr.contains("\"Volume\" is locked by the system administrator"), "\(output)")
+        #expect(try fixture.bytes("tool/prefs/main.plist") == before)
+        let read = try fixture.harness(["--store-dir", spelled, "defaults", "read", "main", "Volume"])
+        let readDirect = try fixture.harness(["--store-dir", folder, "defaults", "read", "main", "Volume"])
+        #expect(read.stdout == readDirect.stdout, "two spellings of one folder read one value")
+    }
+
+    @Test("a PlistFileStore on the suites' folder (any spelling) is refused at first use, naming the folder; nothing is written")
+    func storeOnSuiteFolder() throws {
+        let links = TemporaryDirectory()
+        defer { links.remove() }
+        let suites = PreferencesFile.preferencesDirectory
+        try FileManager.default.createDirectory(at: suites, withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: links.path + "/suites", withDestinationPath: suites.path)
+        let root = "pathtest-\(UUID().uuidString.lowercased())"
+        for folder in [suites.path, suites.path + "/", links.path + "/suites"] {
+            let store = PlistFileStore(directory: URL(fileURLWithPath: folder))
+            #expect(throws: PersistentPrefs.PrefsError.self) { try store.save(["Volume": 1], root: root) }
+            #expect(throws: PersistentPrefs.PrefsError.self) { _ = try store.load(root: root) }
+            do {
+                _ = try store.apply(.replace(["Volume": 1]), root: root)
+                Issue.record("a store on the suites' folder wrote a set")
+            } catch let error as PersistentPrefs.PrefsError {
+                guard case .ioError(let path, let reason) = error else { Issue.record("\(error)"); continue }
+                #expect(path == folder || path == suites.path || path + "/" == folder, "\(error)")
+                #expect(reason.contains("suites"), "\(error)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: suites.path + "/" + root + ".plist"), "nothing is written")
+        try? FileManager.default.removeItem(atPath: suites.path + "/" + root + ".plist")
+    }
+}
