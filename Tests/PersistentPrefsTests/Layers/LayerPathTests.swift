@@ -39,6 +39,55 @@ private struct PathFixture {
 
 @Suite("Layers by path: a file or folder named by path gets the layers of the suite or set it is", waitLimit)
 struct LayerPathTests {
+    @Test("defaults write, -dict-add, delete and import on a suite's file named by path refuse a locked key; the file is unchanged")
+    func suiteFileByPath() throws {
+        let fixture = PathFixture()
+        defer { fixture.remove() }
+        #expect(try fixture.harness(["defaults", "write", "app", "Volume", "-int", "1"]).status == 0)
+        try fixture.writeSite(
+            ["PersistentPrefs.locked": ["Volume"], "SamplePrefs": ["PersistentPrefs.locked": ["Integer Value"]]], at: "app.plist")
+        let path = fixture.home.path + "/app.plist"
+        let imported = fixture.home.path + "/import.plist"
+        try PropertyListSerialization.data(fromPropertyList: ["Volume": 3], format: .xml, options: 0)
+            .write(to: URL(fileURLWithPath: imported))
+        let before = try fixture.bytes("app.plist")
+        let named = try fixture.harness(["defaults", "write", "app", "Volume", "-int", "9"])
+        #expect(named.status == 1 && named.stderr.contains("\"Volume\" is locked by the system administrator"), "\(named)")
+        for arguments in [
+            ["defaults", "write", path, "Volume", "-int", "9"],
+            ["defaults", "write", path, "SamplePrefs", "-dict-add", "Integer Value", "-int", "7"],
+            ["defaults", "delete", path, "Volume"],
+            ["defaults", "delete", path],
+            ["defaults", "import", path, imported],
+        ] {
+            let output = try fixture.harness(arguments)
+            #expect(output.status == 1 && output.stderr.contains("is locked by the system administrator"), "\(arguments): \(output)")
+        }
+        #expect(try fixture.bytes("app.plist") == before, "a refused write changed the file")
+        #expect(try fixture.harness(["defaults", "write", path, "Other", "-int", "1"]).status == 0, "an unlocked key is still written")
+    }
+
+    @Test("defaults write on a PlistFileStore's set file or a new suite file named by path (PreferencesFile(url:)) refuses a locked key")
+    func preferencesFileByPath() throws {
+        let fixture = PathFixture()
+        defer { fixture.remove() }
+        try fixture.writeSite(["PersistentPrefs.locked": ["Volume"]], at: "app.plist")
+        try fixture.writeSite(["Volume": 9, "PersistentPrefs.locked": ["Volume"]], at: "tool/prefs/main.plist")
+        // The set file, written by its store first: a `defaults write` on its path is the other road.
+        #expect(try fixture.harness(["--store-dir", fixture.home.path + "/tool/prefs", "defaults", "write", "main", "Other", "-int", "1"]).status == 0)
+        let setPath = fixture.home.path + "/tool/prefs/main.plist"
+        let before = try fixture.bytes("tool/prefs/main.plist")
+        let viaPath = try fixture.harness(["defaults", "write", setPath, "Volume", "-int", "3"])
+        #expect(viaPath.status == 1 && viaPath.stderr.contains("\"Volume\" is locked by the system administrator"), "\(viaPath)")
+        #expect(try fixture.bytes("tool/prefs/main.plist") == before, "a refused write changed the file")
+        #expect(try fixture.harness(["defaults", "write", setPath, "Other", "-int", "2"]).status == 0, "an unlocked key is still written")
+        // The suite's file through the library's own type, as the harness uses it.
+        let suiteFile = fixture.home.path + "/app.plist"
+        let suite = try fixture.harness(["defaults", "write", suiteFile, "Volume", "-int", "4"])
+        #expect(suite.status == 1 && suite.stderr.contains("\"Volume\" is locked by the system administrator"), "\(suite)")
+        #expect(!FileManager.default.fileExists(atPath: suiteFile), "nothing is written")
+    }
+
     @Test("--store-dir through a symbolic link, with a trailing slash or with .. gets the folder's layers", arguments: ["link", "tool/prefs/", "tool/x/../prefs"])
     func storeDirSpellings(spelling: String) throws {
         let fixture = PathFixture()
