@@ -369,12 +369,28 @@ enum LayerPaths {
     }
 
     /// `folder`'s path inside the user's configuration folder (`$XDG_CONFIG_HOME`, else
-    /// `~/.config`), or `nil` when it is elsewhere.
+    /// `~/.config`), or `nil` when it is elsewhere (or is that folder itself). Both folders are
+    /// resolved first (see ``FolderPath``), so every spelling of a folder finds the same layers.
     static func relativeToConfiguration(_ folder: URL) -> String? {
-        let base = SuitePaths.directory.standardizedFile.filePath
-        let path = folder.standardizedFile.filePath
-        guard path.hasPrefix(base + "/") else { return nil }
-        let relative = String(path.dropFirst(base.count + 1))
-        return relative.split(separator: "/").contains("..") ? nil : relative
+        let base = FolderPath.resolved(SuitePaths.directory.filePath)
+        let path = FolderPath.resolved(folder.filePath)
+        guard path.hasPrefix(base == "/" ? "/" : base + "/"), path != base else { return nil }
+        return String(path.dropFirst(base == "/" ? 1 : base.count + 1))
+    }
+
+    /// The layer files of the property-list file at `url` when the library knows what it is: a
+    /// suite's file (a `.plist` directly in the user's configuration folder) has the suite's, and
+    /// a set file (a `.plist` in a folder inside it) the layers a ``PlistFileStore`` there has by
+    /// default. Any other file has none. Its folder is resolved first (see ``FolderPath``).
+    static func files(forFileAt url: URL) -> [LayerFile] {
+        let name = url.fileName
+        guard name.hasSuffix(".plist"), name.utf8.count > ".plist".utf8.count else { return [] }
+        let folder = FolderPath.resolved(url.folderPath)
+        if folder == FolderPath.resolved(SuitePaths.directory.filePath) {
+            guard SuitePaths.problem(with: String(name.dropLast(".plist".count))) == nil else { return [] }
+            return files(relativeFolder: "", name: name, holdsRoots: true)
+        }
+        guard let relative = relativeToConfiguration(URL(fileURLWithPath: folder, isDirectory: true)) else { return [] }
+        return files(relativeFolder: relative, name: name, holdsRoots: false)
     }
 }

@@ -367,7 +367,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         // A strong reference, dropped by ``stopWatching()``: a weak one would move the domain's
         // reference count to a side table and slow every retain on the read path.
         let storeCancel = watchable?.watch(root: root) { [self] in storeChanged() }
-        let layerCancels = layerReader.files.map { file in ChangeWatcher.shared.watching(file.url) { [self] in layersChanged() } }
+        let layerCancels = layerReader.files.map { file in ChangeWatcher.shared.watchingFollowingLinks(file.url) { [self] in layersChanged() } }
         var cancel = storeCancel
         if !layerCancels.isEmpty {
             cancel = { @Sendable in

@@ -58,6 +58,10 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// system layers. See <doc:LayersAndLockdown>.
     public let layerName: String?
 
+    /// Whether `directory` is the folder of the `UserDefaults` suites (however it is spelled):
+    /// its property-list files are suites, so the store refuses to use it.
+    private let isSuiteFolder: Bool
+
     /// A store for the files in `directory` (created on the first write).
     ///
     /// - Parameters:
@@ -65,13 +69,29 @@ public final class PlistFileStore: PrefsStore, Sendable {
     ///   - layerName: The folder of this store's system defaults inside `/etc/xdg` (each folder
     ///     of `$XDG_CONFIG_DIRS`) and the vendor folder. By default, `directory`'s path inside the
     ///     user's configuration folder (`~/.config/myapp/prefs` gives `myapp/prefs`); a directory
-    ///     elsewhere has no system layers unless one is named. Stores of one directory share
-    ///     their sets in a process: the first one made decides.
+    ///     elsewhere has no system layers unless one is named. Symbolic links and `..` in
+    ///     `directory` are resolved first, so every spelling of a folder has the same layers.
+    ///     Stores of one directory share their sets in a process: the first one made decides.
+    ///
+    /// The folder of the `UserDefaults` suites (``PreferencesFile/preferencesDirectory``, by
+    /// any spelling) cannot be a store's directory: its files are suites, which have layers
+    /// and a format of their own. Such a store throws
+    /// ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)`` naming the folder at
+    /// its first use, and writes nothing.
     public init(directory: URL, layerName: String? = nil) {
         self.directory = directory.standardizedFileURL
         identifier = "plistfile:\(self.directory.path)"
         let relative = layerName.map { $0.split(separator: "/").filter { $0 != "." && $0 != ".." && !$0.isEmpty }.joined(separator: "/") }
         self.layerName = relative ?? LayerPaths.relativeToConfiguration(self.directory)
+        isSuiteFolder = FolderPath.resolved(self.directory.path) == FolderPath.resolved(SuitePaths.directory.filePath)
+    }
+
+    /// The refusal of a store whose directory is the folder of the suites.
+    private func checkNotSuiteFolder() throws {
+        guard isSuiteFolder else { return }
+        throw PersistentPrefs.PrefsError.ioError(
+            path: directory.path,
+            reason: "this is the folder of the UserDefaults suites; its property-list files are suites, not sets: keep a PlistFileStore's sets in a folder of their own")
     }
 
     /// The file that holds the set for `root`.
@@ -80,8 +100,11 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// - Returns: The file's URL: the percent-encoded root key, or for a root key too long for
     ///   a file name, a shortened name ending in `~<hash>`, with the full key beside it in
     ///   `<name>.root`.
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)`` when the
+    ///   directory is the folder of the `UserDefaults` suites.
     public func fileURL(forRoot root: String) throws -> URL {
-        directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".plist")
+        try checkNotSuiteFolder()
+        return directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".plist")
     }
 
     /// Where the schema of the set under `root` is kept: `<file name without .plist>.schema.json`
@@ -178,6 +201,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     ///
     /// - Returns: The root keys present in the directory.
     public func roots() throws -> [String] {
+        try checkNotSuiteFolder()
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory.path)

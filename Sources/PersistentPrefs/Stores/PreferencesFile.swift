@@ -29,19 +29,32 @@ public struct PreferencesFile: Sendable {
     /// by path).
     private let movesDamagedFileAside: Bool
 
-    /// The suite's system layer files (none for a file named by path).
+    /// The system layer files of the suite or set the file is (none for a file the library does
+    /// not know).
     private let layers: LayerReader
+
+    /// Whether the file is a ``PlistFileStore`` set file (its keys are the set's) rather than a
+    /// suite's file (its keys are root keys).
+    private let holdsSet: Bool
 
     /// The file at `url` (a suite file or any property-list file of top-level keys).
     ///
     /// A file named this way is never moved aside: one that is not a property list of top-level
     /// keys (or not a regular file) is reported, and left as it is.
     ///
+    /// A file the library knows keeps its system layers, however its path is spelled (symbolic
+    /// links and `..` in its folder are resolved): a suite's file in ``preferencesDirectory`` has
+    /// the suite's, and a `.plist` file in a folder inside it the layers of the set a
+    /// ``PlistFileStore`` keeps there (see <doc:LayersAndLockdown>). A change of a key they lock is
+    /// refused as it is through ``init(suiteName:)`` or the store.
+    ///
     /// - Parameter url: The file; it need not exist yet.
     public init(url: URL) {
         self.url = url
         movesDamagedFileAside = false
-        layers = LayerReader(files: [])
+        let files = LayerPaths.files(forFileAt: url)
+        layers = LayerReader(files: files)
+        holdsSet = files.contains { !$0.holdsRoots }
     }
 
     /// The file of the `UserDefaults` suite `suiteName` in ``preferencesDirectory``.
@@ -56,6 +69,7 @@ public struct PreferencesFile: Sendable {
         url = Self.preferencesDirectory.appendingFileName(suiteName + ".plist")
         movesDamagedFileAside = true
         layers = LayerReader(files: LayerPaths.files(relativeFolder: "", name: url.fileName, holdsRoots: true))
+        holdsSet = false
     }
 
     /// Where Foundation on Linux keeps `UserDefaults` suites: `$XDG_CONFIG_HOME` when it is an
@@ -130,7 +144,7 @@ public struct PreferencesFile: Sendable {
                 if let normalized = PlistValue.normalized(value) { suite[key] = normalized } else { refused.append(key) }
             }
             if !refused.isEmpty { throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: refused.sorted()) }
-            try layers.checkSuiteChange(from: before, to: suite)
+            try checkLocks(from: before, to: suite)
             return changed  // the write records these (a value normalised back to its old self too: harmless)
         }
     }
@@ -145,12 +159,25 @@ public struct PreferencesFile: Sendable {
         if !movesDamagedFileAside { _ = try contents() }  // a file that is not a property list is left alone
         return try FileLock.withLock(for: url, label: url.fileName) { lock in
             // Locked keys the user's file holds stay: removing them is a change as well.
-            if let stored = try PlistFile.read(url, movingAside: movesDamagedFileAside) { try layers.checkSuiteChange(from: stored, to: [:]) }
+            if let stored = try PlistFile.read(url, movingAside: movesDamagedFileAside) { try checkLocks(from: stored, to: [:]) }
             let existed = FileManager.default.fileExists(atPath: url.filePath)
             try PlistFile.write(nil, to: url, format: .xml)
             SuiteLedger.clear(lock)  // removed on purpose: nothing to put back
             DamageNote.clear(for: url)
             return existed
+        }
+    }
+
+    /// Refuses a change of the file's keys (`before` to `after`) that changes a locked key: in a
+    /// suite's file, a locked root key or a locked key of a root key's set; in a set file, a
+    /// locked key of the set.
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/keyLocked(key:)``.
+    private func checkLocks(from before: [String: Any], to after: [String: Any]) throws {
+        guard holdsSet else { return try layers.checkSuiteChange(from: before, to: after) }
+        let set = layers.stack(root: nil)
+        if let key = set.lockedChange(from: PlistValue.loadedOrAsIs(before), to: PlistValue.loadedOrAsIs(after)) {
+            throw PersistentPrefs.PrefsError.keyLocked(key: key)
         }
     }
 

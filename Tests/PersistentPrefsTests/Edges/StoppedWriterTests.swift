@@ -39,7 +39,9 @@ struct StoppedWriterTests {
             writer.int = 1
             try #require(writer.lastError == nil)
         }  // no instance left: the next one reads the store afresh
-        let child = ChildProcess(configHome: (file as NSString).deletingLastPathComponent)
+        // A suite's process shares this process's suites; a store's process has suites of its own
+        // (the store folder is no suites' folder).
+        let child = ChildProcess(configHome: kind == .suite ? (file as NSString).deletingLastPathComponent : directory.path + "/config")
         let holder = try StoppedLockHolder(file, child: child)
         defer { holder.end() }
 
@@ -121,7 +123,7 @@ struct StoppedWriterTests {
             fromPropertyList: [SamplePrefs.Key.int.rawValue: 7], format: .binary, options: 0)
         try replaced.write(to: URL(fileURLWithPath: stuckFile), options: .atomic)
         // Another process writes the live set: its observer must hear it while the write still waits.
-        let put = try ChildProcess(configHome: liveDirectory.path).run(
+        let put = try ChildProcess(configHome: liveDirectory.path + "/config").run(
             "prefs-test-helper", ["put-int", liveDirectory.path, "R", "5"])
         #expect(put.status == 0, "\(put.stderr)")
         #expect(heard.wait(timeout: 10) { $0.keys.contains(["Integer Value"]) }, "the live set's observer heard nothing")

@@ -117,7 +117,7 @@ struct WatchFallbackTests {
         let directory = TemporaryDirectory()
         defer { directory.remove() }
         #expect(chown(directory.path, 65534, 65534) == 0)
-        let store = directory.path
+        let store = directory.path + "/store"  // a folder of its own: the suites' folder is no PlistFileStore's
         var environment = ProcessInfo.processInfo.environment
         environment["PREFS_HELPER_AS_NOBODY"] = "1"
         environment["XDG_CONFIG_HOME"] = directory.path

@@ -184,6 +184,44 @@ struct LayerTests {
         #expect(heard.keys == [["Volume"], ["Volume"]], "the user's Name hides the layer's")
     }
 
+    @Test("a layer file that is a symbolic link is watched through it: editing its target elsewhere, or pointing the link at another file, is seen live")
+    func linkedLayerFile() throws {
+        let fixture = try LayerFixture()
+        let elsewhere = TemporaryDirectory()
+        defer {
+            fixture.remove()
+            elsewhere.remove()
+        }
+        func write(_ set: [String: Any], to path: String) throws {
+            try PropertyListSerialization.data(fromPropertyList: set, format: .xml, options: 0)
+                .write(to: URL(fileURLWithPath: path), options: .atomic)
+        }
+        let target = elsewhere.path + "/site.plist"
+        let other = elsewhere.path + "/other/site.plist"
+        try FileManager.default.createDirectory(atPath: elsewhere.path + "/other", withIntermediateDirectories: true)
+        try write(["Volume": 3], to: target)
+        try write(["Volume": 9, "PersistentPrefs.locked": ["Volume"]], to: other)
+        try FileManager.default.createSymbolicLink(atPath: fixture.vendorFile.path, withDestinationPath: target)
+        let prefs = fixture.prefs()
+        #expect(prefs.volume == 3 && !prefs.isLocked("Volume"))
+        let heard = EventLog()
+        let observation = prefs.observeChanges { heard.append($0) }
+        defer { observation.cancel() }
+        try write(["Volume": 6, "PersistentPrefs.locked": ["Volume"]], to: target)
+        #expect(heard.wait(timeout: 10) { $0.keys.contains(["Volume"]) })
+        #expect(prefs.volume == 6 && prefs.isLocked("Volume"))
+        // The link pointed at a file in another folder (replaced in one step, as `ln -sfn` and
+        // package managers do): that file is watched from then on.
+        let newLink = fixture.vendorFile.path + ".new"
+        try FileManager.default.createSymbolicLink(atPath: newLink, withDestinationPath: other)
+        #expect(rename(newLink, fixture.vendorFile.path) == 0)
+        #expect(heard.wait(timeout: 10) { $0.keys.filter { $0.contains("Volume") }.count == 2 })
+        #expect(prefs.volume == 9)
+        try write(["Volume": 10, "PersistentPrefs.locked": ["Volume"]], to: other)
+        #expect(heard.wait(timeout: 10) { $0.keys.filter { $0.contains("Volume") }.count == 3 })
+        #expect(prefs.volume == 10 && prefs.isLocked("Volume"))
+    }
+
     @Test("a damaged layer file is reported in problems and ignored; the user's values still read and write")
     func damagedLayer() throws {
         let fixture = try LayerFixture()

@@ -1,0 +1,37 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Folder paths resolved the way the kernel resolves them, so that every spelling of one folder
+/// (through a symbolic link, with `.` or `..`, with a trailing slash) names the same layers.
+enum FolderPath {
+    /// The absolute path `path` with its symbolic links, `.` and `..` components and repeated or
+    /// trailing slashes resolved. The part that does not exist yet is appended as written, after
+    /// its existing ancestor is resolved (a `..` then removes the name before it).
+    static func resolved(_ path: String) -> String {
+        if let real = realpath(path, nil) {
+            defer { free(real) }
+            return String(cString: real)
+        }
+        var trimmed = Substring(path)
+        while trimmed.utf8.count > 1, trimmed.hasSuffix("/") { trimmed = trimmed.dropLast() }
+        guard let slash = trimmed.lastIndex(of: "/") else { return path }  // relative: as it is
+        let name = trimmed[trimmed.index(after: slash)...]
+        let parent = slash == trimmed.startIndex ? "/" : resolved(String(trimmed[..<slash]))
+        switch name {
+        case "", ".":
+            return parent
+        case "..":
+            guard let last = parent.lastIndex(of: "/"), last != parent.startIndex else { return "/" }
+            return String(parent[..<last])
+        default:
+            return (parent == "/" ? "" : parent) + "/" + name
+        }
+    }
+}
