@@ -206,6 +206,7 @@ struct LayerReader: Sendable {
         let top = stack(root: nil)
         for key in PlistValue.changedKeys(before, after).sorted() {
             if top.isLocked(key) { throw PersistentPrefs.PrefsError.keyLocked(key: key) }
+            guard holdsRoots else { continue }  // a set file: its keys are the set's, checked above
             let set = stack(root: key)
             guard set.hasLocks else { continue }
             if let locked = set.lockedChange(from: Self.set(before[key]) ?? [:], to: Self.set(after[key]) ?? [:]) {
@@ -221,9 +222,15 @@ struct LayerReader: Sendable {
         guard files.contains(where: { current($0.url).top != nil }) else { return }
         let top = stack(root: nil)
         for key in PlistValue.changedKeys(found, repaired) {
+            if top.isLocked(key) {
+                repaired[key] = found[key]
+                continue
+            }
+            // A set file's keys are the set's own: locked or not, nothing beneath them.
+            guard holdsRoots else { continue }
             let set = stack(root: key)
-            guard top.isLocked(key) || set.hasLocks else { continue }
-            guard !top.isLocked(key), !set.locksAll, let old = Self.set(found[key]), var new = Self.set(repaired[key]) else {
+            guard set.hasLocks else { continue }
+            guard !set.locksAll, let old = Self.set(found[key]), var new = Self.set(repaired[key]) else {
                 repaired[key] = found[key]  // locked whole, or not a set: left as found
                 continue
             }
@@ -237,6 +244,10 @@ struct LayerReader: Sendable {
         guard let value else { return [:] }
         return PlistValue.stringKeyedDictionary(value).map(PlistValue.loadedOrAsIs)
     }
+
+    /// Whether the files are a suite's (root keys at the top level, each holding a set), not a
+    /// set file's.
+    private var holdsRoots: Bool { files.allSatisfy(\.holdsRoots) }
 
     /// The set under `root` in one file's top-level dictionary, with its locks.
     private static func layer(of file: LayerFile, top: [String: Any], root: String?) -> Result<LayerStack.Layer?, PersistentPrefs.PrefsError> {
@@ -256,9 +267,11 @@ struct LayerReader: Sendable {
         }
         let marks = locks(set.removeValue(forKey: LayerStack.lockKey))
         if marks.invalid { return .failure(invalidLocks(file)) }
-        // Vetted as a write would be: a layer gives no value the user could not store.
+        // Vetted as a write would be: a layer gives no value the user could not store. The top of
+        // a suite's file holds its sets, each vetted when it is read as a set: one bad set never
+        // takes the file's top-level locks away.
         let values: [String: Any]
-        switch PlistValue.normalizedSet(set, for: .vetting) {
+        switch PlistValue.normalizedSet(set, for: root == nil && file.holdsRoots ? .loading : .vetting) {
         case .success(let vetted): values = vetted
         case .failure(let refusal):
             guard case .valuesNotPlistCompatible(let refused) = refusal else { return .failure(damaged(file, refusal.description)) }
@@ -386,10 +399,12 @@ enum LayerPaths {
         let name = url.fileName
         guard name.hasSuffix(".plist"), name.utf8.count > ".plist".utf8.count else { return [] }
         let folder = FolderPath.resolved(url.folderPath)
-        if folder == FolderPath.resolved(SuitePaths.directory.filePath) {
-            guard SuitePaths.problem(with: String(name.dropLast(".plist".count))) == nil else { return [] }
-            return files(relativeFolder: "", name: name, holdsRoots: true)
-        }
+        #if !canImport(Darwin)  // on Apple platforms `cfprefsd` keeps the suites elsewhere, without layer files
+            if folder == FolderPath.resolved(SuitePaths.directory.filePath) {
+                guard SuitePaths.problem(with: String(name.dropLast(".plist".count))) == nil else { return [] }
+                return files(relativeFolder: "", name: name, holdsRoots: true)
+            }
+        #endif
         guard let relative = relativeToConfiguration(URL(fileURLWithPath: folder, isDirectory: true)) else { return [] }
         return files(relativeFolder: relative, name: name, holdsRoots: false)
     }

@@ -83,7 +83,11 @@ public final class PlistFileStore: PrefsStore, Sendable {
         identifier = "plistfile:\(self.directory.path)"
         let relative = layerName.map { $0.split(separator: "/").filter { $0 != "." && $0 != ".." && !$0.isEmpty }.joined(separator: "/") }
         self.layerName = relative ?? LayerPaths.relativeToConfiguration(self.directory)
-        isSuiteFolder = FolderPath.resolved(self.directory.path) == FolderPath.resolved(SuitePaths.directory.filePath)
+        #if canImport(Darwin)
+            isSuiteFolder = false  // `cfprefsd` keeps the suites elsewhere
+        #else
+            isSuiteFolder = FolderPath.resolved(self.directory.path) == FolderPath.resolved(SuitePaths.directory.filePath)
+        #endif
     }
 
     /// The refusal of a store whose directory is the folder of the suites.
@@ -136,7 +140,10 @@ public final class PlistFileStore: PrefsStore, Sendable {
         guard legacy != url, url.lastPathComponent.utf8.count <= Self.maximumEncodedLength + 30,
             !Self.legacyChecked.withLock({ $0.contains(url.path) })
         else { return nil }
-        guard FileManager.default.fileExists(atPath: legacy.path) else {
+        // Only a set file an earlier version wrote (binary, no `.init` copy beside it): a
+        // `SettingsManageable` file of a type named as the root key is the type's, not the set's.
+        let isEarlierSet = (try? AtomicFile.readRegular(legacy.path, limit: PlistFile.maximumReadSize))??.data.starts(with: Data("bplist".utf8)) == true
+        guard isEarlierSet, !FileManager.default.fileExists(atPath: legacy.path + ".init") else {
             Self.legacyChecked.withLock { _ = $0.insert(url.path) }
             return nil
         }

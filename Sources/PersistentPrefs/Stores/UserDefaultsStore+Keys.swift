@@ -63,13 +63,34 @@ extension UserDefaultsStore {
     /// new value changes a key locked in the suite's system layers: the key itself, locked at the
     /// top of a layer file, or a locked key of the set it holds. Checked on the value as stored,
     /// under the suite's lock, as ``PreferencesFile/update(_:)`` checks a change of the suite.
+    ///
+    /// What is written is what differs from what readers see: a value equal to it writes nothing
+    /// (a layer's value is never copied into the user's file), and of a set only the keys whose
+    /// value differs from the set as read are changed in the user's set — so a set read, edited
+    /// and written back carries its locked keys' values without changing them.
     func updateKey(_ key: String, _ change: (Any?) throws -> Any?) throws {
         let layers = LayerReader(files: layerFiles(root: key))
         try update(key) { stored in
-            let new = try change(stored)
+            let new = unlayered(try change(stored), stored: stored, forKey: key)
             try layers.checkSuiteChange(from: stored.map { [key: $0] } ?? [:], to: new.map { [key: $0] } ?? [:])
             return new
         }
+    }
+
+    /// What writing `new` under `key` stores when the user's file holds `stored` (see
+    /// ``updateKey(_:_:)``).
+    private func unlayered(_ new: Any?, stored: Any?, forKey key: String) -> Any? {
+        let storedValue = stored.flatMap { PlistValue.normalized($0, for: .loading) }
+        let seen = layered(storedValue, forKey: key)
+        guard let newValue = new.flatMap({ PlistValue.normalized($0) }) else { return new }  // nil, or refused by the write
+        if PlistValue.same(seen, newValue) { return stored }
+        // A set written over a set (or over nothing): the user's set, changed where `new` differs from `seen`.
+        let storedSet = storedValue.map(PlistValue.stringKeyedDictionary) ?? [:]
+        guard let newSet = PlistValue.stringKeyedDictionary(newValue), let seenSet = seen.flatMap(PlistValue.stringKeyedDictionary),
+            var written = storedSet
+        else { return newValue }
+        for changed in PlistValue.changedKeys(seenSet, newSet) { written[changed] = newSet[changed] }
+        return written.isEmpty && storedValue == nil ? nil : written
     }
 }
 

@@ -145,8 +145,9 @@ extension SettingsManageable {
     /// The `.settings` part keeps the file apart from a ``PlistFileStore`` set in the same folder
     /// whose root key is the type's name: a set's file name never holds a `.` before `.plist`.
     /// A file under the name earlier versions used, `<Type>.plist`, is moved to this name (with
-    /// its initial copy) by the type's first operation that finds no file here, unless it is a
-    /// binary property list with no initial copy beside it — a set's file, which stays.
+    /// its initial copy) by the type's first operation that finds no file here, when it is the
+    /// type's own: it has its initial copy beside it, or is XML that decodes as the type (a set's
+    /// file stays).
     public func settingsURL() -> URL {
         Self.settingsDirectory.appendingPathComponent(SettingsFile<Self>.fileName)
     }
@@ -359,9 +360,9 @@ extension SettingsFile where Settings: Codable {
     }
 
     /// Moves the file an earlier version named `<Type>.plist` (see ``earlier``), and its initial
-    /// copy, to ``url`` and ``initialCopy``, under the file's lock, while no file has the new
-    /// name. Left where it is: a binary property list without an initial copy beside it, which
-    /// this type never writes that way but a ``PlistFileStore`` set of the same name does. The
+    /// copy, to ``url`` and ``initialCopy``, under both names' locks, while no file has the new
+    /// name. Left where it is: a file without an initial copy beside it that is binary (a
+    /// ``PlistFileStore`` set of the same name) or does not decode as the type. The
     /// initial copy moves first, so a crash in between leaves the file to be moved next time.
     /// Anything but a regular file (or a link to one) the user may read stays too. Every
     /// operation calls it first; it costs one `stat` when there is no file under the earlier
@@ -375,12 +376,18 @@ extension SettingsFile where Settings: Codable {
             let earlierCopy = earlier.appendingPathExtension("init")
             let hasCopy = FileManager.default.fileExists(atPath: earlierCopy.path)
             let contents = (try? AtomicFile.readRegular(earlier.path, limit: PlistFile.maximumReadSize)) ?? nil
-            guard let contents, contents.data.prefix(6) != Data("bplist".utf8) || hasCopy else {
+            // The type's own file: made by `load` (with its initial copy), or XML (as the type
+            // writes it; a set's file is binary) that decodes as the type. Anything else stays.
+            let isBinary = contents?.data.starts(with: Data("bplist".utf8)) ?? false
+            guard let contents, hasCopy || (!isBinary && (try? decode(contents.data, from: earlier)) != nil) else {
                 earlierFilesLeft.withLock { _ = $0.insert(earlier.path) }
                 return
             }
-            if hasCopy, !FileManager.default.fileExists(atPath: initialCopy.path) { try move(earlierCopy, to: initialCopy) }
-            try move(earlier, to: url)
+            // Also under the earlier name's lock: a process of an earlier version writes there.
+            try FileLock.withLock(for: earlier, label: "\(Settings.self)") {
+                if hasCopy, !FileManager.default.fileExists(atPath: initialCopy.path) { try move(earlierCopy, to: initialCopy) }
+                try move(earlier, to: url)
+            }
         }
     }
 

@@ -150,9 +150,7 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
                 } catch {
                     throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: [name])
                 }
-                // Left as it was seen: no change, so a layer's value is not copied into the user's file.
-                if PlistValue.changedKeys(seen.map { [name: $0] } ?? [:], encoded.map { [name: $0] } ?? [:]).isEmpty { return stored }
-                return encoded
+                return encoded  // only what differs from `seen` is written (see updateKey)
             }
             failure.withLock { $0 = nil }
         } catch {

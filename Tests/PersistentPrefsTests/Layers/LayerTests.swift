@@ -369,6 +369,33 @@ struct LockRoadTests {
         #expect(reported, "problems: \(prefs.problems)")
     }
 
+    @Test("a set file's layers: the ledger's repair of an unlocked key stands; a locked key keeps the file's value")
+    func setFileSparing() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try fixture.writeVendor(["Volume": 7, "PersistentPrefs.locked": ["Volume"]])
+        let reader = LayerReader(files: [LayerFile(url: fixture.vendorFile, kind: .vendor, holdsRoots: false)])
+        var repaired: [String: Any] = ["Volume": NSNumber(value: 1), "Name": "library's", "Dict": ["Volume": NSNumber(value: 2)]]
+        reader.sparingLocked(&repaired, from: ["Volume": NSNumber(value: 3), "Name": "stale", "Dict": ["Volume": NSNumber(value: 9)]])
+        #expect(repaired["Volume"] as? Int == 3 && repaired["Name"] as? String == "library's")
+        #expect((repaired["Dict"] as? [String: Any])?["Volume"] as? Int == 2, "a value inside another key is no locked key")
+        try reader.checkSuiteChange(from: ["Dict": ["Volume": NSNumber(value: 9)]], to: ["Dict": ["Volume": NSNumber(value: 2)]])
+    }
+
+    @Test("one set of a suite's layer file holding a value a write could not store takes no top-level lock away")
+    func badSetKeepsTopLocks() throws {
+        let layered = LayeredSuite()
+        defer { layered.remove() }
+        var deep: Any = "bottom"
+        for _ in 0..<150 { deep = [deep] }
+        let top: [String: Any] = ["PersistentPrefs.locked": ["Plain"], "Plain": 1, "Other": ["Deep": deep]]
+        try PropertyListSerialization.data(fromPropertyList: top, format: .binary, options: 0).write(to: layered.vendorFile, options: .atomic)
+        let reader = LayerReader(files: [LayerFile(url: layered.vendorFile, kind: .vendor, holdsRoots: true)])
+        #expect(reader.stack(root: nil).isLocked("Plain"))
+        #expect(throws: PersistentPrefs.PrefsError.keyLocked(key: "Plain")) { try reader.checkSuiteChange(from: [:], to: ["Plain": NSNumber(value: 2)]) }
+        #expect(!reader.stack(root: "Other").problems.isEmpty, "the set itself is reported when read as a set")
+    }
+
     /// A lock entry of the wrong type, as `label` describes it.
     private static func entry(_ label: String, naming key: String) -> Any {
         switch label {

@@ -79,6 +79,21 @@ struct StyleLayerTests {
         #expect(container.lastError == nil)
         let team: [String: Any]? = container[.Player]
         #expect(team?["team"] as? String == "blue" && team?["level"] as? Int == 3)
+
+        // A set read, edited and written back carries its locked key's value without changing it;
+        // a value written as it reads copies nothing of the layers into the user's file.
+        var edited = try #require(team)
+        edited["team"] = "green"
+        container[.Player] = edited
+        #expect(container.lastError == nil)
+        let stored = try #require(try PropertyListSerialization.propertyList(from: Data(contentsOf: fixture.userFile), format: nil) as? [String: Any])
+        let storedPlayer = try #require(stored["Player"] as? [String: Any])
+        #expect(storedPlayer["level"] as? Int == 1 && storedPlayer["team"] as? String == "green", "only the edited key is written")
+        let untouched = try Data(contentsOf: fixture.userFile)
+        let reread: String? = container[.mode]
+        container[.mode] = reread
+        let afterMode = try Data(contentsOf: fixture.userFile)
+        #expect(container.lastError == nil && afterMode == untouched, "the layer's value is not copied")
     }
 
     @Test("@SettingsStorage reads the layers and refuses a locked key, leaving the file byte for byte")

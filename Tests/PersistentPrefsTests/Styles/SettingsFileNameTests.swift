@@ -29,6 +29,18 @@ private struct Legacy: Codable, SettingsManageable {
     var level = 1
 }
 
+/// Settings beside a file of the earlier name that is not theirs.
+private struct Other: Codable, SettingsManageable {
+    static var settingsDirectory: URL { sharedFolder.appendingPathComponent("other") }
+    var level = 1
+}
+
+/// Settings whose earlier file a store of a root key of the same name must leave alone.
+private struct Mine: Codable, SettingsManageable {
+    static var settingsDirectory: URL { sharedFolder.appendingPathComponent("other") }
+    var level = 1
+}
+
 @Suite("SettingsManageable file names", .serialized, waitLimit)
 struct SettingsFileNameTests {
     @Test("a settings type named as a root key and a set in the same folder keep their own files")
@@ -50,6 +62,29 @@ struct SettingsFileNameTests {
         var lowAgain = lowclash()
         try lowAgain.loadThrowing()
         #expect(again.level == 2 && lowAgain.level == 3)
+    }
+
+    @Test("a file under the earlier name that is not the type's (no initial copy, does not decode) stays; a store never sweeps the type's file into a set")
+    func earlierNameNotTheTypes() throws {
+        let folder = Other.settingsDirectory
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let old = folder.appendingPathComponent("Other.plist")
+        let setFile = try PropertyListSerialization.data(fromPropertyList: ["level": "not a number"], format: .xml, options: 0)
+        try setFile.write(to: old)
+        var settings = Other()
+        try settings.loadThrowing()
+        let after = try Data(contentsOf: old)
+        #expect(settings.level == 1 && after == setFile, "left where it is, byte for byte")
+
+        // The type's own file under the earlier name, and a store whose root key is the type's name.
+        let mine = folder.appendingPathComponent("Mine.plist")
+        try PropertyListSerialization.data(fromPropertyList: ["level": 8], format: .xml, options: 0).write(to: mine)
+        let store = PlistFileStore(directory: folder)
+        #expect(try store.load(root: "Mine") == nil)
+        #expect(FileManager.default.fileExists(atPath: mine.path), "an XML file is no set file an earlier version wrote")
+        var loaded = Mine()
+        try loaded.loadThrowing()
+        #expect(loaded.level == 8)
     }
 
     @Test("a settings file under the earlier name is found and moved, its initial copy with it")
