@@ -46,8 +46,11 @@ enum SchemaCommands {
     static func load(_ url: URL) throws -> PrefsSchema? {
         do {
             if let schema = try PrefsSchema.load(from: url) { return schema }
+            // No file, or a link to nothing. (A file another process published since the load
+            // is taken as not there yet, as the load found it: a program publishes its schema
+            // after its first write.)
             var info = stat()
-            if lstat(url.path, &info) == 0 {
+            if lstat(url.path, &info) == 0, info.st_mode & S_IFMT == S_IFLNK, stat(url.path, &info) != 0 {
                 throw HarnessError.refused("The schema file \(url.path) cannot be used: it is a link to nothing; nothing was changed")
             }
             return nil

@@ -193,26 +193,34 @@ struct HarnessConcurrencyTests {
         defer { directory.remove() }
         let store = kind == "suite" ? ["--suite", "race"] : ["--store-dir", directory.path + "/files"]
         var lost = 0
+        var details: [String] = []
         for round in 0..<10 {
             let root = ["--key", "Round \(round)"]
-            let sets: [[String]] = [
-                ["set", "int", "\(round)"], ["set", "string", "s\(round)"], ["set", "array", "a\(round)"], ["set", "dict", "k=\(round)"],
-            ]
-            let processes = try sets.map { command -> Process in
-                let process = try child.process("prefs-harness", store + root + command)
+            let names = ["int", "string", "array", "dict"]
+            let values = ["\(round)", "s\(round)", "a\(round)", "k=\(round)"]
+            // Each process's stderr kept in a file of its own, so a lost set says whether its
+            // process failed (and why) or succeeded and the value went missing.
+            let errorFiles = names.map { directory.path + "/stderr-\(round)-\($0)" }
+            let processes = try names.indices.map { index -> Process in
+                let process = try child.process("prefs-harness", store + root + ["set", names[index], values[index]])
                 process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
+                _ = FileManager.default.createFile(atPath: errorFiles[index], contents: nil)
+                process.standardError = FileHandle(forWritingAtPath: errorFiles[index])
                 return process
             }
             for process in processes { try process.run() }
             for process in processes { process.waitUntilExit() }
-            let expected = ["int": "\(round)", "string": "s\(round)", "array": "a\(round)", "dict": "k=\(round)"]
-            for (name, value) in expected {
-                let get = try child.run("prefs-harness", store + root + ["get", name])
-                if get.stdout != value + "\n" { lost += 1 }
+            for index in names.indices {
+                let get = try child.run("prefs-harness", store + root + ["get", names[index]])
+                if get.stdout != values[index] + "\n" {
+                    lost += 1
+                    let stderr = (try? String(contentsOfFile: errorFiles[index], encoding: .utf8)) ?? ""
+                    details.append(
+                        "round \(round) \(names[index]): read \(get.stdout.debugDescription) (\(get.stderr.debugDescription)); its set exited \(processes[index].terminationStatus): \(stderr.debugDescription)")
+                }
             }
         }
         print("[reliability] harness on \(kind): 4 processes setting 4 keys of a fresh root key, 10 rounds: \(lost) of 40 sets lost")
-        #expect(lost == 0)
+        #expect(lost == 0, "\(details.joined(separator: "\n"))")
     }
 }
