@@ -140,10 +140,15 @@ public final class PlistFileStore: PrefsStore, Sendable {
         guard legacy != url, url.lastPathComponent.utf8.count <= Self.maximumEncodedLength + 30,
             !Self.legacyChecked.withLock({ $0.contains(url.path) })
         else { return nil }
-        // Only a set file an earlier version wrote (binary, no `.init` copy beside it): a
-        // `SettingsManageable` file of a type named as the root key is the type's, not the set's.
-        let isEarlierSet = (try? AtomicFile.readRegular(legacy.path, limit: PlistFile.maximumReadSize))??.data.starts(with: Data("bplist".utf8)) == true
-        guard isEarlierSet, !FileManager.default.fileExists(atPath: legacy.path + ".init") else {
+        // An earlier version wrote its sets binary: an XML property list there, or a file with an
+        // `.init` copy beside it, is another program's (a `SettingsManageable` type named as the
+        // root key) and stays. A damaged file is taken, so its damage is reported.
+        let data = (try? AtomicFile.readRegular(legacy.path, limit: PlistFile.maximumReadSize))??.data
+        let isOthers = data.map { data in
+            guard !data.starts(with: Data("bplist".utf8)), case .success = PlistFile.parse(data) else { return false }
+            return true
+        } ?? false
+        guard !isOthers, !FileManager.default.fileExists(atPath: legacy.path + ".init") else {
             Self.legacyChecked.withLock { _ = $0.insert(url.path) }
             return nil
         }
