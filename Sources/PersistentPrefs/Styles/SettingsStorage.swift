@@ -110,7 +110,7 @@ public struct SettingsStorage<Value> {
             do {
                 stored = try store.object(forKey: key)
             } catch {
-                status.record(PrefsDomain.mapped(error))
+                status.record(SharedSet.mapped(error))
                 return defaultValue
             }
             // A damaged suite moved aside is reported by every read until it is written again.
@@ -131,7 +131,7 @@ public struct SettingsStorage<Value> {
                 try store.setObject(try codec.encode(newValue), forKey: key)
                 status.record(nil)
             } catch {
-                status.record(PrefsDomain.mapped(error))
+                status.record(SharedSet.mapped(error))
             }
         }
     }

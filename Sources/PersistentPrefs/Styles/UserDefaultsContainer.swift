@@ -154,7 +154,7 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
             }
             failure.withLock { $0 = nil }
         } catch {
-            failure.withLock { $0 = PrefsDomain.mapped(error) }
+            failure.withLock { $0 = SharedSet.mapped(error) }
             throw error
         }
     }
@@ -164,7 +164,7 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
         do {
             stored = try store.object(forKey: key.stringValue)
         } catch {
-            failure.withLock { $0 = PrefsDomain.mapped(error) }
+            failure.withLock { $0 = SharedSet.mapped(error) }
             return nil
         }
         // A damaged suite moved aside is reported by every read until it is written again.
@@ -192,7 +192,7 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
             try store.setObject(encoded, forKey: key.stringValue)
             failure.withLock { $0 = nil }
         } catch {
-            failure.withLock { $0 = PrefsDomain.mapped(error) }
+            failure.withLock { $0 = SharedSet.mapped(error) }
         }
     }
 }

@@ -15,7 +15,7 @@ import Foundation
 /// Every change of the cache — a write, a reload, another process's write — goes the same way:
 /// the keys whose value changed are posted to ``feed`` under the cache lock, and delivered to
 /// observers once the lock is released.
-final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locked; the rest is immutable
+final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked; the rest is immutable
     let store: any PrefsStore
     let root: String
     /// Observers of this set, and the Observation framework's registrar.
@@ -34,7 +34,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// How many times the cache was replaced or dropped, or an outside change found it empty:
     /// changed only under the cache lock. A first load, made outside that lock, installs its
     /// set only when this has not moved meanwhile (see ``withLoaded(_:)``).
-    private let cacheChanges = Counter()
+    private let cacheChanges = SharedInt()
     /// The classes whose schema this set's writes have published (see ``SchemaPublishingStore``):
     /// one look-up per write once done.
     private let publishedBy = Locked<Set<ObjectIdentifier>>([])
@@ -42,16 +42,16 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     private let turn = Turn()
     /// 1 while the store reports damage for this set: read on every read, so an atomic, and
     /// kept apart from the snapshot, which the read path copies.
-    private let damaged = Counter()
+    private let damaged = SharedInt()
 
-    /// The set as readers see it, and the `as?` answers for its numbers (see ``ExactNumber``)
+    /// The set as readers see it, and the `as?` answers for its numbers (see ``NumberCasts``)
     /// and strings.
     private struct Snapshot {
         /// The effective set: the user's values over the system layers (see ``LayerStack``).
         var values: [String: Any]
-        /// The answers worked out so far, by key (see ``PrefsDomain/number(forKey:)``).
-        var numbers: [String: ExactNumber]
-        /// The string values read as `String` so far, by key (see ``PrefsDomain/string(forKey:)``).
+        /// The answers worked out so far, by key (see ``SharedSet/number(forKey:)``).
+        var numbers: [String: NumberCasts]
+        /// The string values read as `String` so far, by key (see ``SharedSet/string(forKey:)``).
         var strings: [String: String] = [:]
         /// The version of the store's file the set was read from or written to, when the store
         /// tells (see ``VersionedStore``).
@@ -76,12 +76,12 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
             let schema = values[PersistentPrefs.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &values)
             let layered = layers.isEmpty && layers.problems.isEmpty ? nil : Layered(stored: values, stack: layers)
             let effective = layered == nil ? values : layers.effective(values)
-            var numbers: [String: ExactNumber]
+            var numbers: [String: NumberCasts]
             var strings: [String: String] = [:]
             var changed: Set<String>?
             if let previous {
                 // The answers of unchanged keys are kept; the others are worked out when first
-                // read (see ``PrefsDomain/number(forKey:)``): four bridging casts a number, so a
+                // read (see ``SharedSet/number(forKey:)``): four bridging casts a number, so a
                 // batch of 1,000 numbers would spend ~1.7 ms here on answers nobody asked for.
                 let keys = knownChanged ?? touched?.filter { !PlistValue.same(previous.values[$0], effective[$0]) }
                     ?? PlistValue.changedKeys(previous.values, effective)
@@ -132,7 +132,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// Republished with every change of ``cache``, always under the cache lock.
     private final class ReadView {
         let values: [String: Any]
-        let numbers: [String: ExactNumber]
+        let numbers: [String: NumberCasts]
         let strings: [String: String]
 
         init(_ snapshot: Snapshot) {
@@ -187,9 +187,9 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     ///
     /// Without a lock once the answer is known; the first read of a number since it changed
     /// works it out under the cache lock and republishes the view with it.
-    func number(forKey key: String) throws -> ExactNumber? {
+    func number(forKey key: String) throws -> NumberCasts? {
         if let known = SnapshotReaders.shared.section({ knownNumber(forKey: key) }) { return known }
-        return try answer(forKey: key, in: \.numbers, ExactNumber.init)
+        return try answer(forKey: key, in: \.numbers, NumberCasts.init)
     }
 
     /// The answer `make` gives for the value under `key`, kept in the snapshot's `table` and
@@ -238,8 +238,8 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
     /// not worked out yet (or the set is not loaded). Call it inside
     /// ``SnapshotReaders/section(_:)``.
     @inline(__always)
-    func knownNumber(forKey key: String) -> ExactNumber?? {
-        withoutRetain(published) { $0.withCurrentObject(else: .none) { view -> ExactNumber?? in
+    func knownNumber(forKey key: String) -> NumberCasts?? {
+        withoutRetain(published) { $0.withCurrentObject(else: .none) { view -> NumberCasts?? in
             if let number = view.numbers[key] { return number }
             return view.values[key] == nil ? .some(nil) : .none  // absent: no answer to work out
         } }
@@ -500,7 +500,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
         } catch let error as TransformFailure {
             throw error.underlying
         } catch {
-            throw PrefsDomain.mapped(error)
+            throw SharedSet.mapped(error)
         }
         guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
             throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
@@ -600,7 +600,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
                 raw = try store.load(root: root)
             }
         } catch {
-            throw PrefsDomain.mapped(error)
+            throw SharedSet.mapped(error)
         }
         var values: [String: Any] = [:]
         if let raw {
@@ -621,7 +621,7 @@ final class PrefsDomain: @unchecked Sendable {  // `cache` and `watch` are Locke
 
 // MARK: - Turns
 
-extension PrefsDomain {
+extension SharedSet {
     /// The turn writes and reloads of one set take, one at a time: a lock that knows the thread
     /// holding it, so a write that would wait for its own thread is refused instead of waiting.
     ///
@@ -682,7 +682,7 @@ extension PrefsDomain {
 
 // MARK: - Registry
 
-extension PrefsDomain {
+extension SharedSet {
     private struct Key: Hashable {
         let store: String
         let root: String
@@ -696,18 +696,18 @@ extension PrefsDomain {
     ///
     /// A count rather than a weak reference: an object with weak references pays more for
     /// every retain and release, and the read path retains the domain on every read.
-    private static let registry = Locked<[Key: (domain: PrefsDomain, users: Int)]>([:])
+    private static let registry = Locked<[Key: (domain: SharedSet, users: Int)]>([:])
 
     /// The shared domain for `root` in `store`, counted as used until ``release(_:)``.
     /// A new domain starts watching its store for outside changes; the last release stops it.
-    static func acquire(store: any PrefsStore, root: String) -> PrefsDomain {
+    static func acquire(store: any PrefsStore, root: String) -> SharedSet {
         let key = Key(store: store.identifier, root: root)
         let (domain, isNew) = registry.withLock { registry in
             if let entry = registry[key] {
                 registry[key] = (entry.domain, entry.users + 1)
                 return (entry.domain, false)
             }
-            let domain = PrefsDomain(store: store, root: root)
+            let domain = SharedSet(store: store, root: root)
             registry[key] = (domain, 1)
             return (domain, true)
         }
@@ -717,7 +717,7 @@ extension PrefsDomain {
 
     /// One more use of a domain already in use (an observation keeps its set live), or `false`
     /// when `domain` is no longer the shared one.
-    static func retain(_ domain: PrefsDomain) -> Bool {
+    static func retain(_ domain: SharedSet) -> Bool {
         let key = Key(store: domain.store.identifier, root: domain.root)
         return registry.withLock { registry in
             guard let entry = registry[key], entry.domain === domain else { return false }
@@ -727,7 +727,7 @@ extension PrefsDomain {
     }
 
     /// Ends one use of `domain` begun by ``acquire(store:root:)`` or ``retain(_:)``.
-    static func release(_ domain: PrefsDomain) {
+    static func release(_ domain: SharedSet) {
         let key = Key(store: domain.store.identifier, root: domain.root)
         let last = registry.withLock { registry in
             guard let entry = registry[key], entry.domain === domain else { return false }
@@ -738,7 +738,7 @@ extension PrefsDomain {
     }
 
     /// The domain in use for `root` in the store named `identifier`, if any.
-    static func existing(storeIdentifier identifier: String, root: String) -> PrefsDomain? {
+    static func existing(storeIdentifier identifier: String, root: String) -> SharedSet? {
         registry.withLock { $0[Key(store: identifier, root: root)]?.domain }
     }
 }

@@ -25,7 +25,7 @@ extension PersistentPrefs {
             let unknown = contents.keys.filter { !allowed.contains($0) }.sorted()
             guard unknown.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: unknown) }
             return try PlistValue.normalizedSet(contents).get()
-        }.mapError(PrefsDomain.mapped)
+        }.mapError(SharedSet.mapped)
         fileDefaultsCache.withLock { $0[cacheKey] = result }
         return try result.get()
     }
@@ -104,7 +104,7 @@ extension PersistentPrefs {
             try body()
             lastError = nil
         } catch {
-            let mapped = PrefsDomain.mapped(error)
+            let mapped = SharedSet.mapped(error)
             lastError = mapped
             throw mapped
         }

@@ -8,7 +8,7 @@ import Foundation
 /// answers instead, so they are fast and, being computed by the very same casts, agree
 /// with `as?` exactly.
 @usableFromInline
-struct ExactNumber: Sendable {
+struct NumberCasts: Sendable {
     @usableFromInline let int: Int?
     @usableFromInline let double: Double?
     @usableFromInline let float: Float?

@@ -191,7 +191,7 @@ enum PlistFile {
         private static let pathLimit = 64
         private static let links = Locked<[String: [Link]]>([:])
         /// Non-zero once a set of this process holds a version of a suite (``follow()``).
-        private static let followed = Counter()
+        private static let followed = SharedInt()
 
         /// Notes that a set of this process holds a version of a suite and may ask
         /// ``untouched(_:in:from:to:)`` about it: writes are recorded from now on.

@@ -1,13 +1,5 @@
 import Foundation
 
-/// Gives ``PersistentPrefs`` its `Self`-typed transaction methods: ``batch(_:)``,
-/// ``transaction(_:)`` and the typed ``update(_:_:)``.
-///
-/// `PersistentPrefs` adopts it; a class method cannot take a `Self`-typed closure, a protocol
-/// extension can, so a subclass's batch body gets the subclass (`prefs.batch { $0.volume = 7 }`).
-/// Nothing else needs to adopt it.
-public protocol PrefsTransacting: AnyObject {}
-
 extension PersistentPrefs: PrefsTransacting {}
 
 extension PrefsTransacting where Self: PersistentPrefs {
@@ -54,7 +46,7 @@ extension PrefsTransacting where Self: PersistentPrefs {
         do {
             pending = try collectingWrites { try body(self) }
         } catch {
-            lastError = PrefsDomain.mapped(error)
+            lastError = SharedSet.mapped(error)
             throw error
         }
         guard let pending else { return }  // a nested batch: the outer one writes
@@ -209,7 +201,7 @@ extension PersistentPrefs {
                         }
                         return try Self.vetted(try make(current), changing: current, allowed: allowed, rules: rules)
                     } catch {
-                        throw PrefsDomain.TransformFailure(underlying: error)
+                        throw SharedSet.TransformFailure(underlying: error)
                     }
                 }, schema: plan)
         }
@@ -250,214 +242,3 @@ extension PersistentPrefs {
 
 // MARK: - Pending changes
 
-/// The changes a running batch has collected, as this instance's reads see them.
-struct PendingChanges {
-    /// One collected change of a key.
-    enum Edit {
-        case set(Any)
-        case remove
-    }
-
-    /// The set the changes apply to when it is already known: the batch replaced the whole set
-    /// (``PersistentPrefs/values``), or it runs on an update's locked copy. `nil`: the set as
-    /// stored when the batch is written.
-    var base: [String: Any]?
-    /// Keys set or removed, the last change of each.
-    var edits: [String: Edit] = [:]
-    /// Defaults added with ``PersistentPrefs/addMissingValues(_:)``: stored only where the key
-    /// holds nothing when the batch is written.
-    var fills: [String: Any] = [:]
-    /// Why the batch must not be written, naming the refused keys.
-    var refusal: PersistentPrefs.PrefsError?
-    /// ``PersistentPrefs/keys`` as a set, once the batch's first change was vetted.
-    var allowedKeys: Set<String>?
-
-    /// How many keys the batch is expected to change (the instance's last batch): once it has
-    /// changed ``reserveAfter`` keys, its table of edits makes room for them all at once
-    /// rather than growing (and rehashing every key) five or six times on the way to 1,000.
-    let expectedCount: Int
-    /// How many edits a batch makes before it trusts ``expectedCount``: a small batch allocates
-    /// nothing for a large one that came before.
-    static var reserveAfter: Int { 32 }
-
-    init(base: [String: Any]?, expectedCount: Int = 0) {
-        self.base = base
-        self.expectedCount = expectedCount
-    }
-
-    /// Adds a vetted change.
-    mutating func collect(_ change: PrefsChange) {
-        switch change {
-        case .replace(let values):
-            base = values
-            edits = [:]
-            fills = [:]
-        case .merge(let values):
-            for (key, value) in values { edits[key] = .set(value) }
-        case .set(let key, let value):
-            if edits.count == Self.reserveAfter, expectedCount > edits.count { edits.reserveCapacity(expectedCount) }
-            edits[key] = value.map(Edit.set) ?? .remove
-        case .fillMissing(let values):
-            for (key, value) in values {
-                switch edits[key] {
-                case .set?: break
-                case .remove?: edits[key] = .set(value)
-                case nil: if fills[key] == nil { fills[key] = value }
-                }
-            }
-        case .transform:
-            preconditionFailure("an update is never collected")
-        }
-    }
-
-    /// Spoils the batch: it will not be written. Refusals of one kind are merged, so every
-    /// refused key is named; otherwise the first refusal is kept.
-    mutating func refuse(_ error: PersistentPrefs.PrefsError) {
-        switch (refusal, error) {
-        case (nil, _):
-            refusal = error
-        case let (.incorrectKeys(first)?, .incorrectKeys(more)):
-            refusal = .incorrectKeys(invalidElements: Array(Set(first + more)).sorted())
-        case let (.valuesNotPlistCompatible(first)?, .valuesNotPlistCompatible(more)):
-            refusal = .valuesNotPlistCompatible(invalidElements: Array(Set(first + more)).sorted())
-        default:
-            break
-        }
-    }
-
-    /// The value of `key` with the batch applied; `stored` gives the set's own value.
-    func value(forKey key: String, stored: () throws -> Any?) rethrows -> Any? {
-        switch edits[key] {
-        case .set(let value)?: return value
-        case .remove?: return nil
-        case nil:
-            let current = try base.map { $0[key] } ?? stored()
-            return current ?? fills[key]
-        }
-    }
-
-    /// `current` (or ``base``, when known) with the batch applied.
-    func applied(to current: [String: Any]) -> [String: Any] {
-        applied(to: current, reportingTo: nil)
-    }
-
-    /// ``applied(to:)``, telling `report` (when there is one) what the batch was applied to and
-    /// which keys it changed: set to another value, added or removed. One look-up a key: the
-    /// value replaced comes back from the insertion.
-    func applied(to current: [String: Any], reportingTo box: BatchReport.Box?) -> [String: Any] {
-        var result = base ?? current
-        var changed: Set<String> = []
-        var keepsKeys = true
-        let reporting = box != nil
-        if reporting { changed.reserveCapacity(edits.count + fills.count) }
-        // Only a report needs the keys (a set of them costs a hash a key).
-        func note(_ key: String, keepingKeys: Bool) {
-            if reporting { changed.insert(key) }
-            keepsKeys = keepsKeys && keepingKeys
-        }
-        for (key, edit) in edits {
-            switch edit {
-            case .set(let value):
-                if let replaced = result.updateValue(value, forKey: key) {
-                    if reporting, !PlistValue.sameValues(replaced, value) { note(key, keepingKeys: true) }
-                } else {
-                    note(key, keepingKeys: false)
-                }
-            case .remove:
-                if result.removeValue(forKey: key) != nil { note(key, keepingKeys: false) }
-            }
-        }
-        for (key, value) in fills where result[key] == nil {
-            result[key] = value
-            note(key, keepingKeys: false)
-        }
-        box?.report = BatchReport(base: base ?? current, changed: changed, keepsKeys: keepsKeys)
-        return result
-    }
-
-    /// The one store change that writes the batch (`nil` when it changes nothing) and, for a
-    /// change applied to the set as stored, where its store write leaves what it found (see
-    /// ``BatchReport``).
-    var reportingChange: (PrefsChange, BatchReport.Box?)? {
-        if let base { return (.replace(applied(to: base)), nil) }
-        if edits.isEmpty && fills.isEmpty { return nil }
-        let box = BatchReport.Box()
-        return (.transform { current in applied(to: current, reportingTo: box) }, box)
-    }
-}
-
-/// What a batch's store transform found: the set it was applied to and the keys it changed.
-/// The write tells observers those keys instead of comparing each touched key again, when the
-/// set it was applied to is the very set cached (see `PrefsDomain.write`).
-struct BatchReport {
-    /// The set the batch was applied to (its last run's, when the store ran it again).
-    let base: [String: Any]
-    /// The keys whose values the batch changed.
-    let changed: Set<String>
-    /// Whether the result has exactly the keys of `base` (no key added or removed).
-    let keepsKeys: Bool
-
-    /// Where the transform leaves its report for the write that runs it.
-    final class Box {
-        /// The last run's report; `nil` until the transform has run.
-        var report: BatchReport?
-        init() { report = nil }
-    }
-}
-
-extension PendingChanges {
-    /// A copy of pending changes behind one reference, so the read path passes one word.
-    final class Box {
-        let changes: PendingChanges
-        init(_ changes: PendingChanges) { self.changes = changes }
-    }
-}
-
-/// What a read of an instance sees: the shared set, with the instance's pending batch over it.
-///
-/// Static functions of the two parts rather than a value holding them: a value would retain the
-/// domain on every read.
-enum SetView {
-    /// The whole set.
-    @inline(__always)
-    static func values(_ domain: PrefsDomain, _ pending: PendingChanges.Box?) throws -> [String: Any] {
-        guard let pending = pending?.changes else { return try domain.values() }
-        return pending.applied(to: try pending.base ?? domain.values())
-    }
-
-    /// One value.
-    @inline(__always)
-    static func value(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box?) throws -> Any? {
-        guard let pending = pending?.changes else { return try domain.value(forKey: key) }
-        return try batchedValue(forKey: key, domain, pending)
-    }
-
-    /// One value inside a batch or update: the batch's, else the set's; a locked key reads its
-    /// mandatory value, and a key the user's set lacks its system layers' value.
-    @inline(never)
-    private static func batchedValue(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges) throws -> Any? {
-        let layers = try domain.layers()
-        if layers.isEmpty { return try pending.value(forKey: key) { try domain.value(forKey: key) } }
-        if layers.isLocked(key) { return layers.layerValue(forKey: key) }
-        return try pending.value(forKey: key) { try domain.values()[key] } ?? layers.layerValue(forKey: key)
-    }
-
-    /// The `as?` answers for one value.
-    @inline(__always)
-    static func number(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box?) throws -> ExactNumber? {
-        guard let pending else { return try domain.number(forKey: key) }
-        return try batchedNumber(forKey: key, domain, pending)
-    }
-
-    @inline(never)
-    private static func batchedNumber(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box) throws -> ExactNumber? {
-        try value(forKey: key, domain, pending).flatMap(ExactNumber.init)
-    }
-
-    /// One value as a `String`.
-    @inline(__always)
-    static func string(forKey key: String, _ domain: PrefsDomain, _ pending: PendingChanges.Box?) throws -> String? {
-        guard let pending else { return try domain.string(forKey: key) }
-        return try value(forKey: key, domain, pending) as? String
-    }
-}

@@ -2,13 +2,13 @@ import Foundation
 
 #if canImport(Darwin)
     /// On Apple platforms the counter is a lock: `Synchronization.Atomic` needs macOS 15 / iOS 18.
-    typealias Counter = LockedCounter
+    typealias SharedInt = LockedInt
 #else
     import Synchronization
 
     /// An integer read on the hot path of every typed read (the ``PersistentPrefs/groupID``
     /// generation, a set's damage flag), so elsewhere an atomic.
-    final class Counter: Sendable {
+    final class SharedInt: Sendable {
         private let value = Atomic<Int>(0)
 
         /// The current value.
@@ -22,9 +22,9 @@ import Foundation
     }
 #endif
 
-/// The lock-based counter that Apple platforms use as ``Counter``; compiled everywhere, so
+/// The lock-based counter that Apple platforms use as ``SharedInt``; compiled everywhere, so
 /// every Linux build checks it.
-final class LockedCounter: Sendable {
+final class LockedInt: Sendable {
     private let value = Locked(0)
 
     /// The current value.

@@ -7,7 +7,7 @@
     extension PersistentPrefs {
         /// A subscription to `domain`'s changes that tells KVO observers of `values`; made when the
         /// instance settles on a set, ended when it moves to another or goes away.
-        func keyValueNotifications(for domain: PrefsDomain) -> PrefsObservation {
+        func keyValueNotifications(for domain: SharedSet) -> PrefsObservation {
             let target = WeakInstance(self)
             let id = domain.feed.subscribe(keys: []) { _ in
                 guard let instance = target.instance else { return }

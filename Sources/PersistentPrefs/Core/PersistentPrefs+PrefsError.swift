@@ -225,9 +225,3 @@ extension PersistentPrefs.PrefsError: LocalizedError {
     public var errorDescription: String? { description }
 }
 
-extension String {
-    /// The text without its closing full stop, to go inside a sentence that has its own.
-    var asClause: String {
-        hasSuffix(".") ? String(dropLast()) : self
-    }
-}

@@ -59,7 +59,7 @@ open class PersistentPrefs: NSObject {
             return false
         }
         /// The shared set this instance works on, resolved from ``key`` and the store.
-        var domain: PrefsDomain?
+        var domain: SharedSet?
         /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
         /// this instance's reads see and its writes add to; `nil` outside one.
         var pending: PendingChanges? {
@@ -79,7 +79,7 @@ open class PersistentPrefs: NSObject {
 
         /// Switches to `domain`, resolved under `generation` (`nil`: none); the read path finds
         /// both in ``fast``.
-        mutating func use(_ domain: PrefsDomain?, generation: Int) {
+        mutating func use(_ domain: SharedSet?, generation: Int) {
             self.domain = domain
             fast.path.publish(domain.map { FastReadState.Path(domain: $0, generation: generation) })
         }
@@ -91,10 +91,10 @@ open class PersistentPrefs: NSObject {
     final class FastReadState: Sendable {
         /// A resolved domain and the ``groupID`` generation it was resolved under.
         final class Path: Sendable {
-            let domain: PrefsDomain
+            let domain: SharedSet
             let generation: Int
 
-            init(domain: PrefsDomain, generation: Int) {
+            init(domain: SharedSet, generation: Int) {
                 self.domain = domain
                 self.generation = generation
             }
@@ -102,7 +102,7 @@ open class PersistentPrefs: NSObject {
 
         let path = SnapshotCell<Path>()
         /// 1: ``lastError`` is set; 2: a batch is collecting changes.
-        let flags = Counter()
+        let flags = SharedInt()
 
         func noteFlags(failed: Bool, batching: Bool) {
             flags.store((failed ? 1 : 0) | (batching ? 2 : 0))
@@ -110,7 +110,7 @@ open class PersistentPrefs: NSObject {
 
         /// The domain resolved under `generation`, or `nil`.
         @inline(__always)
-        func domain(generation: Int) -> PrefsDomain? {
+        func domain(generation: Int) -> SharedSet? {
             path.read { $0?.generation == generation ? $0?.domain : nil }
         }
     }
@@ -200,13 +200,13 @@ open class PersistentPrefs: NSObject {
         var found: [PrefsError] = []
         let stored: [String: Any]
         let effective: [String: Any]
-        let domain: PrefsDomain
+        let domain: SharedSet
         do {
             domain = try resolvedDomain()
             stored = try domain.values()
             effective = try domain.effectiveValues()
         } catch {
-            return [PrefsDomain.mapped(error)] + declarationConflicts
+            return [SharedSet.mapped(error)] + declarationConflicts
         }
         if let notice = domain.damageNotice() { found.append(notice) }
         if let degraded = domain.watchProblem() { found.append(degraded) }
@@ -226,7 +226,7 @@ open class PersistentPrefs: NSObject {
             do {
                 _ = try schemaPlan.report(on: stored, from: version, root: key, locks: layers)
             } catch {
-                found.append(PrefsDomain.mapped(error))
+                found.append(SharedSet.mapped(error))
             }
         }
         return found
@@ -306,7 +306,7 @@ open class PersistentPrefs: NSObject {
 
     private static let group = Locked<String?>(nil)
     /// Bumped by every change of ``groupID``; instances re-resolve their set when it moves.
-    private static let groupGeneration = Counter()
+    private static let groupGeneration = SharedInt()
 
     /// The `UserDefaults` suite used by every instance that was not given a store; `nil` or
     /// `""` selects `.standard`.
@@ -527,7 +527,7 @@ open class PersistentPrefs: NSObject {
     /// `Double`, `Float` and `Bool`, the string's for `String`, else the stored value cast.
     /// Inlined and specialised in the caller: only one branch survives.
     @inlinable @inline(__always)
-    func typed<T>(_ type: T.Type, number: () -> ExactNumber?, string: () -> String?, raw: () -> Any?) -> T? {
+    func typed<T>(_ type: T.Type, number: () -> NumberCasts?, string: () -> String?, raw: () -> Any?) -> T? {
         if T.self == Int.self { return number()?.int.map { $0 as! T } }
         if T.self == Double.self { return number()?.double.map { $0 as! T } }
         if T.self == Float.self { return number()?.float.map { $0 as! T } }
@@ -545,13 +545,13 @@ open class PersistentPrefs: NSObject {
 
     /// The precomputed `as?` answers for a stored number, callable from inlinable code.
     @usableFromInline
-    func exactNumber(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> ExactNumber? {
+    func exactNumber(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> NumberCasts? {
         answer(forKey: key, tracking: tracking, { $0.knownNumber(forKey: $1) }, SetView.number)
     }
 
     /// ``exactNumber(forKey:tracking:)`` for a ``Pref`` read.
     @usableFromInline
-    func exactNumber(_ pref: PrefKey) -> ExactNumber? {
+    func exactNumber(_ pref: PrefKey) -> NumberCasts? {
         answer(forKey: pref.key, tracking: pref.observationKey, { $0.knownNumber(forKey: $1) }, SetView.number)
     }
 
@@ -575,8 +575,8 @@ open class PersistentPrefs: NSObject {
     /// and a release of what it holds on every read.
     @inline(__always)
     private func answer<Answer>(
-        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, _ known: (PrefsDomain, String) -> Answer??,
-        _ slow: (String, PrefsDomain, PendingChanges.Box?) throws -> Answer?
+        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, _ known: (SharedSet, String) -> Answer??,
+        _ slow: (String, SharedSet, PendingChanges.Box?) throws -> Answer?
     ) -> Answer? {
         if let answer = readWithoutLocks(tracking: tracking, { known($0, key) }) { return answer }
         return read(tracking: tracking) { try slow(key, $0, $1) } ?? nil
@@ -644,7 +644,7 @@ open class PersistentPrefs: NSObject {
         do {
             change = try make()
         } catch {
-            let refusal = PrefsDomain.mapped(error)
+            let refusal = SharedSet.mapped(error)
             state.withLock { $0.pending?.refuse(refusal) }
             throw refusal
         }
@@ -775,7 +775,7 @@ open class PersistentPrefs: NSObject {
     /// set, a batch is running, the set is not resolved or loaded or is damaged, or `body`
     /// does not know the answer yet). Nothing to record: ``lastError`` is already `nil`.
     @inline(__always)
-    private func readWithoutLocks<Result>(tracking: KeyPath<PrefsKeySpace, Int>, _ body: (PrefsDomain) -> Result??) -> Result?? {
+    private func readWithoutLocks<Result>(tracking: KeyPath<PrefsKeySpace, Int>, _ body: (SharedSet) -> Result??) -> Result?? {
         let generation = currentGeneration()
         // Every object on the way is used in place (`withoutRetain`): a retain and release
         // each is an atomic pair, several times what the rest of the read costs.
@@ -799,7 +799,7 @@ open class PersistentPrefs: NSObject {
     /// Runs a read; on success clears ``lastError``, on failure records it and returns `nil`.
     /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
     func read<Result>(
-        tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (PrefsDomain, PendingChanges.Box?) throws -> Result
+        tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (SharedSet, PendingChanges.Box?) throws -> Result
     ) -> Result? {
         // The way of a read that `readWithoutLocks` leaves: no lock until the batch or the set's
         // loading needs one.
@@ -821,7 +821,7 @@ open class PersistentPrefs: NSObject {
             }
             return result
         } catch {
-            lastError = PrefsDomain.mapped(error)
+            lastError = SharedSet.mapped(error)
             return nil
         }
     }
@@ -839,7 +839,7 @@ open class PersistentPrefs: NSObject {
             let notice = fast.domain(generation: generation)?.damageNotice()
             if notice != nil || hadError { state.withLock { $0.lastError = notice } }
         } catch {
-            lastError = PrefsDomain.mapped(error)
+            lastError = SharedSet.mapped(error)
         }
     }
 
@@ -849,7 +849,7 @@ open class PersistentPrefs: NSObject {
         state.withLock { state in
             defer { state.use(nil, generation: -1) }
             return state.domain
-        }.map(PrefsDomain.release)
+        }.map(SharedSet.release)
     }
 
     /// The ``groupID`` generation this instance follows (0 with an explicit store).
@@ -858,7 +858,7 @@ open class PersistentPrefs: NSObject {
     }
 
     /// The shared set for this instance's root key and store.
-    func resolvedDomain() throws -> PrefsDomain {
+    func resolvedDomain() throws -> SharedSet {
         let generation = currentGeneration()
         if let cached = fast.domain(generation: generation) { return cached }
         // Overridable members run outside every lock.
@@ -873,12 +873,12 @@ open class PersistentPrefs: NSObject {
         } else {
             throw PrefsError.userDefaultsUnavailable
         }
-        let domain = PrefsDomain.acquire(store: store, root: root)
+        let domain = SharedSet.acquire(store: store, root: root)
         let previous = state.withLock { state in
             defer { state.use(domain, generation: generation) }
             return state.domain
         }
-        previous.map(PrefsDomain.release)
+        previous.map(SharedSet.release)
         migrateOnFirstUse(domain)
         #if canImport(ObjectiveC)
             let notifications = keyValueNotifications(for: domain)

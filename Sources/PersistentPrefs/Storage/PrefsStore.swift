@@ -193,7 +193,7 @@ extension PrefsStore {
     ///
     /// - Parameter root: The root key of the set that changed.
     public func setDidChange(root: String) {
-        PrefsDomain.existing(storeIdentifier: identifier, root: root)?.storeChanged()
+        SharedSet.existing(storeIdentifier: identifier, root: root)?.storeChanged()
     }
 }
 

@@ -1,0 +1,121 @@
+import Foundation
+
+extension PersistentPrefs {
+    /// The reserved key under which a set stores its schema version.
+    ///
+    /// The library writes it; it is not one of ``keys``, never shows in ``values`` or the
+    /// subscript, and never makes a write fail (a value given for it is ignored). A set without
+    /// it is at version 0.
+    public static let schemaVersionKey = "PersistentPrefs.schemaVersion"
+
+    /// The schema version this instance's set is stored at (0 for a set stored without one),
+    /// or `nil` when the set cannot be read.
+    public var storedSchemaVersion: Int? {
+        try? resolvedDomain().schemaVersion()
+    }
+
+    /// Runs the pending migration steps now, and says what they did.
+    ///
+    /// Steps normally run on their own, the first time an instance touches a set stored at an
+    /// older version (unless it was made inside ``withoutAutomaticMigration(_:)``); this runs
+    /// them explicitly, for example to handle a failure with `try`. When the set is already at
+    /// ``schemaVersion`` (another process migrated it, or nothing is stored), no step runs and
+    /// the report's `steps` is empty.
+    ///
+    /// ```swift
+    /// do {
+    ///     let report = try prefs.migrate()
+    ///     print("migrated from version", report.fromVersion)
+    /// } catch PersistentPrefs.PrefsError.migrationFailed(_, let step, let name, let reason) {
+    ///     print("step \(step) (\(name)) failed: \(reason)")
+    /// }
+    /// ```
+    ///
+    /// - Returns: What ran.
+    /// - Throws: ``PrefsError/migrationFailed(root:step:name:reason:)``,
+    ///   ``PrefsError/newerSchemaVersion(root:stored:supported:)``, or a store error. Nothing
+    ///   is written when it throws.
+    @discardableResult
+    public func migrate() throws -> PrefsMigrationReport {
+        var report: PrefsMigrationReport?
+        try recordingThrows {
+            report = try resolvedDomain().migrate(schemaPlan)
+        }
+        return report!
+    }
+
+    /// What ``migrate()`` would do to the set as stored now, without writing anything: the
+    /// steps that would run and the set before and after them, vetted as a migration is.
+    ///
+    /// Open the instance inside ``withoutAutomaticMigration(_:)``, or the steps will already
+    /// have run.
+    ///
+    /// - Returns: What would run.
+    /// - Throws: What ``migrate()`` would throw.
+    public func migrationPreview() throws -> PrefsMigrationReport {
+        let plan = schemaPlan
+        var report: PrefsMigrationReport?
+        try recordingThrows {
+            let domain = try resolvedDomain()
+            let stored = try domain.reload()
+            report = try plan.report(on: stored, from: try domain.schemaVersion(), root: key)
+        }
+        return report!
+    }
+
+    /// Runs `body` with automatic migration turned off: instances made inside do not migrate the
+    /// set they open on first use (their writes still migrate it first, since nothing may be
+    /// written at an older version). For tools that inspect stored sets, such as a dry run.
+    ///
+    /// ```swift
+    /// let report = try PersistentPrefs.withoutAutomaticMigration {
+    ///     try AppPrefs(key: "Main").migrationPreview()
+    /// }
+    /// ```
+    ///
+    /// - Parameter body: Makes and uses the instances.
+    /// - Returns: What `body` returns.
+    public static func withoutAutomaticMigration<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try MigrationControl.$automatic.withValue(false, operation: body)
+    }
+
+    /// The subclass's versioning, as the write path carries it.
+    var schemaPlan: SchemaPlan {
+        let type = type(of: self)
+        let version = type.schemaVersion
+        guard version != 0 else {
+            return SchemaPlan(version: 0, writesNewer: type.writesNewerSchemaVersions, migration: nil, publication: schemaPublication)
+        }
+        // Worked out only when a migration runs (under the store's lock): the keys, rules and steps.
+        return SchemaPlan(
+            version: version, writesNewer: type.writesNewerSchemaVersions,
+            migration: { [self] in SchemaPlan.Migration(steps: type.migrations, allowed: Set(keys), rules: ruleCheck()) },
+            publication: schemaPublication)
+    }
+
+    /// Migrates the set of a newly resolved `domain` if it is stored at an older version, and
+    /// reports a failure in ``lastError`` without failing the operation that resolved it: the
+    /// set stays readable. (A set stored at a newer version is readable as it is; its writes
+    /// report it.)
+    func migrateOnFirstUse(_ domain: SharedSet) {
+        guard MigrationControl.automatic else { return }
+        let plan = schemaPlan
+        guard plan.version > 0, let stored = try? domain.schemaVersion(), stored < plan.version else { return }
+        do {
+            try domain.migrate(plan)
+        } catch {
+            lastError = SharedSet.mapped(error)
+        }
+    }
+}
+
+extension PersistentPrefs.PrefsError {
+    /// The first key a refusal names, if it names one.
+    var offendingKey: String? {
+        switch self {
+        case .incorrectKeys(let keys), .valuesNotPlistCompatible(let keys): return keys.first
+        case .invalidValue(let key, _), .typeMismatch(let key, _, _), .keyLocked(let key): return key
+        default: return nil
+        }
+    }
+}

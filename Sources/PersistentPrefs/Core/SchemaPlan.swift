@@ -1,0 +1,150 @@
+import Foundation
+
+/// Whether instances migrate on first use (see ``PersistentPrefs/withoutAutomaticMigration(_:)``).
+enum MigrationControl {
+    @TaskLocal static var automatic = true
+}
+
+/// A subclass's schema version and migrations, carried by every write of its instances: each
+/// write re-reads the stored version under the store's lock, migrates an older set first,
+/// refuses a newer one (unless allowed), and stamps the version it writes, all in the same
+/// store write.
+struct SchemaPlan {
+    let version: Int
+    let writesNewer: Bool
+    /// The steps, keys and rules; `nil` for an unversioned class.
+    let migration: (() -> Migration)?
+    /// The writer's schema, written beside the set after a write (see ``PrefsSchema``); `nil`:
+    /// none.
+    var publication: SchemaPublication?
+
+    init(version: Int, writesNewer: Bool, migration: (() -> Migration)?, publication: SchemaPublication? = nil) {
+        self.version = version
+        self.writesNewer = writesNewer
+        self.migration = migration
+        self.publication = publication
+    }
+
+    /// The steps of a subclass with what vets their result.
+    struct Migration {
+        let steps: [PrefsMigration]
+        /// The keys the result may add or change; `nil`: any (a `Codable` type's decoder judges).
+        let allowed: Set<String>?
+        let rules: PersistentPrefs.Rules?
+    }
+
+    /// Thrown inside a migration-only write that finds the set already migrated: the store
+    /// then writes nothing.
+    struct AlreadyCurrent: Error {}
+
+    /// The stored version in `set`, removed from it (0 when absent or not an integer).
+    static func take(from set: inout [String: Any]) -> Int {
+        guard let stamp = set.removeValue(forKey: PersistentPrefs.schemaVersionKey) else { return 0 }
+        return NumberCasts(stamp)?.int ?? 0
+    }
+
+    func newer(stored: Int, root: String) -> PersistentPrefs.PrefsError {
+        .newerSchemaVersion(root: root, stored: stored, supported: version)
+    }
+
+    /// `change`, as a write that re-reads the stored version under the store's lock: it migrates
+    /// an older set first, refuses a newer one (unless allowed), and stamps the version.
+    ///
+    /// - Parameters:
+    ///   - onlyMigrate: For a migration on its own: refuse (``AlreadyCurrent``) when there is
+    ///     nothing to migrate, so the store writes nothing.
+    ///   - log: Receives what the migration did, when it ran.
+    func wrapped(_ change: PrefsChange, root: String, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil)
+        -> PrefsChange
+    {
+        .transform { raw in
+            var set = raw
+            let stored = set[PersistentPrefs.schemaVersionKey] == nil ? 0 : Self.take(from: &set)
+            if stored < version, !set.isEmpty {
+                let report: PrefsMigrationReport
+                do {
+                    guard case .success(let current) = PlistValue.normalizedSet(set, for: .loading) else {
+                        throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+                    }
+                    report = try self.report(on: current, from: stored, root: root)
+                } catch {
+                    throw SharedSet.TransformFailure(underlying: error)
+                }
+                log?(report)
+                set = report.after
+            } else if onlyMigrate {
+                throw SharedSet.TransformFailure(underlying: AlreadyCurrent())
+            } else if stored > version, !writesNewer {
+                throw SharedSet.TransformFailure(underlying: newer(stored: stored, root: root))
+            }
+            var result = try change.applied(to: set)
+            let stamp = max(stored, version)
+            if stamp > 0, !result.isEmpty {
+                result[PersistentPrefs.schemaVersionKey] = stamp
+            } else if result[PersistentPrefs.schemaVersionKey] != nil {
+                result[PersistentPrefs.schemaVersionKey] = nil  // a value given for the reserved key is ignored
+            }
+            return result
+        }
+    }
+
+    /// The steps from `stored` to ``version`` run on a copy of `set`, and the result vetted
+    /// (keys the steps add or change must be allowed, their values storable and within their
+    /// rules). Writes nothing.
+    ///
+    /// - Parameter locks: For a dry run (``PersistentPrefs/problems``): the set's layers, so a
+    ///   migration that changes a locked key — which the write refuses with
+    ///   ``PersistentPrefs/PrefsError/keyLocked(key:)`` — is reported naming its step and the key.
+    /// - Throws: ``PersistentPrefs/PrefsError/migrationFailed(root:step:name:reason:)`` naming
+    ///   the step that threw, or the last step that changed a refused or locked key;
+    ///   ``PersistentPrefs/PrefsError/newerSchemaVersion(root:stored:supported:)``.
+    func report(on set: [String: Any], from stored: Int, root: String, locks: LayerStack? = nil) throws -> PrefsMigrationReport {
+        if stored > version {
+            if writesNewer { return PrefsMigrationReport(fromVersion: stored, toVersion: stored, steps: [], before: set, after: set) }
+            throw newer(stored: stored, root: root)
+        }
+        guard stored < version, !set.isEmpty, let migration = migration?() else {
+            return PrefsMigrationReport(fromVersion: stored, toVersion: stored, steps: [], before: set, after: set)
+        }
+        let steps = migration.steps
+        guard steps.count == version else {
+            throw PersistentPrefs.PrefsError.migrationFailed(
+                root: root, step: min(steps.count, version - 1) + 1, name: "migrations",
+                reason: "schemaVersion is \(version) but migrations lists \(steps.count) step\(steps.count == 1 ? "" : "s") (the step at position n takes version n to n + 1)")
+        }
+        var current = set
+        var lastChange: [String: Int] = [:]  // key → the version of the step that last changed it
+        for produced in (stored + 1)...version {
+            let step = steps[produced - 1]
+            var next = current
+            do {
+                try step.body(&next)
+            } catch {
+                throw PersistentPrefs.PrefsError.migrationFailed(root: root, step: produced, name: step.description, reason: Self.describe(error))
+            }
+            next[PersistentPrefs.schemaVersionKey] = nil  // the library's own
+            for key in PlistValue.changedKeys(current, next) { lastChange[key] = produced }
+            current = next
+        }
+        let after: [String: Any]
+        do {
+            if let allowed = migration.allowed {
+                after = try PersistentPrefs.vetted(current, changing: set, allowed: allowed, rules: migration.rules)
+            } else {
+                after = try PlistValue.normalizedSet(current).get()
+            }
+            if let key = locks?.lockedChange(from: set, to: after) { throw PersistentPrefs.PrefsError.keyLocked(key: key) }
+        } catch let refusal as PersistentPrefs.PrefsError {
+            let produced = refusal.offendingKey.flatMap { lastChange[$0] } ?? version
+            throw PersistentPrefs.PrefsError.migrationFailed(
+                root: root, step: produced, name: steps[produced - 1].description, reason: refusal.description)
+        }
+        return PrefsMigrationReport(
+            fromVersion: stored, toVersion: version,
+            steps: ((stored + 1)...version).map { "version \($0): \(steps[$0 - 1].description)" }, before: set, after: after)
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        (error as? any LocalizedError)?.errorDescription ?? String(describing: error)
+    }
+}
