@@ -64,9 +64,8 @@ public final class Console {
     }
 
     /// Writes `text` to `descriptor` with `write(2)`, all of it (again after a partial write or
-    /// an interrupted call); stops at any other error, as a closed pipe. (`FileHandle.write`
-    /// of a `Data` made from the text was a fifth of a `defaults read`'s work: the first use of
-    /// `Data`'s generic initialiser in the process.)
+    /// an interrupted call); stops quietly at any other error, such as a closed pipe
+    /// (`prefs-harness … | head`), where `FileHandle.write` would raise.
     static func writeAll(_ text: String, to descriptor: Int32) {
         var text = text
         text.withUTF8 { bytes in

@@ -145,7 +145,7 @@ public final class HarnessSession {
     /// watches every set of the store.
     private(set) var rootGiven: Bool
     /// Where the sets live. The standard suite is opened when first used: `defaults` commands
-    /// never use it, and opening it was half of their work (corelibs' `UserDefaults.standard`).
+    /// never use it, and opening it reads and parses the whole standard domain.
     public var store: any PrefsStore { openedStore }
     private lazy var openedStore: any PrefsStore = UserDefaultsStore.standard
     /// The store, when it is a folder of plist files (without opening the standard suite).

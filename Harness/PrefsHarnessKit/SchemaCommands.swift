@@ -259,9 +259,9 @@ enum SchemaCommands {
         }
     }
 
-    /// The keys whose values differ between two dictionaries, in order: by the library's rule
-    /// (a number of another kind is a change), without `NSDictionary.isEqual`'s bridging of each
-    /// value (~100,000 instructions a key of the file, a third of a `defaults write`'s work).
+    /// The keys whose values differ between two dictionaries, in order, by the library's rule:
+    /// a number of another kind is a change (`NSDictionary.isEqual` would call `1` and `true`
+    /// equal).
     private static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> [String] {
         PlistComparison.changedKeys(old, new).sorted()
     }

@@ -232,16 +232,10 @@ struct Places {
         try refusing { try files?.roots() ?? PreferencesFile.suiteNames() }
     }
 
-    /// Whether `name` holds `/`, `..` or NUL: a loop over its bytes, not Foundation's
-    /// `contains` (an `NSString` search set up on first use) nor `zip` (a generic type the
-    /// runtime builds, with conformance scans, on first use).
+    /// Whether `name` holds `/`, `..` or NUL, any of which would lead outside the
+    /// preferences folder.
     static func hasSlashDotDotOrNUL(_ name: String) -> Bool {
-        var previous: UInt8 = 0
-        for byte in name.utf8 {
-            if byte == UInt8(ascii: "/") || byte == 0 || (byte == UInt8(ascii: ".") && previous == byte) { return true }
-            previous = byte
-        }
-        return false
+        name.contains("/") || name.contains("..") || name.utf8.contains(0)
     }
 
     /// The domain `name` names.
