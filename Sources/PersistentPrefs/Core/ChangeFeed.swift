@@ -174,8 +174,8 @@ enum ObservationSupport {
     static func access(_ box: AnyObject, _ keyPath: KeyPath<PrefsKeySpace, Int>) {
         #if canImport(Observation)
             if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                // In place: a copy of the registrar (a resilient struct) retains and releases.
-                withoutRetain(unsafeDowncast(box, to: RegistrarBox.self)) { $0.registrar.access($0.space, keyPath: keyPath) }
+                let registrars = box as! RegistrarBox
+                registrars.registrar.access(registrars.space, keyPath: keyPath)
             }
         #endif
     }
@@ -184,7 +184,7 @@ enum ObservationSupport {
     static func changed(_ box: AnyObject?, keys: Set<String>) {
         #if canImport(Observation)
             guard let box, #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
-            let registrars = unsafeDowncast(box, to: RegistrarBox.self)
+            let registrars = box as! RegistrarBox
             // In any order: a tracking fires once, whichever key comes first.
             for keyPath in PrefsKeySpace.keyPaths(keys) { registrars.registrar.withMutation(of: registrars.space, keyPath: keyPath) {} }
             registrars.registrar.withMutation(of: registrars.space, keyPath: \PrefsKeySpace.wholeSet) {}

@@ -10,7 +10,7 @@ import Foundation
 /// changes nothing. The cache lock is held only to read or replace the copy, never across the
 /// store's disk work, so readers never wait for a write, and code run inside a write (an
 /// ``PersistentPrefs/update(_:)`` body) can still read the set. Each copy is also published
-/// as an immutable view (see ``SnapshotCell``), which the hot read path uses without a lock.
+/// as a view of its own lock (``published``), which the common read path uses.
 ///
 /// Every change of the cache — a write, a reload, another process's write — goes the same way:
 /// the keys whose value changed are posted to ``feed`` under the cache lock, and delivered to
@@ -44,15 +44,10 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
     /// kept apart from the snapshot, which the read path copies.
     private let damaged = SharedInt()
 
-    /// The set as readers see it, and the `as?` answers for its numbers (see ``NumberCasts``)
-    /// and strings.
+    /// The set as readers see it.
     private struct Snapshot {
         /// The effective set: the user's values over the system layers (see ``LayerStack``).
         var values: [String: Any]
-        /// The answers worked out so far, by key (see ``SharedSet/number(forKey:)``).
-        var numbers: [String: NumberCasts]
-        /// The string values read as `String` so far, by key (see ``SharedSet/string(forKey:)``).
-        var strings: [String: String] = [:]
         /// The version of the store's file the set was read from or written to, when the store
         /// tells (see ``VersionedStore``).
         var version: UInt64?
@@ -63,7 +58,6 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
 
         /// The snapshot of the stored set `values` (schema version included) under `layers`, and
         /// the user's own values with the layers when they differ from what readers see.
-        /// `previous`: the snapshot it replaces, whose numbers are reused where unchanged.
         /// The third element: the keys whose value differs from `previous`, when given.
         /// `touched`: when `values` is `previous`'s set with only these keys changed (a write
         /// that built on it), so only they are compared. `changed`: those of them whose values
@@ -76,25 +70,11 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
             let schema = values[PersistentPrefs.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &values)
             let layered = layers.isEmpty && layers.problems.isEmpty ? nil : Layered(stored: values, stack: layers)
             let effective = layered == nil ? values : layers.effective(values)
-            var numbers: [String: NumberCasts]
-            var strings: [String: String] = [:]
-            var changed: Set<String>?
-            if let previous {
-                // The answers of unchanged keys are kept; the others are worked out when first
-                // read (see ``SharedSet/number(forKey:)``): four bridging casts a number, so a
-                // batch of 1,000 numbers would spend ~1.7 ms here on answers nobody asked for.
-                let keys = knownChanged ?? touched?.filter { !PlistValue.same(previous.values[$0], effective[$0]) }
+            let changed = previous.map { previous in
+                knownChanged ?? touched?.filter { !PlistValue.same(previous.values[$0], effective[$0]) }
                     ?? PlistValue.changedKeys(previous.values, effective)
-                numbers = previous.numbers
-                strings = previous.strings
-                // Only answers someone asked for are there (often none): no look-up per changed key then.
-                if !numbers.isEmpty { for key in keys { numbers[key] = nil } }
-                if !strings.isEmpty { for key in keys { strings[key] = nil } }
-                changed = keys
-            } else {
-                numbers = [:]
             }
-            let snapshot = Snapshot(values: effective, numbers: numbers, strings: strings, version: version, storedSchema: Int32(clamping: schema))
+            let snapshot = Snapshot(values: effective, version: version, storedSchema: Int32(clamping: schema))
             return (snapshot, layered, changed)
         }
     }
@@ -111,11 +91,26 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
     private let layering = Locked<Layered?>(nil)
 
     /// Replaces the cached snapshot; call it holding the cache lock.
-    private func install(_ built: (Snapshot, Layered?), in cache: inout Snapshot?) {
+    ///
+    /// - Parameter changed: The keys whose value differs from the snapshot replaced: the
+    ///   answers worked out for the other keys are kept. `nil`: none is kept.
+    private func install(_ built: (Snapshot, Layered?), changed: Set<String>?, in cache: inout Snapshot?) {
         cacheChanges.increment()
         cache = built.0
         layering.withLock { $0 = built.1 }
-        published.publish(ReadView(built.0))
+        var view = ReadView(values: built.0.values)
+        let replaced = published.withLock { published in
+            if let changed, published != nil {
+                swap(&view.numbers, &published!.numbers)
+                swap(&view.strings, &published!.strings)
+                // Only answers someone asked for are there (often none): no look-up per changed key then.
+                if !view.numbers.isEmpty { for key in changed { view.numbers[key] = nil } }
+                if !view.strings.isEmpty { for key in changed { view.strings[key] = nil } }
+            }
+            defer { published = view }
+            return published
+        }
+        _ = replaced  // released here, outside the lock
     }
 
     /// Drops the cached snapshot (its readers then load the set, or report why it cannot be
@@ -124,26 +119,25 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
         cacheChanges.increment()
         cache = nil
         layering.withLock { $0 = nil }
-        published.publish(nil)
+        let replaced = published.withLock { published in
+            defer { published = nil }
+            return published
+        }
+        _ = replaced  // released here, outside the lock
     }
 
-    /// What the read path sees of the cached snapshot: its values and the numbers' answers,
-    /// never changed once made, so readers use it without a lock (see ``SnapshotCell``).
-    /// Republished with every change of ``cache``, always under the cache lock.
-    private final class ReadView {
+    /// What the read path sees of the cached snapshot: its values, and the `as?` answers for
+    /// its numbers (see ``NumberCasts``) and strings, each worked out on the first read of its
+    /// key and kept until the value changes. Replaced with every change of ``cache``, always
+    /// under the cache lock; the answers are added in place under ``published``'s lock.
+    private struct ReadView {
         let values: [String: Any]
-        let numbers: [String: NumberCasts]
-        let strings: [String: String]
-
-        init(_ snapshot: Snapshot) {
-            values = snapshot.values
-            numbers = snapshot.numbers
-            strings = snapshot.strings
-        }
+        var numbers: [String: NumberCasts] = [:]
+        var strings: [String: String] = [:]
     }
 
     /// The cached snapshot as readers see it: `nil` while the set is not loaded.
-    private let published = SnapshotCell<ReadView>()
+    private let published = Locked<ReadView?>(nil)
 
     /// The system layer files of this set and what they held when last read.
     let layerReader: LayerReader
@@ -177,72 +171,53 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
         try withLoaded { _ in layering.withLock { $0?.stack } ?? .empty }
     }
 
-    /// One value of the set: without a lock once the set is loaded.
+    /// One value of the set: from the published view once the set is loaded.
     func value(forKey key: String) throws -> Any? {
-        if let found = SnapshotReaders.shared.section({ knownValue(forKey: key) }) { return found }
+        if let found = loadedValue(forKey: key) { return found }
         return try withLoaded { $0.values[key] }
     }
 
     /// The `as?` answers for one value; `nil` when it is absent or not a number.
-    ///
-    /// Without a lock once the answer is known; the first read of a number since it changed
-    /// works it out under the cache lock and republishes the view with it.
     func number(forKey key: String) throws -> NumberCasts? {
-        if let known = SnapshotReaders.shared.section({ knownNumber(forKey: key) }) { return known }
-        return try answer(forKey: key, in: \.numbers, NumberCasts.init)
+        if let found = loadedNumber(forKey: key) { return found }
+        return try withLoaded { $0.values[key].flatMap(NumberCasts.init) }
     }
 
-    /// The answer `make` gives for the value under `key`, kept in the snapshot's `table` and
-    /// published for the lock-free path (a copy of the answers, once per key and change);
-    /// `nil` when the value is absent or `make` has none.
-    private func answer<Answer>(
-        forKey key: String, in table: WritableKeyPath<Snapshot, [String: Answer]>, _ make: (Any) -> Answer?
-    ) throws -> Answer? {
-        try withLoaded { snapshot in
-            if let known = snapshot[keyPath: table][key] { return known }
-            guard let value = snapshot.values[key], let answer = make(value) else { return nil }
-            snapshot[keyPath: table][key] = answer
-            published.publish(ReadView(snapshot))
+    /// One value as a `String` (`nil` when it is absent or not a string).
+    func string(forKey key: String) throws -> String? {
+        if let found = loadedString(forKey: key) { return found }
+        return try withLoaded { $0.values[key] as? String }
+    }
+
+    /// One value as the published view has it; `.none` when the set is not loaded.
+    func loadedValue(forKey key: String) -> Any?? {
+        published.withLock { view in view.map { $0.values[key] } }
+    }
+
+    /// The `as?` answers for one value from the published view, worked out there on the first
+    /// read since the value changed; `.none` when the set is not loaded, `.some(nil)` when the
+    /// value is absent or not a number.
+    func loadedNumber(forKey key: String) -> NumberCasts?? {
+        published.withLock { view -> NumberCasts?? in
+            guard view != nil else { return .none }
+            if let known = view!.numbers[key] { return known }
+            guard let value = view!.values[key], let answer = NumberCasts(value) else { return .some(nil) }
+            view!.numbers[key] = answer
             return answer
         }
     }
 
-    /// One value as a `String` (`nil` when it is absent or not a string).
-    ///
-    /// Without a lock and without a cast once the answer is known; the first read of a string
-    /// since it changed works it out under the cache lock and republishes the view with it.
-    func string(forKey key: String) throws -> String? {
-        if let known = SnapshotReaders.shared.section({ knownString(forKey: key) }) { return known }
-        return try answer(forKey: key, in: \.strings) { $0 as? String }
-    }
-
-    /// One value as a `String` as the published view has it; `.none` when it is not worked out
-    /// yet (or the set is not loaded, or the value is not a string). Call it inside
-    /// ``SnapshotReaders/section(_:)``.
-    @inline(__always)
-    func knownString(forKey key: String) -> String?? {
-        withoutRetain(published) { $0.withCurrentObject(else: .none) { view -> String?? in
-            if let string = view.strings[key] { return string }
-            return view.values[key] == nil ? .some(nil) : .none  // absent: no answer to work out
-        } }
-    }
-
-    /// One value as the published view has it; `.none` when the set is not loaded. Call it
-    /// inside ``SnapshotReaders/section(_:)``.
-    @inline(__always)
-    func knownValue(forKey key: String) -> Any?? {
-        withoutRetain(published) { $0.withCurrentObject(else: .none) { view -> Any?? in view.values[key] } }
-    }
-
-    /// The `as?` answers for one value as the published view has them; `.none` when they are
-    /// not worked out yet (or the set is not loaded). Call it inside
-    /// ``SnapshotReaders/section(_:)``.
-    @inline(__always)
-    func knownNumber(forKey key: String) -> NumberCasts?? {
-        withoutRetain(published) { $0.withCurrentObject(else: .none) { view -> NumberCasts?? in
-            if let number = view.numbers[key] { return number }
-            return view.values[key] == nil ? .some(nil) : .none  // absent: no answer to work out
-        } }
+    /// One value as a `String` from the published view, worked out there on the first read
+    /// since the value changed; `.none` when the set is not loaded, `.some(nil)` when the value
+    /// is absent or not a string.
+    func loadedString(forKey key: String) -> String?? {
+        published.withLock { view -> String?? in
+            guard view != nil else { return .none }
+            if let known = view!.strings[key] { return known }
+            guard let answer = view!.values[key] as? String else { return .some(nil) }
+            view!.strings[key] = answer
+            return answer
+        }
     }
 
     /// Whether the store reports damage for this set (see ``damageNotice()``): one atomic load.
@@ -313,8 +288,9 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
             throw error
         }
         cache.withLock { cache in
-            if let before = cache?.values { feed.post(PlistValue.changedKeys(before, built.0.values)) }
-            install(built, in: &cache)
+            let changed = cache.map { PlistValue.changedKeys($0.values, built.0.values) }
+            install(built, changed: changed, in: &cache)
+            if let changed { feed.post(changed) }
         }
         return built.1?.stored ?? built.0.values
     }
@@ -526,13 +502,15 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
             values, version: version, layers: layers, previous: previous, touched: touched, changed: knownChanged)
         cache.withLock { cache in
             let before = cache?.values ?? [:]
-            install((snapshot, layered), in: &cache)
             // Worked out while making it, unless a reader replaced the snapshot meanwhile.
+            let keys: Set<String>
             if let changed, PlistValue.identical(before, previous?.values) {
-                feed.post(changed)
+                keys = changed
             } else {
-                feed.post(PlistValue.changedKeys(before, snapshot.values))
+                keys = PlistValue.changedKeys(before, snapshot.values)
             }
+            install((snapshot, layered), changed: keys, in: &cache)
+            feed.post(keys)
         }
         damaged.store(0)  // the store is written again, so it no longer reports damage
     }
@@ -565,7 +543,7 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
                 if cache == nil, let loaded = fresh {
                     // Read while nothing changed, or read again often enough: a set that keeps
                     // changing is installed as last read, and its next change reloads it.
-                    if loaded.since == cacheChanges.load() || discarded >= 8 { install(loaded.built, in: &cache) }
+                    if loaded.since == cacheChanges.load() || discarded >= 8 { install(loaded.built, changed: nil, in: &cache) }
                     discarded += 1
                 }
                 fresh = nil

@@ -96,14 +96,11 @@ public struct Pref<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Pref<Value>>
     ) -> Value {
         // Always inlined: only then is the key path a literal the compiler turns into a field
-        // access. The core is used in place, without a retain: the instance holds its `Pref`
-        // (set once, when the instance is made) for as long as this read runs.
+        // access.
         @inline(__always) get {
-            let (found, hasRule) = Unmanaged.passUnretained(owner[keyPath: storageKeyPath].core)._withUnsafeGuaranteedRef { core in
-                (owner.value(as: Value.self, core), core.hasRule)
-            }
-            if let value = found {
-                guard hasRule else { return value }
+            let core = owner[keyPath: storageKeyPath].core
+            if let value = owner.value(as: Value.self, core) {
+                guard core.hasRule else { return value }
                 let pref = owner[keyPath: storageKeyPath]
                 if let reason = pref.problem(with: value) {
                     owner.reportInvalid(key: pref.key, reason: reason)
