@@ -15,37 +15,40 @@ import Foundation
 /// Every change of the cache — a write, a reload, another process's write — goes the same way:
 /// the keys whose value changed are posted to ``feed`` under the cache lock, and delivered to
 /// observers once the lock is released.
-final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked; the rest is immutable
+///
+/// This file holds the cache and what readers see; the write protocol is in
+/// `SharedSet+Writing.swift`, the registry of shared sets in `SharedSetRegistry.swift`.
+final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or SharedInt; the rest is immutable
     let store: any PrefsStore
     let root: String
     /// Observers of this set, and the Observation framework's registrar.
     let feed: ChangeFeed
     /// How the store tells this set of outside changes: `nil` before ``startWatching()``, then
     /// the registration to end (`nil` inside when the store cannot watch), `.stopped` after.
-    private let watch = Locked<WatchState>(.idle)
+    let watch = Locked<WatchState>(.idle)
 
-    private enum WatchState {
+    enum WatchState {
         case idle
         case watching((@Sendable () -> Void)?)
         case stopped
     }
     /// `nil` until the set has been loaded successfully.
-    private let cache = Locked<Snapshot?>(nil)
+    let cache = Locked<Snapshot?>(nil)
     /// How many times the cache was replaced or dropped, or an outside change found it empty:
     /// changed only under the cache lock. A first load, made outside that lock, installs its
     /// set only when this has not moved meanwhile (see ``withLoaded(_:)``).
-    private let cacheChanges = SharedInt()
+    let cacheChanges = SharedInt()
     /// The classes whose schema this set's writes have published (see ``SchemaPublishingStore``):
     /// one look-up per write once done.
-    private let publishedBy = Locked<Set<ObjectIdentifier>>([])
+    let publishedBy = Locked<Set<ObjectIdentifier>>([])
     /// Writes and reloads of this set, one at a time (see ``Turn``).
-    private let turn = Turn()
-    /// 1 while the store reports damage for this set: read on every read, so an atomic, and
-    /// kept apart from the snapshot, which the read path copies.
-    private let damaged = SharedInt()
+    let turn = Turn()
+    /// 1 while the store reports damage for this set: read on every read, so kept apart from
+    /// the locks.
+    let damaged = SharedInt()
 
     /// The set as readers see it.
-    private struct Snapshot {
+    struct Snapshot {
         /// The effective set: the user's values over the system layers (see ``LayerStack``).
         var values: [String: Any]
         /// The version of the store's file the set was read from or written to, when the store
@@ -80,7 +83,7 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
     }
 
     /// The user's set and the layers beneath it, for a set that has layers.
-    private struct Layered {
+    struct Layered {
         let stored: [String: Any]
         let stack: LayerStack
     }
@@ -88,13 +91,13 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
     /// The user's values and the layers of the cached snapshot when it has layers (`nil`: its
     /// values are the user's). Changed only together with ``cache``, holding its lock (so the
     /// lock order is `cache`, then this): kept apart so the read path's snapshot stays small.
-    private let layering = Locked<Layered?>(nil)
+    let layering = Locked<Layered?>(nil)
 
     /// Replaces the cached snapshot; call it holding the cache lock.
     ///
     /// - Parameter changed: The keys whose value differs from the snapshot replaced: the
     ///   answers worked out for the other keys are kept. `nil`: none is kept.
-    private func install(_ built: (Snapshot, Layered?), changed: Set<String>?, in cache: inout Snapshot?) {
+    func install(_ built: (Snapshot, Layered?), changed: Set<String>?, in cache: inout Snapshot?) {
         cacheChanges.increment()
         cache = built.0
         layering.withLock { $0 = built.1 }
@@ -115,7 +118,7 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
 
     /// Drops the cached snapshot (its readers then load the set, or report why it cannot be
     /// read); call it holding the cache lock.
-    private func uninstall(_ cache: inout Snapshot?) {
+    func uninstall(_ cache: inout Snapshot?) {
         cacheChanges.increment()
         cache = nil
         layering.withLock { $0 = nil }
@@ -162,7 +165,7 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
     }
 
     /// The system layers of the set as they are now.
-    private func currentLayers() -> LayerStack {
+    func currentLayers() -> LayerStack {
         (store as? any LayeredStore)?.layerStack(root: root) ?? .empty
     }
 
@@ -228,22 +231,6 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
         try withLoaded { $0.schema }
     }
 
-    /// Runs the pending migration steps of `plan` in one store write (see ``SchemaPlan``);
-    /// when the set is already migrated (by another process a moment ago, say) nothing is
-    /// written and the set is read again.
-    ///
-    /// - Returns: What ran (no steps when nothing did).
-    @discardableResult
-    func migrate(_ plan: SchemaPlan) throws -> PrefsMigrationReport {
-        var report: PrefsMigrationReport?
-        try write(.transform { $0 }, schema: plan, onlyMigrate: true) { report = $0 }
-        if let report { return report }
-        let schema = try schemaVersion()
-        if schema > plan.version, !plan.writesNewer { throw plan.newer(stored: schema, root: root) }
-        let stored = try values()
-        return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: stored, after: stored)
-    }
-
     /// The damage every reader of this set reports (see ``DamageNote``), or `nil`.
     ///
     /// Free while there is none (one atomic load); while there is, the store is asked again
@@ -253,272 +240,6 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
         let notice = (store as? any DamageNoticing)?.damageNotice(root: root)
         if notice == nil { damaged.store(0) }
         return notice
-    }
-
-    /// Forgets the store's damage notice for this set and reads the set again.
-    func acknowledgeDamage() throws {
-        try (store as? any DamageNoticing)?.acknowledgeDamage(root: root)
-        try reload()
-    }
-
-    /// Drops the cache and reads the set from the store again; observers hear of the keys that
-    /// changed.
-    ///
-    /// - Parameter retrying: Whether to read once more after a failure: a damaged file is moved
-    ///   aside by the first read, so the second reads the set as it now is (empty, the damage
-    ///   reported by every reader).
-    @discardableResult
-    func reload(retrying: Bool = false) throws -> [String: Any] {
-        defer { feed.deliver() }
-        return try turn.take(root: root) { try reloadTakingTurn(retrying: retrying) }
-    }
-
-    /// The body of ``reload(retrying:)``, for a caller that holds the turn.
-    private func reloadTakingTurn(retrying: Bool) throws -> [String: Any] {
-        // Read outside the cache lock: readers keep the old copy meanwhile.
-        let built: (Snapshot, Layered?)
-        do {
-            do {
-                built = try fetched()
-            } catch where retrying {
-                built = try fetched()
-            }
-        } catch {
-            cache.withLock { cache in uninstall(&cache) }  // its readers report why
-            throw error
-        }
-        cache.withLock { cache in
-            let changed = cache.map { PlistValue.changedKeys($0.values, built.0.values) }
-            install(built, changed: changed, in: &cache)
-            if let changed { feed.post(changed) }
-        }
-        return built.1?.stored ?? built.0.values
-    }
-
-    /// Reads the set again after the store's watcher reported a change by someone (another
-    /// process, plain `UserDefaults`, or this process). A set never loaded is left for its first
-    /// reader; a set that cannot be read is left unloaded, so its readers report why.
-    ///
-    /// A change that left the file as this copy knows it (the process's own write, seen by the
-    /// watcher a moment later) is skipped: comparing versions costs one read of the file's
-    /// bytes, a reload a parse and a lock shared with the next write.
-    func storeChanged() {
-        guard isLoaded() else { return }
-        defer { feed.deliver() }
-        // After the write in progress, if any (its own event often arrives before it is done).
-        _ = try? turn.take(root: root) {
-            let version = cache.withLock { $0?.version }
-            if let version, let versioned = store as? any VersionedStore, let current = versioned.currentVersion(root: root) {
-                if current == version { return }
-                // Another set of the same suite written by this process: this one is as it was.
-                if versioned.unchangedByOwnWrites(root: root, from: version, to: current) {
-                    cache.withLock { cache in if cache?.version == version { cache?.version = current } }
-                    return
-                }
-            }
-            _ = try reloadTakingTurn(retrying: true)
-        }
-    }
-
-    /// Reads the set again after one of its system layer files changed (the user's file may be
-    /// as this copy knows it, so no version check): observers hear of the keys whose effective
-    /// value changed.
-    func layersChanged() {
-        guard isLoaded() else { return }
-        defer { feed.deliver() }
-        _ = try? turn.take(root: root) { _ = try reloadTakingTurn(retrying: true) }
-    }
-
-    /// Starts listening for outside changes of the set (see ``WatchableStore``) and of its system
-    /// layer files; once only.
-    func startWatching() {
-        let watchable = store as? any WatchableStore
-        guard watchable != nil || !layerReader.files.isEmpty else { return }
-        let begins = watch.withLock { state in
-            guard case .idle = state else { return false }
-            state = .watching(nil)
-            return true
-        }
-        guard begins else { return }
-        // A strong reference, dropped by ``stopWatching()``: a weak one would move the domain's
-        // reference count to a side table and slow every retain on the read path.
-        let storeCancel = watchable?.watch(root: root) { [self] in storeChanged() }
-        let layerCancels = layerReader.files.map { file in ChangeWatcher.shared.watchingFollowingLinks(file.url) { [self] in layersChanged() } }
-        var cancel = storeCancel
-        if !layerCancels.isEmpty {
-            cancel = { @Sendable in
-                storeCancel?()
-                for cancel in layerCancels { cancel() }
-            }
-        }
-        let late = watch.withLock { state -> Bool in
-            guard case .watching = state else { return true }
-            state = .watching(cancel)
-            return false
-        }
-        if late { cancel?() }  // stopped while the registration was being made
-    }
-
-    /// Why outside changes of the set reach it late (see ``WatchableStore/watchProblem(root:)``),
-    /// or `nil`.
-    func watchProblem() -> PersistentPrefs.PrefsError? {
-        guard case .watching = watch.withLock({ $0 }) else { return nil }
-        return (store as? any WatchableStore)?.watchProblem(root: root)
-    }
-
-    /// Stops listening for outside changes (the last user is gone).
-    func stopWatching() {
-        let cancel = watch.withLock { state -> (@Sendable () -> Void)? in
-            defer { state = .stopped }
-            if case .watching(let cancel) = state { return cancel }
-            return nil
-        }
-        cancel?()
-    }
-
-    /// Applies `change` through the store and caches the set the store returns.
-    ///
-    /// A change that builds on the current set (a merge, a one-key change, a transform) writes
-    /// nothing when the set cannot be loaded, so an unreadable set is reported, not
-    /// overwritten. Errors a ``PrefsChange/transform(_:)`` closure throws come out unchanged.
-    ///
-    /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when called from
-    ///   inside this set's own write (an ``PersistentPrefs/update(_:)`` body writing through
-    ///   another instance), instead of waiting for itself.
-    ///
-    /// - Parameters:
-    ///   - schema: The writer's schema version and migrations: the store write re-reads the
-    ///     stored version, migrates an older set first, refuses a newer one, and stamps the
-    ///     version (see ``SchemaPlan``).
-    ///   - onlyMigrate: For ``migrate(_:)``: write nothing when there is nothing to migrate.
-    ///   - log: Receives what a migration did, when one ran.
-    ///   - report: Where a batch's transform leaves the keys it changed (see ``BatchReport``).
-    func write(
-        _ change: PrefsChange, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil,
-        report: BatchReport.Box? = nil
-    ) throws {
-        defer { feed.deliver() }
-        try turn.take(root: root) {
-            // The store refuses a change of a locked key under its lock (see ``LayeredStore``).
-            let layers = currentLayers()
-            do {
-                try writeTakingTurn(
-                    schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent, layers: layers,
-                    touching: change.touchedKeys, report: report)
-            } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !change.buildsOnCurrent {
-                // The root holds something that is not a set (so no version either): a whole-set
-                // replacement may still repair it.
-                try writeTakingTurn(schema.wrapped(change, root: root), buildsOnCurrent: false, layers: layers, reading: false)
-            } catch is SchemaPlan.AlreadyCurrent {
-                _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
-            }
-        }
-        // Written: the writer's schema beside the set (once per process and class), outside the turn.
-        if let publication = schema.publication, publishedBy.withLock({ $0.insert(publication.classID).inserted }),
-            let publishing = store as? any SchemaPublishingStore
-        {
-            publishing.publish(publication, root: root)
-        }
-    }
-
-    /// The body of ``write(_:schema:onlyMigrate:log:)``, for a caller that holds the turn.
-    ///
-    /// - Parameters:
-    ///   - reading: Whether the store reads the set as stored for `change` (a `.transform`);
-    ///     `false` hands it an empty set, for a replacement of an unreadable root.
-    ///   - touching: The only keys `change` can change, when known (``PrefsChange/touchedKeys``):
-    ///     when the store applied it to the very set cached here, only they are compared to tell
-    ///     observers what changed (comparing a 1,000-key set was a quarter of a write's work).
-    private func writeTakingTurn(
-        _ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, touching: Set<String>? = nil,
-        report: BatchReport.Box? = nil
-    ) throws {
-        report?.report = nil
-        // Loaded first, so observers can be told what changed; a whole-set replacement does
-        // not need it, so it can still repair a set that cannot be read.
-        if buildsOnCurrent {
-            try withLoaded { _ in }
-        } else {
-            _ = try? withLoaded { _ in }
-        }
-        let stored: [String: Any]
-        var version: UInt64?
-        // The set as stored the store applied the change to (its last try), when the result is
-        // that set with only the touched keys changed (no migration or version stamp ran).
-        var derivedFrom: [String: Any]?
-        do {
-            // Not reading: the change applied to an empty set, as a replacement.
-            var applied = reading ? change : .replace(try change.applied(to: [:]))
-            if touching != nil || report != nil, reading {
-                let inner = applied
-                let stamp = PersistentPrefs.schemaVersionKey
-                applied = .transform { current in
-                    let result = try inner.applied(to: current)
-                    derivedFrom = current[stamp] == nil && result[stamp] == nil ? current : nil
-                    // The suite's encoder copies the other keys' lines from the last encoding:
-                    // all but the touched keys', or all but the changed keys' of a batch applied
-                    // to this very set (whose other lines are the same), in the same order when
-                    // the batch added and removed no key.
-                    if derivedFrom != nil {
-                        let batch = report?.report.flatMap { PlistValue.sameStorage($0.base, current) ? $0 : nil }
-                        if let noted = batch?.changed ?? touching {
-                            PlistXML.noteDerivation(result, from: current, touched: noted, keepsKeys: batch?.keepsKeys ?? false)
-                        }
-                    }
-                    return result
-                }
-            }
-            if let versioned = store as? any VersionedStore {
-                (stored, version) = try versioned.versionedApply(applied, root: root)
-            } else {
-                stored = try store.apply(applied, root: root)
-            }
-        } catch let error as TransformFailure {
-            throw error.underlying
-        } catch {
-            throw SharedSet.mapped(error)
-        }
-        guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
-            throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
-        }
-        let previous = cache.withLock { $0 }
-        // Only the touched keys can differ when the store changed the cached set itself (the same
-        // storage: see PlistValue.normalizedSet) and neither set has layers.
-        var touched: Set<String>?
-        var knownChanged: Set<String>?
-        if let derivedFrom, let previous, previous.schema == 0, layers.isEmpty, layers.problems.isEmpty,
-            PlistValue.sameStorage(derivedFrom, previous.values)
-        {
-            // A batch that compared each value it replaced, on this very set: its keys.
-            if let batch = report?.report, PlistValue.sameStorage(batch.base, derivedFrom) {
-                knownChanged = batch.changed
-                touched = batch.changed
-            } else {
-                touched = touching
-            }
-        }
-        // Built before taking the lock readers wait for.
-        let (snapshot, layered, changed) = Snapshot.make(
-            values, version: version, layers: layers, previous: previous, touched: touched, changed: knownChanged)
-        cache.withLock { cache in
-            let before = cache?.values ?? [:]
-            // Worked out while making it, unless a reader replaced the snapshot meanwhile.
-            let keys: Set<String>
-            if let changed, PlistValue.identical(before, previous?.values) {
-                keys = changed
-            } else {
-                keys = PlistValue.changedKeys(before, snapshot.values)
-            }
-            install((snapshot, layered), changed: keys, in: &cache)
-            feed.post(keys)
-        }
-        damaged.store(0)  // the store is written again, so it no longer reports damage
-    }
-
-    /// Wraps what a transform's closure threw, so ``write(_:schema:onlyMigrate:log:)`` hands it back unchanged
-    /// rather than as a store failure.
-    struct TransformFailure: Error {
-        let underlying: any Error
     }
 
     // MARK: - Private
@@ -533,7 +254,7 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
     /// shares, and a set read while the cache changed (a write, a reload, an outside change
     /// reported meanwhile) is read again rather than installed, so a newer set is never
     /// replaced by an older one.
-    private func withLoaded<Result>(_ body: (inout Snapshot) throws -> Result) throws -> Result {
+    func withLoaded<Result>(_ body: (inout Snapshot) throws -> Result) throws -> Result {
         var fresh: (built: (Snapshot, Layered?), since: Int)?
         var discarded = 0
         while true {
@@ -560,7 +281,7 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
 
     /// Whether the set is loaded; when it is not, notes an outside change, so a first load
     /// already reading the store reads it again (see ``withLoaded(_:)``).
-    private func isLoaded() -> Bool {
+    func isLoaded() -> Bool {
         cache.withLock { cache in
             if cache == nil { cacheChanges.increment() }
             return cache != nil
@@ -568,7 +289,7 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
     }
 
     /// The set as the store holds it now, normalised, with its damage flag updated.
-    private func fetched() throws -> (Snapshot, Layered?) {
+    func fetched() throws -> (Snapshot, Layered?) {
         let raw: [String: Any]?
         var version: UInt64?
         do {
@@ -594,129 +315,5 @@ final class SharedSet: @unchecked Sendable {  // `cache` and `watch` are Locked;
 
     static func mapped(_ error: any Error) -> PersistentPrefs.PrefsError {
         (error as? PersistentPrefs.PrefsError) ?? .unknownError(error: error)
-    }
-}
-
-// MARK: - Turns
-
-extension SharedSet {
-    /// The turn writes and reloads of one set take, one at a time: a lock that knows the thread
-    /// holding it, so a write that would wait for its own thread is refused instead of waiting.
-    ///
-    /// That is a write from inside a write of the same set, and a wait that would close a circle:
-    /// a thread inside an `update` of set A that writes set B while B's holder (inside an update
-    /// of B) waits to write A. All turns share one table of which thread holds each turn and
-    /// which turn each thread waits for, kept under one lock; a thread records its wait before it
-    /// waits, so of the threads that would close a circle the last to ask sees it and is refused.
-    final class Turn: @unchecked Sendable {  // `holder` is only touched under `Turn.waits`' lock
-        private let lock = NSLock()
-        /// The thread holding the turn, and the set it holds it for.
-        private var holder: (thread: ObjectIdentifier, root: String)?
-
-        /// The turn each thread is waiting for, by thread.
-        private static let waits = Locked<[ObjectIdentifier: Turn]>([:])
-
-        /// Runs `body` once no other write or reload of the set runs.
-        ///
-        /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the set
-        ///   this thread is writing, when it holds this turn already or when waiting for it would
-        ///   wait for itself (its holder waits, maybe through others, for a turn this thread
-        ///   holds); otherwise what `body` throws.
-        func take<Result>(root: String, _ body: () throws -> Result) throws -> Result {
-            let me = ObjectIdentifier(Thread.current)
-            try Self.waits.withLock { waits in
-                if let circle = heldCircle(from: me, waits) { throw PersistentPrefs.PrefsError.transactionInProgress(root: circle) }
-                waits[me] = self
-            }
-            lock.lock()
-            Self.waits.withLock { waits in
-                waits[me] = nil
-                holder = (me, root)
-            }
-            defer {
-                Self.waits.withLock { _ in holder = nil }
-                lock.unlock()
-            }
-            return try body()
-        }
-
-        /// The set whose turn `thread` holds at the end of the chain of holders this turn waits
-        /// for (its holder, the turn that holder waits for, its holder…), when the chain comes
-        /// back to `thread`; else `nil`. Call it under the table's lock.
-        private func heldCircle(from thread: ObjectIdentifier, _ waits: [ObjectIdentifier: Turn]) -> String? {
-            var turn = self
-            // Each thread waits for one turn at most, so a chain longer than the table is a circle
-            // that does not pass through `thread`.
-            for _ in 0...waits.count {
-                guard let holder = turn.holder else { return nil }
-                if holder.thread == thread { return holder.root }
-                guard let next = waits[holder.thread] else { return nil }
-                turn = next
-            }
-            return nil
-        }
-    }
-}
-
-// MARK: - Registry
-
-extension SharedSet {
-    private struct Key: Hashable {
-        let store: String
-        let root: String
-    }
-
-    /// The domains in use in this process, by store identifier and root key, each with the
-    /// number of instances using it. A domain lives as long as some instance uses it: while
-    /// one does, new instances of that set share its cache without touching the store; once
-    /// none does, it is dropped and the next instance loads the set afresh (so changes made
-    /// behind the library's back, such as a removed suite, are seen).
-    ///
-    /// A count rather than a weak reference: an object with weak references pays more for
-    /// every retain and release, and the read path retains the domain on every read.
-    private static let registry = Locked<[Key: (domain: SharedSet, users: Int)]>([:])
-
-    /// The shared domain for `root` in `store`, counted as used until ``release(_:)``.
-    /// A new domain starts watching its store for outside changes; the last release stops it.
-    static func acquire(store: any PrefsStore, root: String) -> SharedSet {
-        let key = Key(store: store.identifier, root: root)
-        let (domain, isNew) = registry.withLock { registry in
-            if let entry = registry[key] {
-                registry[key] = (entry.domain, entry.users + 1)
-                return (entry.domain, false)
-            }
-            let domain = SharedSet(store: store, root: root)
-            registry[key] = (domain, 1)
-            return (domain, true)
-        }
-        if isNew { domain.startWatching() }
-        return domain
-    }
-
-    /// One more use of a domain already in use (an observation keeps its set live), or `false`
-    /// when `domain` is no longer the shared one.
-    static func retain(_ domain: SharedSet) -> Bool {
-        let key = Key(store: domain.store.identifier, root: domain.root)
-        return registry.withLock { registry in
-            guard let entry = registry[key], entry.domain === domain else { return false }
-            registry[key] = (entry.domain, entry.users + 1)
-            return true
-        }
-    }
-
-    /// Ends one use of `domain` begun by ``acquire(store:root:)`` or ``retain(_:)``.
-    static func release(_ domain: SharedSet) {
-        let key = Key(store: domain.store.identifier, root: domain.root)
-        let last = registry.withLock { registry in
-            guard let entry = registry[key], entry.domain === domain else { return false }
-            registry[key] = entry.users > 1 ? (entry.domain, entry.users - 1) : nil
-            return entry.users == 1
-        }
-        if last { domain.stopWatching() }
-    }
-
-    /// The domain in use for `root` in the store named `identifier`, if any.
-    static func existing(storeIdentifier identifier: String, root: String) -> SharedSet? {
-        registry.withLock { $0[Key(store: identifier, root: root)]?.domain }
     }
 }
