@@ -126,8 +126,7 @@ final class PrefsKeySpace: Sendable {
     /// The key path of one key.
     ///
     /// Made once per key and kept: making a subscript key path demangles its pattern at run
-    /// time (about 2 µs), which a batch of 1,000 keys paid a thousand times over when it told
-    /// the Observation framework what changed.
+    /// time, and a batch tells the Observation framework of every key it changed.
     @usableFromInline
     static func keyPath(_ key: String) -> KeyPath<PrefsKeySpace, Int> {
         if let known = keyPaths.withLock({ $0[key] }) { return known }
@@ -199,7 +198,7 @@ enum ObservationSupport {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     private final class RegistrarBox: Sendable {
         let registrar = ObservationRegistrar()
-        /// ``PrefsKeySpace/shared``, at hand (no `swift_once` check per read).
+        /// ``PrefsKeySpace/shared``, at hand.
         let space = PrefsKeySpace.shared
     }
 #endif

@@ -411,7 +411,7 @@ open class PersistentPrefs: NSObject {
     private func start(key: String?, merging initial: [String: Any]) {
         let name = key ?? String(describing: type(of: self))
         state.withLock { $0.key = name }
-        record {
+        reportingErrors {
             _ = try loadedFileDefaults()
             let domain = try resolvedDomain()
             _ = try domain.values()
@@ -441,7 +441,7 @@ open class PersistentPrefs: NSObject {
         /// `values` are told of every change of the set, whoever made it.
         @objc public var values: [String: Any] {
             get { read { try SetView.values($0, $1) } ?? [:] }
-            set { record { try setValues(newValue) } }
+            set { reportingErrors { try setValues(newValue) } }
         }
     #else
         /// The whole set.
@@ -458,7 +458,7 @@ open class PersistentPrefs: NSObject {
         /// `values` are told of every change of the set, whoever made it.
         public var values: [String: Any] {
             get { read { try SetView.values($0, $1) } ?? [:] }
-            set { record { try setValues(newValue) } }
+            set { reportingErrors { try setValues(newValue) } }
         }
     #endif
 
@@ -476,7 +476,7 @@ open class PersistentPrefs: NSObject {
     /// - Parameter key: A key of the set (one of ``keys``), not the root key.
     public subscript(_ key: String) -> Any? {
         get { rawValue(forKey: key) }
-        set { record { try set(newValue, forKey: key) } }
+        set { reportingErrors { try set(newValue, forKey: key) } }
     }
 
     /// The number of values in the set.
@@ -705,7 +705,7 @@ open class PersistentPrefs: NSObject {
     /// if let error = prefs.lastError { print("cannot read the set:", error) }
     /// ```
     public func flush() {
-        record { try reload() }
+        reportingErrors { try reload() }
     }
 
     /// Acknowledges that the store holding this set was damaged, so its readers stop reporting it.
@@ -725,7 +725,7 @@ open class PersistentPrefs: NSObject {
     /// }
     /// ```
     public func acknowledgeDamage() {
-        record { try resolvedDomain().acknowledgeDamage() }
+        reportingErrors { try resolvedDomain().acknowledgeDamage() }
     }
 
     /// Returns one key to its default by removing it from the set.
@@ -734,7 +734,7 @@ open class PersistentPrefs: NSObject {
     ///
     /// - Parameter key: A key of the set.
     public func reset(_ key: String) {
-        record { try set(nil, forKey: key) }
+        reportingErrors { try set(nil, forKey: key) }
     }
 
     /// Returns every key to its default by removing the whole set from the store.
@@ -753,7 +753,7 @@ open class PersistentPrefs: NSObject {
     /// assert(prefs.values.isEmpty)
     /// ```
     public func clear() {
-        record { try setValues([:]) }
+        reportingErrors { try setValues([:]) }
     }
 
     /// Removes this root key's set from the store and reloads the (now empty) set.
@@ -762,7 +762,7 @@ open class PersistentPrefs: NSObject {
     /// prefs.deleteAll()         // as clear(), then read again from the store
     /// ```
     public func deleteAll() {
-        record {
+        reportingErrors {
             try setValues([:])
             try reload()
         }
@@ -772,7 +772,7 @@ open class PersistentPrefs: NSObject {
 
     /// The common path of a read: `body`'s answer from the published views, or `nil` when the
     /// read must take ``read(tracking:_:)``'s way (``lastError`` is set, a batch is running,
-    /// the set is not resolved or loaded or is damaged). Nothing to record: ``lastError`` is
+    /// the set is not resolved or loaded or is damaged). Nothing to report: ``lastError`` is
     /// already `nil`.
     @inline(__always)
     private func readPublished<Result>(tracking: KeyPath<PrefsKeySpace, Int>, _ body: (SharedSet) -> Result??) -> Result?? {
@@ -783,7 +783,7 @@ open class PersistentPrefs: NSObject {
         return known
     }
 
-    /// Runs a read; on success clears ``lastError``, on failure records it and returns `nil`.
+    /// Runs a read; on success clears ``lastError``, on failure reports the error there and returns `nil`.
     /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
     func read<Result>(
         tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (SharedSet, PendingChanges.Box?) throws -> Result
@@ -813,12 +813,12 @@ open class PersistentPrefs: NSObject {
         }
     }
 
-    /// Runs an operation and records its outcome in ``lastError``: the error it threw, else the
+    /// Runs an operation and reports its outcome in ``lastError``: the error it threw, else the
     /// damage its store reports (see ``acknowledgeDamage()``), else `nil`.
     ///
     /// An error recorded while `body` ran by a step that does not fail it (a migration on first
     /// use, which leaves the set readable) is kept.
-    func record(_ body: () throws -> Void) {
+    func reportingErrors(_ body: () throws -> Void) {
         let hadError = state.withLock { $0.failed }
         do {
             try body()
@@ -894,7 +894,7 @@ open class PersistentPrefs: NSObject {
             isAllowed = known.contains(key)  // one look-up a key of a batch, one lock
         } else if batchKeys == nil {
             // Outside a batch: a look along ``keys`` costs less than hashing all of them into a
-            // set (a 10,000-key whitelist: ~20 µs vs ~400 µs).
+            // set.
             isAllowed = keys.contains(key)  // overridable: outside every lock
         } else {
             isAllowed = allowedKeys().contains(key)

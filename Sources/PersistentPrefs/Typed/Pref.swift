@@ -41,8 +41,7 @@ public struct Pref<Value> {
     /// The value read when the key is not stored.
     public let defaultValue: Value
     /// The codec, the rule and the observation key, behind one reference: every read copies
-    /// the `Pref`, and a copy then costs one retain for them (two references: two retains and
-    /// two releases, a tenth of a read).
+    /// the `Pref`, and a copy then retains one reference rather than several.
     @usableFromInline let core: PrefCore<Value>
 
     /// What the Observation framework tracks this key by (made once, not on every read).
@@ -240,7 +239,7 @@ extension PersistentPrefs {
 
     @usableFromInline
     func write<Value>(_ value: Value, _ pref: Pref<Value>) {
-        record {
+        reportingErrors {
             try submit {
                 if let reason = pref.problem(with: value) { throw PrefsError.invalidValue(key: pref.key, reason: reason) }
                 let encoded: Any?
