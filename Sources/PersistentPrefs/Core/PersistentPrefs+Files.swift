@@ -44,7 +44,7 @@ extension PersistentPrefs {
     /// - Parameter url: The file to write (replaced if it exists).
     /// - Throws: ``PrefsError/ioError(path:reason:)``; ``lastError`` records the outcome too.
     public func export(to url: URL) throws {
-        try recording {
+        try reportingFileErrors {
             var set = try currentValues()
             let version = try resolvedDomain().schemaVersion()
             if version > 0 { set[Self.schemaVersionKey] = version }
@@ -77,7 +77,7 @@ extension PersistentPrefs {
     ///   ``PrefsError/newerSchemaVersion(root:stored:supported:)``. Nothing changes when it
     ///   throws; ``lastError`` records the outcome too.
     public func `import`(from url: URL) throws {
-        try recording {
+        try reportingFileErrors {
             var set = try Self.readPlistDictionary(url)
             let version = set[Self.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &set)
             guard case .success(let normalized) = PlistValue.normalizedSet(set, for: .loading) else {
@@ -98,8 +98,9 @@ extension PersistentPrefs {
         return dictionary
     }
 
-    /// Runs a throwing operation, records its outcome in ``lastError`` and rethrows.
-    private func recording(_ body: () throws -> Void) throws {
+    /// Runs a file operation, sets ``lastError`` to its outcome (`nil` on success: the set is
+    /// not read, so no damage is asked for) and rethrows.
+    private func reportingFileErrors(_ body: () throws -> Void) throws {
         do {
             try body()
             lastError = nil

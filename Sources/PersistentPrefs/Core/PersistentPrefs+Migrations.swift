@@ -38,7 +38,7 @@ extension PersistentPrefs {
     @discardableResult
     public func migrate() throws -> PrefsMigrationReport {
         var report: PrefsMigrationReport?
-        try recordingThrows {
+        try reportingAndThrowing {
             report = try resolvedDomain().migrate(schemaPlan)
         }
         return report!
@@ -55,7 +55,7 @@ extension PersistentPrefs {
     public func migrationPreview() throws -> PrefsMigrationReport {
         let plan = schemaPlan
         var report: PrefsMigrationReport?
-        try recordingThrows {
+        try reportingAndThrowing {
             let domain = try resolvedDomain()
             let stored = try domain.reload()
             report = try plan.report(on: stored, from: try domain.schemaVersion(), root: key)

@@ -38,7 +38,7 @@ extension PersistentPrefs {
         to keys: [String] = [], _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void
     ) -> PrefsObservation {
         var observation = PrefsObservation(nil)
-        record {
+        reportingErrors {
             let domain = try observedDomain()
             let id = domain.feed.subscribe(keys: Set(keys), handler)
             observation = PrefsObservation(

@@ -50,7 +50,7 @@ extension PrefsTransacting where Self: PersistentPrefs {
             throw error
         }
         guard let pending else { return }  // a nested batch: the outer one writes
-        record { try commit(pending) }
+        reportingErrors { try commit(pending) }
     }
 
     /// ``batch(_:)``, throwing every failure: what `body` throws, a refused change, or a store
@@ -59,7 +59,7 @@ extension PrefsTransacting where Self: PersistentPrefs {
     /// - Parameter body: Makes the changes, through the instance it is given.
     /// - Throws: What `body` throws, or a ``PersistentPrefs/PrefsError``.
     public func transaction(_ body: (Self) throws -> Void) throws {
-        try recordingThrows {
+        try reportingAndThrowing {
             guard let pending = try collectingWrites({ try body(self) }) else { return }
             try commit(pending)
         }
@@ -84,7 +84,7 @@ extension PrefsTransacting where Self: PersistentPrefs {
     ///   store failure, ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` inside a
     ///   batch). Nothing is written when it throws.
     public func update<Value>(_ keyPath: ReferenceWritableKeyPath<Self, Value>, _ body: (inout Value) throws -> Void) throws {
-        try recordingThrows {
+        try reportingAndThrowing {
             try transact { current in
                 // The instance's reads and writes inside go to the locked copy.
                 let pending = try collectingWrites(over: current) {
@@ -134,7 +134,7 @@ extension PersistentPrefs {
     /// - Throws: What `body` throws (unchanged), or a ``PrefsError``. Nothing is written when it
     ///   throws.
     public func update(_ body: (inout [String: Any]) throws -> Void) throws {
-        try recordingThrows {
+        try reportingAndThrowing {
             try transact { current in
                 var updated = current
                 try body(&updated)
@@ -225,10 +225,10 @@ extension PersistentPrefs {
         return result
     }
 
-    /// Runs `body` like ``record(_:)`` — ``lastError`` tells the outcome — and also throws its error.
-    func recordingThrows(_ body: () throws -> Void) throws {
+    /// Runs `body` like ``reportingErrors(_:)`` — ``lastError`` tells the outcome — and also throws its error.
+    func reportingAndThrowing(_ body: () throws -> Void) throws {
         var failure: (any Error)?
-        record {
+        reportingErrors {
             do {
                 try body()
             } catch {

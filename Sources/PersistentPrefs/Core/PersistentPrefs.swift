@@ -411,7 +411,7 @@ open class PersistentPrefs: NSObject {
     private func start(key: String?, merging initial: [String: Any]) {
         let name = key ?? String(describing: type(of: self))
         state.withLock { $0.key = name }
-        record {
+        reportingErrors {
             _ = try loadedFileDefaults()
             let domain = try resolvedDomain()
             _ = try domain.values()
@@ -441,7 +441,7 @@ open class PersistentPrefs: NSObject {
         /// `values` are told of every change of the set, whoever made it.
         @objc public var values: [String: Any] {
             get { read { try SetView.values($0, $1) } ?? [:] }
-            set { record { try setValues(newValue) } }
+            set { reportingErrors { try setValues(newValue) } }
         }
     #else
         /// The whole set.
@@ -458,7 +458,7 @@ open class PersistentPrefs: NSObject {
         /// `values` are told of every change of the set, whoever made it.
         public var values: [String: Any] {
             get { read { try SetView.values($0, $1) } ?? [:] }
-            set { record { try setValues(newValue) } }
+            set { reportingErrors { try setValues(newValue) } }
         }
     #endif
 
@@ -476,7 +476,7 @@ open class PersistentPrefs: NSObject {
     /// - Parameter key: A key of the set (one of ``keys``), not the root key.
     public subscript(_ key: String) -> Any? {
         get { rawValue(forKey: key) }
-        set { record { try set(newValue, forKey: key) } }
+        set { reportingErrors { try set(newValue, forKey: key) } }
     }
 
     /// The number of values in the set.
@@ -546,30 +546,30 @@ open class PersistentPrefs: NSObject {
     /// The precomputed `as?` answers for a stored number, callable from inlinable code.
     @usableFromInline
     func exactNumber(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> NumberCasts? {
-        answer(forKey: key, tracking: tracking, { $0.knownNumber(forKey: $1) }, SetView.number)
+        answer(forKey: key, tracking: tracking, { $0.loadedNumber(forKey: $1) }, SetView.number)
     }
 
     /// ``exactNumber(forKey:tracking:)`` for a ``Pref`` read.
     @usableFromInline
     func exactNumber(_ pref: PrefKey) -> NumberCasts? {
-        answer(forKey: pref.key, tracking: pref.observationKey, { $0.knownNumber(forKey: $1) }, SetView.number)
+        answer(forKey: pref.key, tracking: pref.observationKey, { $0.loadedNumber(forKey: $1) }, SetView.number)
     }
 
     /// A value as a `String` from the answers worked out once per change (no cast per read),
     /// callable from inlinable code.
     @usableFromInline
     func exactString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> String? {
-        answer(forKey: key, tracking: tracking, { $0.knownString(forKey: $1) }, SetView.string)
+        answer(forKey: key, tracking: tracking, { $0.loadedString(forKey: $1) }, SetView.string)
     }
 
     /// ``exactString(forKey:tracking:)`` for a ``Pref`` read.
     @usableFromInline
     func exactString(_ pref: PrefKey) -> String? {
-        answer(forKey: pref.key, tracking: pref.observationKey, { $0.knownString(forKey: $1) }, SetView.string)
+        answer(forKey: pref.key, tracking: pref.observationKey, { $0.loadedString(forKey: $1) }, SetView.string)
     }
 
-    /// A worked-out answer for the value under `key`: `known`'s without a lock when the
-    /// published view has it, else `slow`'s by way of ``read(tracking:_:)``.
+    /// A worked-out answer for the value under `key`: `known`'s when the set is loaded and
+    /// published, else `slow`'s by way of ``read(tracking:_:)``.
     ///
     /// The closures capture nothing (the key is passed to them): a context would cost a retain
     /// and a release of what it holds on every read.
@@ -578,14 +578,14 @@ open class PersistentPrefs: NSObject {
         forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, _ known: (SharedSet, String) -> Answer??,
         _ slow: (String, SharedSet, PendingChanges.Box?) throws -> Answer?
     ) -> Answer? {
-        if let answer = readWithoutLocks(tracking: tracking, { known($0, key) }) { return answer }
+        if let answer = readPublished(tracking: tracking, { known($0, key) }) { return answer }
         return read(tracking: tracking) { try slow(key, $0, $1) } ?? nil
     }
 
     /// The subscript getter, callable from inlinable code.
     @usableFromInline
     func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet) -> Any? {
-        if let known = readWithoutLocks(tracking: tracking, { $0.knownValue(forKey: key) }) { return known }
+        if let known = readPublished(tracking: tracking, { $0.loadedValue(forKey: key) }) { return known }
         return read(tracking: tracking) { try SetView.value(forKey: key, $0, $1) } ?? nil
     }
 
@@ -705,7 +705,7 @@ open class PersistentPrefs: NSObject {
     /// if let error = prefs.lastError { print("cannot read the set:", error) }
     /// ```
     public func flush() {
-        record { try reload() }
+        reportingErrors { try reload() }
     }
 
     /// Acknowledges that the store holding this set was damaged, so its readers stop reporting it.
@@ -725,7 +725,7 @@ open class PersistentPrefs: NSObject {
     /// }
     /// ```
     public func acknowledgeDamage() {
-        record { try resolvedDomain().acknowledgeDamage() }
+        reportingErrors { try resolvedDomain().acknowledgeDamage() }
     }
 
     /// Returns one key to its default by removing it from the set.
@@ -734,7 +734,7 @@ open class PersistentPrefs: NSObject {
     ///
     /// - Parameter key: A key of the set.
     public func reset(_ key: String) {
-        record { try set(nil, forKey: key) }
+        reportingErrors { try set(nil, forKey: key) }
     }
 
     /// Returns every key to its default by removing the whole set from the store.
@@ -753,7 +753,7 @@ open class PersistentPrefs: NSObject {
     /// assert(prefs.values.isEmpty)
     /// ```
     public func clear() {
-        record { try setValues([:]) }
+        reportingErrors { try setValues([:]) }
     }
 
     /// Removes this root key's set from the store and reloads the (now empty) set.
@@ -762,7 +762,7 @@ open class PersistentPrefs: NSObject {
     /// prefs.deleteAll()         // as clear(), then read again from the store
     /// ```
     public func deleteAll() {
-        record {
+        reportingErrors {
             try setValues([:])
             try reload()
         }
@@ -770,43 +770,30 @@ open class PersistentPrefs: NSObject {
 
     // MARK: - Private
 
-    /// The hot path of a read: `body`'s answer from the published views, taking no lock and no
-    /// reference, or `nil` when the read must take ``read(tracking:_:)``'s way (``lastError`` is
-    /// set, a batch is running, the set is not resolved or loaded or is damaged, or `body`
-    /// does not know the answer yet). Nothing to record: ``lastError`` is already `nil`.
+    /// The common path of a read: `body`'s answer from the published views, or `nil` when the
+    /// read must take ``read(tracking:_:)``'s way (``lastError`` is set, a batch is running,
+    /// the set is not resolved or loaded or is damaged). Nothing to report: ``lastError`` is
+    /// already `nil`.
     @inline(__always)
-    private func readWithoutLocks<Result>(tracking: KeyPath<PrefsKeySpace, Int>, _ body: (SharedSet) -> Result??) -> Result?? {
-        let generation = currentGeneration()
-        // Every object on the way is used in place (`withoutRetain`): a retain and release
-        // each is an atomic pair, several times what the rest of the read costs.
-        return withoutRetain(fast) { fast -> Result?? in
-            guard fast.flags.load() == 0 else { return nil }
-            return SnapshotReaders.shared.section {
-                withoutRetain(fast.path) { cell in
-                    cell.withCurrentObject(else: nil) { path -> Result?? in
-                        guard path.generation == generation else { return nil }
-                        return withoutRetain(path.domain) { domain -> Result?? in
-                            guard !domain.isDamaged, let known = body(domain) else { return nil }
-                            domain.feed.access(tracking)
-                            return known
-                        }
-                    }
-                }
-            }
-        }
+    private func readPublished<Result>(tracking: KeyPath<PrefsKeySpace, Int>, _ body: (SharedSet) -> Result??) -> Result?? {
+        guard fast.flags.load() == 0, let domain = fast.domain(generation: currentGeneration()), !domain.isDamaged,
+            let known = body(domain)
+        else { return nil }
+        domain.feed.access(tracking)
+        return known
     }
 
-    /// Runs a read; on success clears ``lastError``, on failure records it and returns `nil`.
+    /// Runs a read; on success clears ``lastError``, on failure reports the error there and returns `nil`.
     /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
     func read<Result>(
         tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (SharedSet, PendingChanges.Box?) throws -> Result
     ) -> Result? {
-        // The way of a read that `readWithoutLocks` leaves: no lock until the batch or the set's
+        // The way of a read that `readPublished` leaves: no lock until the batch or the set's
         // loading needs one.
         let generation = currentGeneration()
         let flags = fast.flags.load()
         let (hadError, batching) = (flags & 1 != 0, flags & 2 != 0)
-        // Without a lock: the domain from the fast state (a write never waits for it).
+        // The domain from the fast state (a write never waits for it).
         let cached = fast.domain(generation: generation)
         do {
             let domain = try cached ?? resolvedDomain()
@@ -826,12 +813,12 @@ open class PersistentPrefs: NSObject {
         }
     }
 
-    /// Runs an operation and records its outcome in ``lastError``: the error it threw, else the
+    /// Runs an operation and reports its outcome in ``lastError``: the error it threw, else the
     /// damage its store reports (see ``acknowledgeDamage()``), else `nil`.
     ///
     /// An error recorded while `body` ran by a step that does not fail it (a migration on first
     /// use, which leaves the set readable) is kept.
-    func record(_ body: () throws -> Void) {
+    func reportingErrors(_ body: () throws -> Void) {
         let hadError = state.withLock { $0.failed }
         do {
             try body()
@@ -907,7 +894,7 @@ open class PersistentPrefs: NSObject {
             isAllowed = known.contains(key)  // one look-up a key of a batch, one lock
         } else if batchKeys == nil {
             // Outside a batch: a look along ``keys`` costs less than hashing all of them into a
-            // set (a 10,000-key whitelist: ~20 µs vs ~400 µs).
+            // set.
             isAllowed = keys.contains(key)  // overridable: outside every lock
         } else {
             isAllowed = allowedKeys().contains(key)

@@ -34,11 +34,9 @@ final class Locked<State>: @unchecked Sendable {  // `storage` is only touched w
 /// class of the table's own, each table behind a lock of its own.
 ///
 /// Every such table is this one non-generic type over `Locked<[String: AnyObject]>`, rather
-/// than a `Locked<[String: Holder]>`, a `Locked<[String: View]>` and so on: a fresh process
-/// builds the metadata of each distinct generic type at run time, from its mangled name, the
-/// first time it is used (about 30,000 instructions for a table type and its dictionary's
-/// storage), and a one-shot `prefs-harness defaults write` met six of them. Entries are read
-/// back with a class cast, which needs no such look-up.
+/// than a `Locked<[String: Holder]>`, a `Locked<[String: View]>` and so on: a process builds
+/// the metadata of each distinct generic type at run time, which a short-lived command pays
+/// for each table type. Entries are read back with a class cast, which needs no such look-up.
 struct PathTable: Sendable {
     private let entries = Locked<[String: AnyObject]>([:])
 

@@ -41,8 +41,7 @@ public struct Pref<Value> {
     /// The value read when the key is not stored.
     public let defaultValue: Value
     /// The codec, the rule and the observation key, behind one reference: every read copies
-    /// the `Pref`, and a copy then costs one retain for them (two references: two retains and
-    /// two releases, a tenth of a read).
+    /// the `Pref`, and a copy then retains one reference rather than several.
     @usableFromInline let core: PrefCore<Value>
 
     /// What the Observation framework tracks this key by (made once, not on every read).
@@ -96,14 +95,11 @@ public struct Pref<Value> {
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Pref<Value>>
     ) -> Value {
         // Always inlined: only then is the key path a literal the compiler turns into a field
-        // access. The core is used in place, without a retain: the instance holds its `Pref`
-        // (set once, when the instance is made) for as long as this read runs.
+        // access.
         @inline(__always) get {
-            let (found, hasRule) = Unmanaged.passUnretained(owner[keyPath: storageKeyPath].core)._withUnsafeGuaranteedRef { core in
-                (owner.value(as: Value.self, core), core.hasRule)
-            }
-            if let value = found {
-                guard hasRule else { return value }
+            let core = owner[keyPath: storageKeyPath].core
+            if let value = owner.value(as: Value.self, core) {
+                guard core.hasRule else { return value }
                 let pref = owner[keyPath: storageKeyPath]
                 if let reason = pref.problem(with: value) {
                     owner.reportInvalid(key: pref.key, reason: reason)
@@ -243,7 +239,7 @@ extension PersistentPrefs {
 
     @usableFromInline
     func write<Value>(_ value: Value, _ pref: Pref<Value>) {
-        record {
+        reportingErrors {
             try submit {
                 if let reason = pref.problem(with: value) { throw PrefsError.invalidValue(key: pref.key, reason: reason) }
                 let encoded: Any?

@@ -4,9 +4,9 @@ import Testing
 
 @testable import PersistentPrefs
 
-/// The lock-free read path (issue #22): readers use published snapshots without a lock, and a
-/// replaced snapshot lives exactly as long as a reader may use it.
-@Suite("Snapshot cells: lock-free reads", .serialized, waitLimit)
+/// The read path: readers use published snapshots, and a replaced snapshot lives exactly as
+/// long as a reader may use it.
+@Suite("Snapshot cells: published reads", .serialized, waitLimit)
 struct SnapshotCellTests {
     /// An object that counts how many of its kind are alive, and holds two fields a torn or
     /// freed object would not keep equal.
@@ -28,13 +28,13 @@ struct SnapshotCellTests {
     func publishAndRead() {
         let before = Probe.alive.withLock { $0 }
         do {
-            let cell = SnapshotCell<Probe>(readers: SnapshotReaders())
+            let cell = SnapshotCell<Probe>()
             #expect(cell.read { $0?.first } == nil)
             for value in 1...100 {
                 cell.publish(Probe(value))
                 #expect(cell.read { $0?.first } == value)
             }
-            // No reader inside: every replaced object is released at once.
+            // Every replaced object is released at once.
             #expect(Probe.alive.withLock { $0 } == before + 1)
             cell.publish(nil)
             #expect(cell.read { $0?.first } == nil)
@@ -45,58 +45,9 @@ struct SnapshotCellTests {
         #expect(Probe.alive.withLock { $0 } == before)
     }
 
-    #if !canImport(Darwin)
-        @Test("a replaced object waits while a reader is inside, and is released once none is")
-        func retiredWhileReading() {
-            let readers = SnapshotReaders()
-            let cell = SnapshotCell<Probe>(readers: readers)
-            cell.publish(Probe(1))
-            let before = Probe.alive.withLock { $0 }
-            readers.section {
-                // The reader holds object 1 in place; publishing here breaks the rule that
-                // sections never publish, which is safe only below the writers' wait threshold.
-                cell.withCurrent { current in
-                    for value in 2...5 { cell.publish(Probe(value)) }
-                    #expect(current?.first == 1, "the object a reader holds stays alive")
-                    #expect(current?.second == 1)
-                }
-                #expect(cell.retiredCount == 4)
-                #expect(Probe.alive.withLock { $0 } == before + 4)
-            }
-            cell.publish(Probe(6))
-            #expect(cell.retiredCount == 0)
-            #expect(Probe.alive.withLock { $0 } == before)
-            #expect(cell.read { $0?.first } == 6)
-        }
-
-        @Test("a writer that finds many objects waiting waits for the readers inside to leave")
-        func writerWaitsPastThreshold() async {
-            let readers = SnapshotReaders()
-            let cell = SnapshotCell<Probe>(readers: readers)
-            let inside = DispatchSemaphore(value: 0)
-            let leave = DispatchSemaphore(value: 0)
-            let reader = Thread {
-                readers.section {
-                    inside.signal()
-                    leave.wait()  // a reader descheduled inside, as long as the test likes
-                }
-            }
-            reader.start()
-            inside.wait()
-            for value in 0...SnapshotCell<Probe>.maximumRetired { cell.publish(Probe(value)) }
-            #expect(cell.retiredCount == SnapshotCell<Probe>.maximumRetired)
-            // The next publish must wait for the reader; let it leave a moment later.
-            DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { leave.signal() }
-            let started = Date()
-            cell.publish(Probe(-1))
-            #expect(Date().timeIntervalSince(started) >= 0.15, "the writer waited for the reader")
-            #expect(cell.retiredCount == 0)
-        }
-    #endif
-
     @Test("threads reading while a writer publishes 5,000 objects never see a torn or freed one")
     func readersAndWriter() {
-        let cell = SnapshotCell<Probe>(readers: SnapshotReaders())
+        let cell = SnapshotCell<Probe>()
         cell.publish(Probe(0))
         let stop = Locked(false)
         let bad = Locked(0)
@@ -122,7 +73,7 @@ struct SnapshotCellTests {
         #expect(cell.read { $0?.first } == 5_000)
     }
 
-    @Test("typed reads on the lock-free path follow writes, errors, batches and a new root key")
+    @Test("typed reads on the published path follow writes, errors, batches and a new root key")
     func typedReadsFollowTheSet() {
         let store = InMemoryStore()
         let prefs = SamplePrefs(key: "fast", store: store)
@@ -130,7 +81,7 @@ struct SnapshotCellTests {
         prefs.int = 1
         #expect(other.int == 1)
         other.int = 2
-        #expect(prefs.int == 2, "another instance's write, seen without a lock")
+        #expect(prefs.int == 2, "another instance's write, seen at once")
         // A refused write sets lastError; the next read clears it (the slow path runs).
         prefs["Not A Key"] = 1
         #expect(prefs.lastError != nil)

@@ -1,0 +1,352 @@
+import Foundation
+
+// The write protocol of a shared set: each write or reload takes the set's turn, the store
+// applies the change under its own lock, the cache is replaced under the cache lock (the keys
+// that changed posted to the feed there), and observers hear of them once every lock is
+// released (``ChangeFeed/deliver()``). Outside changes the store's watcher reports take the
+// same way.
+
+extension SharedSet {
+    /// Runs the pending migration steps of `plan` in one store write (see ``SchemaPlan``);
+    /// when the set is already migrated (by another process a moment ago, say) nothing is
+    /// written and the set is read again.
+    ///
+    /// - Returns: What ran (no steps when nothing did).
+    @discardableResult
+    func migrate(_ plan: SchemaPlan) throws -> PrefsMigrationReport {
+        var report: PrefsMigrationReport?
+        try write(.transform { $0 }, schema: plan, onlyMigrate: true) { report = $0 }
+        if let report { return report }
+        let schema = try schemaVersion()
+        if schema > plan.version, !plan.writesNewer { throw plan.newer(stored: schema, root: root) }
+        let stored = try values()
+        return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: stored, after: stored)
+    }
+
+    /// Forgets the store's damage notice for this set and reads the set again.
+    func acknowledgeDamage() throws {
+        try (store as? any DamageNoticing)?.acknowledgeDamage(root: root)
+        try reload()
+    }
+
+    /// Drops the cache and reads the set from the store again; observers hear of the keys that
+    /// changed.
+    ///
+    /// - Parameter retrying: Whether to read once more after a failure: a damaged file is moved
+    ///   aside by the first read, so the second reads the set as it now is (empty, the damage
+    ///   reported by every reader).
+    @discardableResult
+    func reload(retrying: Bool = false) throws -> [String: Any] {
+        defer { feed.deliver() }
+        return try turn.take(root: root) { try reloadTakingTurn(retrying: retrying) }
+    }
+
+    /// The body of ``reload(retrying:)``, for a caller that holds the turn.
+    private func reloadTakingTurn(retrying: Bool) throws -> [String: Any] {
+        // Read outside the cache lock: readers keep the old copy meanwhile.
+        let built: (Snapshot, Layered?)
+        do {
+            do {
+                built = try fetched()
+            } catch where retrying {
+                built = try fetched()
+            }
+        } catch {
+            cache.withLock { cache in uninstall(&cache) }  // its readers report why
+            throw error
+        }
+        cache.withLock { cache in
+            let changed = cache.map { PlistValue.changedKeys($0.values, built.0.values) }
+            install(built, changed: changed, in: &cache)
+            if let changed { feed.post(changed) }
+        }
+        return built.1?.stored ?? built.0.values
+    }
+
+    /// Reads the set again after the store's watcher reported a change by someone (another
+    /// process, plain `UserDefaults`, or this process). A set never loaded is left for its first
+    /// reader; a set that cannot be read is left unloaded, so its readers report why.
+    ///
+    /// A change that left the file as this copy knows it (the process's own write, seen by the
+    /// watcher a moment later) is skipped: comparing versions costs one read of the file's
+    /// bytes, a reload a parse and a lock shared with the next write.
+    func storeChanged() {
+        guard isLoaded() else { return }
+        defer { feed.deliver() }
+        // After the write in progress, if any (its own event often arrives before it is done).
+        _ = try? turn.take(root: root) {
+            let version = cache.withLock { $0?.version }
+            if let version, let versioned = store as? any VersionedStore, let current = versioned.currentVersion(root: root) {
+                if current == version { return }
+                // Another set of the same suite written by this process: this one is as it was.
+                if versioned.unchangedByOwnWrites(root: root, from: version, to: current) {
+                    cache.withLock { cache in if cache?.version == version { cache?.version = current } }
+                    return
+                }
+            }
+            _ = try reloadTakingTurn(retrying: true)
+        }
+    }
+
+    /// Reads the set again after one of its system layer files changed (the user's file may be
+    /// as this copy knows it, so no version check): observers hear of the keys whose effective
+    /// value changed.
+    func layersChanged() {
+        guard isLoaded() else { return }
+        defer { feed.deliver() }
+        _ = try? turn.take(root: root) { _ = try reloadTakingTurn(retrying: true) }
+    }
+
+    /// Starts listening for outside changes of the set (see ``WatchableStore``) and of its system
+    /// layer files; once only.
+    func startWatching() {
+        let watchable = store as? any WatchableStore
+        guard watchable != nil || !layerReader.files.isEmpty else { return }
+        let begins = watch.withLock { state in
+            guard case .idle = state else { return false }
+            state = .watching(nil)
+            return true
+        }
+        guard begins else { return }
+        // A strong reference, dropped by ``stopWatching()``: a weak one would move the domain's
+        // reference count to a side table and slow every retain on the read path.
+        let storeCancel = watchable?.watch(root: root) { [self] in storeChanged() }
+        let layerCancels = layerReader.files.map { file in ChangeWatcher.shared.watchingFollowingLinks(file.url) { [self] in layersChanged() } }
+        var cancel = storeCancel
+        if !layerCancels.isEmpty {
+            cancel = { @Sendable in
+                storeCancel?()
+                for cancel in layerCancels { cancel() }
+            }
+        }
+        let late = watch.withLock { state -> Bool in
+            guard case .watching = state else { return true }
+            state = .watching(cancel)
+            return false
+        }
+        if late { cancel?() }  // stopped while the registration was being made
+    }
+
+    /// Why outside changes of the set reach it late (see ``WatchableStore/watchProblem(root:)``),
+    /// or `nil`.
+    func watchProblem() -> PersistentPrefs.PrefsError? {
+        guard case .watching = watch.withLock({ $0 }) else { return nil }
+        return (store as? any WatchableStore)?.watchProblem(root: root)
+    }
+
+    /// Stops listening for outside changes (the last user is gone).
+    func stopWatching() {
+        let cancel = watch.withLock { state -> (@Sendable () -> Void)? in
+            defer { state = .stopped }
+            if case .watching(let cancel) = state { return cancel }
+            return nil
+        }
+        cancel?()
+    }
+
+    /// Applies `change` through the store and caches the set the store returns.
+    ///
+    /// A change that builds on the current set (a merge, a one-key change, a transform) writes
+    /// nothing when the set cannot be loaded, so an unreadable set is reported, not
+    /// overwritten. Errors a ``PrefsChange/transform(_:)`` closure throws come out unchanged.
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when called from
+    ///   inside this set's own write (an ``PersistentPrefs/update(_:)`` body writing through
+    ///   another instance), instead of waiting for itself.
+    ///
+    /// - Parameters:
+    ///   - schema: The writer's schema version and migrations: the store write re-reads the
+    ///     stored version, migrates an older set first, refuses a newer one, and stamps the
+    ///     version (see ``SchemaPlan``).
+    ///   - onlyMigrate: For ``migrate(_:)``: write nothing when there is nothing to migrate.
+    ///   - log: Receives what a migration did, when one ran.
+    ///   - report: Where a batch's transform leaves the keys it changed (see ``BatchReport``).
+    func write(
+        _ change: PrefsChange, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil,
+        report: BatchReport.Box? = nil
+    ) throws {
+        defer { feed.deliver() }
+        try turn.take(root: root) {
+            // The store refuses a change of a locked key under its lock (see ``LayeredStore``).
+            let layers = currentLayers()
+            do {
+                try writeTakingTurn(
+                    schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent, layers: layers,
+                    touching: change.touchedKeys, report: report)
+            } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !change.buildsOnCurrent {
+                // The root holds something that is not a set (so no version either): a whole-set
+                // replacement may still repair it.
+                try writeTakingTurn(schema.wrapped(change, root: root), buildsOnCurrent: false, layers: layers, reading: false)
+            } catch is SchemaPlan.AlreadyCurrent {
+                _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
+            }
+        }
+        // Written: the writer's schema beside the set (once per process and class), outside the turn.
+        if let publication = schema.publication, publishedBy.withLock({ $0.insert(publication.classID).inserted }),
+            let publishing = store as? any SchemaPublishingStore
+        {
+            publishing.publish(publication, root: root)
+        }
+    }
+
+    /// The body of ``write(_:schema:onlyMigrate:log:)``, for a caller that holds the turn.
+    ///
+    /// - Parameters:
+    ///   - reading: Whether the store reads the set as stored for `change` (a `.transform`);
+    ///     `false` hands it an empty set, for a replacement of an unreadable root.
+    ///   - touching: The only keys `change` can change, when known (``PrefsChange/touchedKeys``):
+    ///     when the store applied it to the very set cached here, only they are compared to tell
+    ///     observers what changed (comparing a large set is a good part of a write's work).
+    private func writeTakingTurn(
+        _ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, touching: Set<String>? = nil,
+        report: BatchReport.Box? = nil
+    ) throws {
+        report?.report = nil
+        // Loaded first, so observers can be told what changed; a whole-set replacement does
+        // not need it, so it can still repair a set that cannot be read.
+        if buildsOnCurrent {
+            try withLoaded { _ in }
+        } else {
+            _ = try? withLoaded { _ in }
+        }
+        let stored: [String: Any]
+        var version: UInt64?
+        // The set as stored the store applied the change to (its last try), when the result is
+        // that set with only the touched keys changed (no migration or version stamp ran).
+        var derivedFrom: [String: Any]?
+        do {
+            // Not reading: the change applied to an empty set, as a replacement.
+            var applied = reading ? change : .replace(try change.applied(to: [:]))
+            if touching != nil || report != nil, reading {
+                let inner = applied
+                let stamp = PersistentPrefs.schemaVersionKey
+                applied = .transform { current in
+                    let result = try inner.applied(to: current)
+                    derivedFrom = current[stamp] == nil && result[stamp] == nil ? current : nil
+                    // The suite's encoder copies the other keys' lines from the last encoding:
+                    // all but the touched keys', or all but the changed keys' of a batch applied
+                    // to this very set (whose other lines are the same), in the same order when
+                    // the batch added and removed no key.
+                    if derivedFrom != nil {
+                        let batch = report?.report.flatMap { PlistValue.sameStorage($0.base, current) ? $0 : nil }
+                        if let noted = batch?.changed ?? touching {
+                            PlistXML.noteDerivation(result, from: current, touched: noted, keepsKeys: batch?.keepsKeys ?? false)
+                        }
+                    }
+                    return result
+                }
+            }
+            if let versioned = store as? any VersionedStore {
+                (stored, version) = try versioned.versionedApply(applied, root: root)
+            } else {
+                stored = try store.apply(applied, root: root)
+            }
+        } catch let error as TransformFailure {
+            throw error.underlying
+        } catch {
+            throw SharedSet.mapped(error)
+        }
+        guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
+            throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+        }
+        let previous = cache.withLock { $0 }
+        // Only the touched keys can differ when the store changed the cached set itself (the same
+        // storage: see PlistValue.normalizedSet) and neither set has layers.
+        var touched: Set<String>?
+        var knownChanged: Set<String>?
+        if let derivedFrom, let previous, previous.schema == 0, layers.isEmpty, layers.problems.isEmpty,
+            PlistValue.sameStorage(derivedFrom, previous.values)
+        {
+            // A batch that compared each value it replaced, on this very set: its keys.
+            if let batch = report?.report, PlistValue.sameStorage(batch.base, derivedFrom) {
+                knownChanged = batch.changed
+                touched = batch.changed
+            } else {
+                touched = touching
+            }
+        }
+        // Built before taking the lock readers wait for.
+        let (snapshot, layered, changed) = Snapshot.make(
+            values, version: version, layers: layers, previous: previous, touched: touched, changed: knownChanged)
+        cache.withLock { cache in
+            let before = cache?.values ?? [:]
+            // Worked out while making it, unless a reader replaced the snapshot meanwhile.
+            let keys: Set<String>
+            if let changed, PlistValue.identical(before, previous?.values) {
+                keys = changed
+            } else {
+                keys = PlistValue.changedKeys(before, snapshot.values)
+            }
+            install((snapshot, layered), changed: keys, in: &cache)
+            feed.post(keys)
+        }
+        damaged.store(0)  // the store is written again, so it reports no damage
+    }
+
+    /// Wraps what a transform's closure threw, so ``write(_:schema:onlyMigrate:log:)`` hands it back unchanged
+    /// rather than as a store failure.
+    struct TransformFailure: Error {
+        let underlying: any Error
+    }
+}
+
+// MARK: - Turns
+
+extension SharedSet {
+    /// The turn writes and reloads of one set take, one at a time: a lock that knows the thread
+    /// holding it, so a write that would wait for its own thread is refused instead of waiting.
+    ///
+    /// That is a write from inside a write of the same set, and a wait that would close a circle:
+    /// a thread inside an `update` of set A that writes set B while B's holder (inside an update
+    /// of B) waits to write A. All turns share one table of which thread holds each turn and
+    /// which turn each thread waits for, kept under one lock; a thread records its wait before it
+    /// waits, so of the threads that would close a circle the last to ask sees it and is refused.
+    final class Turn: @unchecked Sendable {  // `holder` is only touched under `Turn.waits`' lock
+        private let lock = NSLock()
+        /// The thread holding the turn, and the set it holds it for.
+        private var holder: (thread: ObjectIdentifier, root: String)?
+
+        /// The turn each thread is waiting for, by thread.
+        private static let waits = Locked<[ObjectIdentifier: Turn]>([:])
+
+        /// Runs `body` once no other write or reload of the set runs.
+        ///
+        /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the set
+        ///   this thread is writing, when it holds this turn already or when waiting for it would
+        ///   wait for itself (its holder waits, maybe through others, for a turn this thread
+        ///   holds); otherwise what `body` throws.
+        func take<Result>(root: String, _ body: () throws -> Result) throws -> Result {
+            let me = ObjectIdentifier(Thread.current)
+            try Self.waits.withLock { waits in
+                if let circle = heldCircle(from: me, waits) { throw PersistentPrefs.PrefsError.transactionInProgress(root: circle) }
+                waits[me] = self
+            }
+            lock.lock()
+            Self.waits.withLock { waits in
+                waits[me] = nil
+                holder = (me, root)
+            }
+            defer {
+                Self.waits.withLock { _ in holder = nil }
+                lock.unlock()
+            }
+            return try body()
+        }
+
+        /// The set whose turn `thread` holds at the end of the chain of holders this turn waits
+        /// for (its holder, the turn that holder waits for, its holder…), when the chain comes
+        /// back to `thread`; else `nil`. Call it under the table's lock.
+        private func heldCircle(from thread: ObjectIdentifier, _ waits: [ObjectIdentifier: Turn]) -> String? {
+            var turn = self
+            // Each thread waits for one turn at most, so a chain longer than the table is a circle
+            // that does not pass through `thread`.
+            for _ in 0...waits.count {
+                guard let holder = turn.holder else { return nil }
+                if holder.thread == thread { return holder.root }
+                guard let next = waits[holder.thread] else { return nil }
+                turn = next
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+// The registry of shared sets: one SharedSet per store and root key in this process.
+
+extension SharedSet {
+    private struct Key: Hashable {
+        let store: String
+        let root: String
+    }
+
+    /// The shared sets in use in this process, by store identifier and root key, each with the
+    /// number of instances using it. A shared set lives as long as some instance uses it: while
+    /// one does, new instances of that set share its cache without touching the store; once
+    /// none does, it is dropped and the next instance loads the set afresh (so changes made
+    /// behind the library's back, such as a removed suite, are seen).
+    ///
+    /// A count rather than a weak reference: an object with weak references pays more for
+    /// every retain and release, and the read path retains the shared set on every read.
+    private static let registry = Locked<[Key: (domain: SharedSet, users: Int)]>([:])
+
+    /// The shared set for `root` in `store`, counted as used until ``release(_:)``.
+    /// A new shared set starts watching its store for outside changes; the last release stops it.
+    static func acquire(store: any PrefsStore, root: String) -> SharedSet {
+        let key = Key(store: store.identifier, root: root)
+        let (domain, isNew) = registry.withLock { registry in
+            if let entry = registry[key] {
+                registry[key] = (entry.domain, entry.users + 1)
+                return (entry.domain, false)
+            }
+            let domain = SharedSet(store: store, root: root)
+            registry[key] = (domain, 1)
+            return (domain, true)
+        }
+        if isNew { domain.startWatching() }
+        return domain
+    }
+
+    /// One more use of a shared set already in use (an observation keeps its set live), or `false`
+    /// when `domain` is no longer the shared one.
+    static func retain(_ domain: SharedSet) -> Bool {
+        let key = Key(store: domain.store.identifier, root: domain.root)
+        return registry.withLock { registry in
+            guard let entry = registry[key], entry.domain === domain else { return false }
+            registry[key] = (entry.domain, entry.users + 1)
+            return true
+        }
+    }
+
+    /// Ends one use of `domain` begun by ``acquire(store:root:)`` or ``retain(_:)``.
+    static func release(_ domain: SharedSet) {
+        let key = Key(store: domain.store.identifier, root: domain.root)
+        let last = registry.withLock { registry in
+            guard let entry = registry[key], entry.domain === domain else { return false }
+            registry[key] = entry.users > 1 ? (entry.domain, entry.users - 1) : nil
+            return entry.users == 1
+        }
+        if last { domain.stopWatching() }
+    }
+
+    /// The shared set in use for `root` in the store named `identifier`, if any.
+    static func existing(storeIdentifier identifier: String, root: String) -> SharedSet? {
+        registry.withLock { $0[Key(store: identifier, root: root)]?.domain }
+    }
+}
