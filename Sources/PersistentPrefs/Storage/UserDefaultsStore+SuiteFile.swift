@@ -152,7 +152,7 @@ extension UserDefaultsStore {
                 }
                 succeeded = true
                 // A file as the library left it, changed in `changed` alone (no reconciled reverts).
-                if let digest, let readDigest, !foreign { PlistFile.OwnWrites.record(file, from: readDigest, to: digest, keys: changed) }
+                if let digest, let readDigest, !foreign { PlistFile.OwnWrites.remember(file, from: readDigest, to: digest, keys: changed) }
                 DamageNote.clear(for: file)  // the suite is whole again
                 whileLocked()
                 return digest

@@ -26,8 +26,8 @@ enum DamageNote {
         file.filePath + ".damaged"
     }
 
-    /// Records that `file` was moved aside, with the sentence that says why and where to.
-    static func record(for file: URL, reason: String) {
+    /// Writes the note of `file`, which was moved aside: the sentence that says why and where to.
+    static func write(for file: URL, reason: String) {
         _ = try? AtomicFile.write(Data(reason.utf8), to: url(for: file))
     }
 

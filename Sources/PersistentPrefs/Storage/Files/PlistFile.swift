@@ -194,18 +194,18 @@ enum PlistFile {
         private static let followed = SharedInt()
 
         /// Notes that a set of this process holds a version of a suite and may ask
-        /// ``untouched(_:in:from:to:)`` about it: writes are recorded from now on.
+        /// ``untouched(_:in:from:to:)`` about it: writes are remembered from now on.
         ///
-        /// Until then nobody could ask (a one-shot `prefs-harness defaults write` never does),
-        /// and recording cost a twentieth of such a write's work. A write in flight while the
-        /// first set loads may go unrecorded: that set then reads the file once more.
+        /// Until then nobody could ask, and a process that only writes keeps nothing. A write in
+        /// flight while the first set loads may go unremembered: that set then reads the file
+        /// once more.
         static func follow() {
             if followed.load() == 0 { followed.store(1) }
         }
 
-        /// Notes a write of `url` that changed `keys` and took the file from `old` to `new`
+        /// Remembers a write of `url` that changed `keys` and took the file from `old` to `new`
         /// (once some set ``follow()``s a suite).
-        static func record(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
+        static func remember(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
             guard followed.load() != 0 else { return }
             let link = Link(from: old, to: new, keys: Set(keys))
             let path = url.filePath
@@ -418,7 +418,7 @@ enum PlistFile {
         guard FileSignature.of(url.filePath) == signature else { return nil }
         // The note goes first, so a reader that finds the file gone also finds why; readers that
         // move the same version write the same note.
-        DamageNote.record(for: url, reason: "\(reason); it was moved aside to \(aside)")
+        DamageNote.write(for: url, reason: "\(reason); it was moved aside to \(aside)")
         guard rename(url.filePath, aside) == 0 else {
             let failure = errno
             if failure == ENOENT { return nil }  // another reader moved it: its note is this one
