@@ -93,7 +93,7 @@ extension UserDefaultsStore {
                 // A file just as the library left it cannot hold a stale save's reverts.
                 if foreign || signature == nil {
                     let found = suite
-                    ledger.reconcile(&suite, lock)
+                    ledger.reconcile(&suite)
                     layers.sparingLocked(&suite, from: found)
                 }
                 let before = suite
