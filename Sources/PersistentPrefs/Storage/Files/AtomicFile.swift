@@ -87,20 +87,14 @@ enum AtomicFile {
         let directory = url.deletingLastPathComponent().path
         let prefix = Array(".\(url.lastPathComponent).".utf8)
         let suffix = Array(".tmp".utf8)
-        // `readdir`, names compared in place as bytes: a configuration folder holds a hundred
-        // entries or more, and `FileManager.contentsOfDirectory` makes a string of each.
-        guard let stream = opendir(directory), let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            // The name in place, up to its NUL: an entry is only as long as its name, so copying
-            // the whole `d_name` field could read past the end of the buffer.
-            let name = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
-            let length = strlen(name)
-            guard length > prefix.count + suffix.count, memcmp(name, prefix, prefix.count) == 0,
-                memcmp(name + length - suffix.count, suffix, suffix.count) == 0,
-                memchr(name + prefix.count, Int32(UInt8(ascii: ".")), length - prefix.count - suffix.count) == nil
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names {
+            // Compared as bytes: `String` equality takes canonically equivalent names as equal.
+            let bytes = Array(name.utf8)
+            guard bytes.count > prefix.count + suffix.count, bytes.starts(with: prefix), bytes.suffix(suffix.count).elementsEqual(suffix),
+                !bytes[prefix.count..<(bytes.count - suffix.count)].contains(UInt8(ascii: "."))
             else { continue }
-            unlink(directory + "/" + String(cString: name))
+            unlink(directory + "/" + name)
         }
     }
 
