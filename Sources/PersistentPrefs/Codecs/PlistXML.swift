@@ -20,7 +20,7 @@ enum PlistXML {
         writer.append(header)
         guard writer.write(value, depth: 0) else { return nil }
         writer.put("</plist>\n")
-        return Data(copying: writer.bytes)
+        return Data(writer.bytes)
     }
 
     /// `dictionary` as a whole document, with where each top-level value's XML lies in it:
@@ -32,7 +32,7 @@ enum PlistXML {
         writer.append(header)
         guard writer.write(dictionary, depth: 0) else { return nil }
         writer.put("</plist>\n")
-        return (Data(copying: writer.bytes), writer.ranges ?? [:])
+        return (Data(writer.bytes), writer.ranges ?? [:])
     }
 
     /// Where a value's bytes lie in a document. A `Range<Int>` would do, but a dictionary of
@@ -56,7 +56,7 @@ enum PlistXML {
         bytes.append(contentsOf: wrapperHead)
         bytes.append(contentsOf: fragment)
         bytes.append(contentsOf: wrapperTail)
-        return Data(copying: bytes)
+        return Data(bytes)
     }
 
     private static let wrapperHead = Array((header + "<dict>\n\t<key>v</key>\n").utf8)

@@ -1,28 +1,7 @@
 import Foundation
 
 /// The folder of vendor defaults, see ``PersistentPrefs/vendorDefaultsDirectory``.
-///
-/// A class of its own, not `Locked<URL?>`: every write asks for it, and a fresh process builds
-/// a generic class's metadata at run time on first use (a fiftieth of a one-shot
-/// `prefs-harness defaults write`'s work).
-private final class VendorDirectory: @unchecked Sendable {  // `url` is only touched while holding `lock`
-    static let shared = VendorDirectory()
-    private let lock = NSLock()
-    private var url: URL?
-
-    var value: URL? {
-        get {
-            lock.lock()
-            defer { lock.unlock() }
-            return url
-        }
-        set {
-            lock.lock()
-            defer { lock.unlock() }
-            url = newValue
-        }
-    }
-}
+private let vendorDirectory = Locked<URL?>(nil)
 
 // MARK: - Layered defaults and locked keys
 
@@ -38,8 +17,8 @@ extension PersistentPrefs {
     /// PersistentPrefs.vendorDefaultsDirectory = URL(fileURLWithPath: "/usr/share/myapp/defaults")
     /// ```
     public static var vendorDefaultsDirectory: URL? {
-        get { VendorDirectory.shared.value }
-        set { VendorDirectory.shared.value = newValue }
+        get { vendorDirectory.withLock { $0 } }
+        set { vendorDirectory.withLock { $0 = newValue } }
     }
 
     /// The system configuration folders searched for site defaults, the most important first:

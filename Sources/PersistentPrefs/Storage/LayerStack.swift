@@ -167,10 +167,8 @@ struct LayerReader: Sendable {
     }
 
     /// The files read in this process (``Parsed``), by path: each is parsed again only when it
-    /// changes. (Keyed by `String`, not `URL`: a dictionary of a new key type costs its first
-    /// use a run-time conformance look-up, about 300,000 instructions, in every short process;
-    /// and a ``PathTable``, not a table type of its own.)
-    private static let parsedFiles = PathTable()
+    /// changes.
+    private static let parsedFiles = Locked<[String: Parsed]>([:])
 
     init(files: [LayerFile]) {
         self.files = files
@@ -279,7 +277,7 @@ struct LayerReader: Sendable {
             return .failure(damaged(file, "the value of \(keys) is not one a preferences set can store (nested more than \(PlistValue.maximumDepth) deep, or a date outside the years 1–9999)"))
         }
         if values.isEmpty, marks.keys.isEmpty, !marks.all, !locksAll { return .success(nil) }
-        return .success(LayerStack.Layer(source: file.url.filePath, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
+        return .success(LayerStack.Layer(source: file.url.path, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
     }
 
     /// What a lock entry says: `<true/>` or `<false/>`, or an array of key names. Anything else
@@ -303,26 +301,26 @@ struct LayerReader: Sendable {
     }
 
     private static func damaged(_ file: LayerFile, _ reason: String) -> PersistentPrefs.PrefsError {
-        .corruptStore(path: file.url.filePath, reason: "\(reason); these \(file.kind.rawValue) defaults are ignored, the user's values and the other layers still apply")
+        .corruptStore(path: file.url.path, reason: "\(reason); these \(file.kind.rawValue) defaults are ignored, the user's values and the other layers still apply")
     }
 
     /// The parsed file, read again when its signature changed.
     private func current(_ url: URL) -> Parsed {
-        let path = url.filePath
+        let path = url.path
         let signature = FileSignature.of(path)
-        if let known = Self.parsedFiles.entry(path, as: Parsed.self), known.signature == signature { return known }
+        if let known = Self.parsedFiles.withLock({ $0[path] }), known.signature == signature { return known }
         let parsed = Self.parse(url)
-        Self.parsedFiles.withEntries { $0[path] = parsed }
+        Self.parsedFiles.withLock { $0[path] = parsed }
         return parsed
     }
 
     private static func parse(_ url: URL) -> Parsed {
         let contents: AtomicFile.Contents?
         do {
-            contents = try AtomicFile.readRegular(url.filePath, limit: PlistFile.maximumReadSize)
+            contents = try AtomicFile.readRegular(url.path, limit: PlistFile.maximumReadSize)
         } catch {
             // Not readable by this user, or not a regular file: reported, and left out.
-            return Parsed(signature: FileSignature.of(url.filePath), top: nil, problem: error.prefsError)
+            return Parsed(signature: FileSignature.of(url.path), top: nil, problem: error.prefsError)
         }
         guard let contents else { return Parsed(signature: nil, top: nil, problem: nil) }
         switch PlistFile.parse(contents.data) {
@@ -331,7 +329,7 @@ struct LayerReader: Sendable {
         case .failure(let failure):
             return Parsed(
                 signature: contents.signature, top: nil,
-                problem: .corruptStore(path: url.filePath, reason: "\(failure.reason); these system defaults are ignored, the user's values and the other layers still apply"))
+                problem: .corruptStore(path: url.path, reason: "\(failure.reason); these system defaults are ignored, the user's values and the other layers still apply"))
         }
     }
 }
@@ -352,29 +350,20 @@ enum LayerPaths {
     static func files(relativeFolder: String, name: String, holdsRoots: Bool) -> [LayerFile] {
         // Every write asks: made once per file name and vendor folder (building URLs is dear).
         let vendor = PersistentPrefs.vendorDefaultsDirectory
-        // One string for the four parts (see `LayerReader.parsedFiles` on key types).
-        let key = relativeFolder + "\u{0}" + name + (holdsRoots ? "\u{0}roots\u{0}" : "\u{0}set\u{0}") + (vendor?.filePath ?? "")
-        if let known = madeFiles.entry(key, as: MadeFiles.self) { return known.files }
+        let key = relativeFolder + "\u{0}" + name + (holdsRoots ? "\u{0}roots\u{0}" : "\u{0}set\u{0}") + (vendor?.path ?? "")
+        if let known = madeFiles.withLock({ $0[key] }) { return known }
         let files = makeFiles(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
-        madeFiles.withEntries { $0[key] = MadeFiles(files) }
+        madeFiles.withLock { $0[key] = files }
         return files
     }
 
-    /// The layer files made for a key of ``files(relativeFolder:name:holdsRoots:)`` (see ``PathTable``).
-    private final class MadeFiles {
-        let files: [LayerFile]
-
-        init(_ files: [LayerFile]) {
-            self.files = files
-        }
-    }
-
-    private static let madeFiles = PathTable()
+    /// The layer files made, by the key of ``files(relativeFolder:name:holdsRoots:)``.
+    private static let madeFiles = Locked<[String: [LayerFile]]>([:])
 
     private static func makeFiles(relativeFolder: String, name: String, holdsRoots: Bool, vendor: URL?) -> [LayerFile] {
         func file(_ base: URL, _ kind: LayerFile.Kind) -> LayerFile {
-            let folder = relativeFolder.isEmpty ? base : base.appendingFileName(relativeFolder, isDirectory: true)
-            return LayerFile(url: folder.appendingFileName(name).standardizedFile, kind: kind, holdsRoots: holdsRoots)
+            let folder = relativeFolder.isEmpty ? base : base.appendingPathComponent(relativeFolder, isDirectory: true)
+            return LayerFile(url: folder.appendingPathComponent(name).standardizedFileURL, kind: kind, holdsRoots: holdsRoots)
         }
         var files = systemDirectories.map { file($0, .site) }
         if let vendor { files.append(file(vendor, .vendor)) }
@@ -385,8 +374,8 @@ enum LayerPaths {
     /// `~/.config`), or `nil` when it is elsewhere (or is that folder itself). Both folders are
     /// resolved first (see ``FolderPath``), so every spelling of a folder finds the same layers.
     static func relativeToConfiguration(_ folder: URL) -> String? {
-        let base = FolderPath.resolved(SuitePaths.directory.filePath)
-        let path = FolderPath.resolved(folder.filePath)
+        let base = FolderPath.resolved(SuitePaths.directory.path)
+        let path = FolderPath.resolved(folder.path)
         guard path.hasPrefix(base == "/" ? "/" : base + "/"), path != base else { return nil }
         return String(path.dropFirst(base == "/" ? 1 : base.count + 1))
     }
@@ -396,11 +385,11 @@ enum LayerPaths {
     /// a set file (a `.plist` in a folder inside it) the layers a ``PlistFileStore`` there has by
     /// default. Any other file has none. Its folder is resolved first (see ``FolderPath``).
     static func files(forFileAt url: URL) -> [LayerFile] {
-        let name = url.fileName
+        let name = url.lastPathComponent
         guard name.hasSuffix(".plist"), name.utf8.count > ".plist".utf8.count else { return [] }
-        let folder = FolderPath.resolved(url.folderPath)
+        let folder = FolderPath.resolved(url.deletingLastPathComponent().path)
         #if !canImport(Darwin)  // on Apple platforms `cfprefsd` keeps the suites elsewhere, without layer files
-            if folder == FolderPath.resolved(SuitePaths.directory.filePath) {
+            if folder == FolderPath.resolved(SuitePaths.directory.path) {
                 guard SuitePaths.problem(with: String(name.dropLast(".plist".count))) == nil else { return [] }
                 return files(relativeFolder: "", name: name, holdsRoots: true)
             }

@@ -86,7 +86,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
         #if canImport(Darwin)
             isSuiteFolder = false  // `cfprefsd` keeps the suites elsewhere
         #else
-            isSuiteFolder = FolderPath.resolved(self.directory.path) == FolderPath.resolved(SuitePaths.directory.filePath)
+            isSuiteFolder = FolderPath.resolved(self.directory.path) == FolderPath.resolved(SuitePaths.directory.path)
         #endif
     }
 

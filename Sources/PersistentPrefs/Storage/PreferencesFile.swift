@@ -66,9 +66,9 @@ public struct PreferencesFile: Sendable {
         if let problem = SuitePaths.problem(with: suiteName) {
             throw PersistentPrefs.PrefsError.invalidSuiteName(name: suiteName, reason: problem)
         }
-        url = Self.preferencesDirectory.appendingFileName(suiteName + ".plist")
+        url = Self.preferencesDirectory.appendingPathComponent(suiteName + ".plist")
         movesDamagedFileAside = true
-        layers = LayerReader(files: LayerPaths.files(relativeFolder: "", name: url.fileName, holdsRoots: true))
+        layers = LayerReader(files: LayerPaths.files(relativeFolder: "", name: url.lastPathComponent, holdsRoots: true))
         holdsSet = false
     }
 
@@ -86,11 +86,11 @@ public struct PreferencesFile: Sendable {
         let directory = preferencesDirectory
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory.filePath)
+            names = try FileManager.default.contentsOfDirectory(atPath: directory.path)
         } catch CocoaError.fileReadNoSuchFile {
             return []
         } catch {
-            throw PersistentPrefs.PrefsError.ioError(path: directory.filePath, reason: (error as NSError).localizedDescription)
+            throw PersistentPrefs.PrefsError.ioError(path: directory.path, reason: (error as NSError).localizedDescription)
         }
         return names.filter { $0.hasSuffix(".plist") && !$0.hasPrefix(".") && $0 != ".plist" }
             .map { String($0.dropLast(".plist".count)) }
@@ -133,7 +133,7 @@ public struct PreferencesFile: Sendable {
         // file) is made beside it; the write reads it again under the lock.
         if !movesDamagedFileAside { _ = try contents() }
         try UserDefaultsStore.update(
-            suiteFile: url, describing: "the suite", label: url.fileName, layers: layers, movingAside: movesDamagedFileAside
+            suiteFile: url, describing: "the suite", label: url.lastPathComponent, layers: layers, movingAside: movesDamagedFileAside
         ) { suite in
             let before = suite
             try change(&suite)
@@ -157,10 +157,10 @@ public struct PreferencesFile: Sendable {
     @discardableResult
     public func remove() throws -> Bool {
         if !movesDamagedFileAside { _ = try contents() }  // a file that is not a property list is left alone
-        return try FileLock.withLock(for: url, label: url.fileName) { lock in
+        return try FileLock.withLock(for: url, label: url.lastPathComponent) { lock in
             // Locked keys the user's file holds stay: removing them is a change as well.
             if let stored = try PlistFile.read(url, movingAside: movesDamagedFileAside) { try checkLocks(from: stored, to: [:]) }
-            let existed = FileManager.default.fileExists(atPath: url.filePath)
+            let existed = FileManager.default.fileExists(atPath: url.path)
             try PlistFile.write(nil, to: url, format: .xml)
             SuiteLedger.clear(lock)  // removed on purpose: nothing to put back
             DamageNote.clear(for: url)

@@ -6,7 +6,7 @@ enum SuitePaths {
     /// preferences folder or alias a special domain are refused.
     static func problem(with name: String) -> String? {
         if name.isEmpty { return "the suite name is empty" }
-        // Byte tests, not Foundation's `contains` (an `NSString` search, set up on first use).
+        // Byte tests: Foundation's `contains` on strings is an `NSString` search.
         if name.utf8.contains(UInt8(ascii: "/")) || name.utf8.contains(0) { return "the suite name \"\(name)\" contains '/' or NUL" }
         if name == "." || name == ".." || name.hasPrefix("..") { return "the suite name \"\(name)\" is a relative path" }
         if name == "NSGlobalDomain" || name == UserDefaults.globalDomain || name == UserDefaults.argumentDomain
@@ -29,23 +29,22 @@ enum SuitePaths {
             guard let suite, problem(with: suite) == nil else { return nil }
             name = suite
         }
-        return directory.appendingFileName(name + ".plist")
+        return directory.appendingPathComponent(name + ".plist")
     }
 
     /// Where the schema of the set under `root` in the suite file `file` is kept:
     /// `<suite>.schemas/<root file name>.json` beside it (the root key named as
     /// ``PlistFileStore`` names its files).
     static func schemaFile(besides file: URL, root: String) -> URL {
-        // One URL made, not three (each is parsed).
         URL(fileURLWithPath: schemaFolder(besides: file) + "/" + PlistFileStore.fileStem(forRoot: root) + ".json", isDirectory: false)
     }
 
     /// The path of the folder of the schemas of the sets in the suite file `file`
     /// (`<suite>.schemas` beside it).
     static func schemaFolder(besides file: URL) -> String {
-        let name = file.fileName
-        let suite = name.hasSuffix(".plist") && name.utf8.count > 6 ? String(name.dropLast(6)) : file.deletingPathExtension().fileName
-        let folder = file.folderPath
+        let name = file.lastPathComponent
+        let suite = name.hasSuffix(".plist") && name.utf8.count > 6 ? String(name.dropLast(6)) : file.deletingPathExtension().lastPathComponent
+        let folder = file.deletingLastPathComponent().path
         return (folder == "/" ? "" : folder) + "/\(suite).schemas"
     }
 

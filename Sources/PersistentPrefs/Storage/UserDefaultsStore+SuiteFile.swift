@@ -93,7 +93,7 @@ extension UserDefaultsStore {
                 // A file just as the library left it cannot hold a stale save's reverts.
                 if foreign || signature == nil {
                     let found = suite
-                    ledger.reconcile(&suite, lock)
+                    ledger.reconcile(&suite)
                     layers.sparingLocked(&suite, from: found)
                 }
                 let before = suite
@@ -104,7 +104,7 @@ extension UserDefaultsStore {
                 do {
                     (data, ranges) = try PlistFile.encodedRanging(suite, for: file)
                 } catch PersistentPrefs.PrefsError.ioError(_, let reason) {
-                    throw PersistentPrefs.PrefsError.ioError(path: file.filePath, reason: "writing \(what): \(reason)")
+                    throw PersistentPrefs.PrefsError.ioError(path: file.path, reason: "writing \(what): \(reason)")
                 }
                 // Kept on every suite: the first plain save beside the library can already undo a
                 // write, before any other writer has been seen. Recorded, with the digest of the
@@ -121,7 +121,7 @@ extension UserDefaultsStore {
                 lock.store(record)
                 // Abandoned when someone rewrote the file since it was read: start over from theirs
                 // (the next try's steps replace these, as after a stale save below).
-                guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(file.filePath) == signature }) else {
+                guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(file.path) == signature }) else {
                     record.foreignWriteSeen = Date().timeIntervalSince1970
                     ledger = original
                     continue
@@ -152,13 +152,13 @@ extension UserDefaultsStore {
                 }
                 succeeded = true
                 // A file as the library left it, changed in `changed` alone (no reconciled reverts).
-                if let digest, let readDigest, !foreign { PlistFile.OwnWrites.record(file, from: readDigest, to: digest, keys: changed) }
+                if let digest, let readDigest, !foreign { PlistFile.OwnWrites.remember(file, from: readDigest, to: digest, keys: changed) }
                 DamageNote.clear(for: file)  // the suite is whole again
                 whileLocked()
                 return digest
             }
             throw PersistentPrefs.PrefsError.ioError(
-                path: file.filePath,
+                path: file.path,
                 reason: "another program kept rewriting the suite for \(Int(attemptBudget)) s while \(what) was written")
         }
     }
@@ -199,7 +199,7 @@ extension UserDefaultsStore {
     ) throws -> Settled {
         for step in settleSteps {
             Thread.sleep(forTimeInterval: step)
-            guard FileSignature.of(file.filePath) == written else {
+            guard FileSignature.of(file.path) == written else {
                 let (current, signature, _) = try PlistFile.readSigned(file, movingAside: movingAside)
                 return ours.allSatisfy { SuiteLedger.xml(current?[$0.key]) == $0.value } ? .kept(signature) : .undone
             }

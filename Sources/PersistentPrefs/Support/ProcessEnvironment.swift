@@ -11,10 +11,8 @@ import Foundation
 /// One variable of the process's environment, for the library and `prefs-harness`
 /// (`@_spi(Tools)`).
 ///
-/// `ProcessInfo.processInfo.environment` copies the whole environment into a new dictionary on
-/// every call: about 430,000 instructions for 40 variables on Linux, asked three times by one
-/// `prefs-harness defaults write` (the suite folder, the system layers, the timing switch) —
-/// a fifth of the command's work. `getenv` reads the one variable.
+/// `getenv` reads the one variable; `ProcessInfo.processInfo.environment` copies the whole
+/// environment into a new dictionary on every call.
 @_spi(Tools)
 public enum ProcessEnvironment {
     /// The value of the environment variable `name`, or `nil` when it is not set.

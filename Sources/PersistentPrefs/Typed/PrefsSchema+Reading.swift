@@ -83,7 +83,7 @@ extension PrefsSchema {
     public static func load(from url: URL) throws -> PrefsSchema? {
         let contents: AtomicFile.Contents?
         do {
-            contents = try AtomicFile.readRegular(url.filePath, limit: maximumFileSize)
+            contents = try AtomicFile.readRegular(url.path, limit: maximumFileSize)
         } catch {
             throw error.prefsError
         }
@@ -91,7 +91,7 @@ extension PrefsSchema {
         do {
             return try PrefsSchema(jsonData: contents.data)
         } catch PersistentPrefs.PrefsError.corruptStore(_, let reason) {
-            throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: reason)
+            throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: reason)
         }
     }
 

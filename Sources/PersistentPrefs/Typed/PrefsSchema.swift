@@ -352,10 +352,10 @@ extension SchemaPublishingStore {
     /// (the set's own write has succeeded).
     func publish(_ publication: SchemaPublication, root: String) {
         guard let url = schemaFile(root: root) else { return }
-        let token = PublishedSchema(path: url.filePath, classID: publication.classID)
+        let token = PublishedSchema(path: url.path, classID: publication.classID)
         guard !publishedSchemas.withLock({ $0.contains(token) }) else { return }
         guard let data = publication.contents(root) else { return }
-        let existing = (try? AtomicFile.readRegular(url.filePath, following: false, limit: 1 << 24)) ?? nil
+        let existing = (try? AtomicFile.readRegular(url.path, following: false, limit: 1 << 24)) ?? nil
         if existing?.data != data { _ = try? AtomicFile.write(data, to: url) }
         publishedSchemas.withLock { _ = $0.insert(token) }
     }

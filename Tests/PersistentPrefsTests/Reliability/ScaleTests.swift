@@ -328,9 +328,9 @@ struct ScaleTests {
     func ownWritesLinks() {
         let url = URL(fileURLWithPath: "/nonexistent/own-writes-\(UUID().uuidString).plist")
         PlistFile.OwnWrites.follow()
-        PlistFile.OwnWrites.record(url, from: 1, to: 2, keys: ["A"])
-        PlistFile.OwnWrites.record(url, from: 2, to: 3, keys: ["A"])
-        PlistFile.OwnWrites.record(url, from: 3, to: 4, keys: ["B"])
+        PlistFile.OwnWrites.remember(url, from: 1, to: 2, keys: ["A"])
+        PlistFile.OwnWrites.remember(url, from: 2, to: 3, keys: ["A"])
+        PlistFile.OwnWrites.remember(url, from: 3, to: 4, keys: ["B"])
         #expect(PlistFile.OwnWrites.untouched("B", in: url, from: 1, to: 3))
         #expect(!PlistFile.OwnWrites.untouched("B", in: url, from: 1, to: 4))  // B was written on the way
         #expect(!PlistFile.OwnWrites.untouched("A", in: url, from: 1, to: 2))

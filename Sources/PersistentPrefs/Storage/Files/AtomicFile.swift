@@ -41,13 +41,13 @@ enum AtomicFile {
         let target = try SharedFolders.writableTarget(url)
         if target != url { try createFolder(of: target) }  // a link's target may be elsewhere
         removeStaleTemporaries(of: target)
-        let directory = target.folderPath
-        let targetPath = target.filePath
+        let directory = target.deletingLastPathComponent().path
+        let targetPath = target.path
         // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which parses it);
         // never with a dot in the id, which is how the sweep tells a file's temporaries from those
         // of a file whose name extends it (see removeStaleTemporaries(of:)).
         let unique = String(UInt64.random(in: .min ... .max), radix: 16)
-        let temporary = (directory == "/" ? "" : directory) + "/.\(target.fileName).\(unique).tmp"
+        let temporary = (directory == "/" ? "" : directory) + "/.\(target.lastPathComponent).\(unique).tmp"
         do {
             let signature = try writeDurably(data, to: temporary)
             guard stillCurrent() else {
@@ -65,18 +65,13 @@ enum AtomicFile {
 
     /// The file a symbolic link at `url` points to (followed to the end), or `url` itself.
     static func resolvingLink(_ url: URL) -> URL {
-        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.filePath) else { return url }
-        let resolved = destination.hasPrefix("/") ? URL(fileURLWithPath: destination) : url.deletingFileName().appendingPathComponent(destination)
-        return URL(fileURLWithPath: (resolved.filePath as NSString).resolvingSymlinksInPath)
+        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else { return url }
+        let resolved = destination.hasPrefix("/") ? URL(fileURLWithPath: destination) : url.deletingLastPathComponent().appendingPathComponent(destination)
+        return URL(fileURLWithPath: (resolved.path as NSString).resolvingSymlinksInPath)
     }
 
-    /// The files whose stale temporaries were already looked for in this process (each with
-    /// ``Swept/mark``; a ``PathTable``, not a `Set` of its own).
-    private static let swept = PathTable()
-
-    private final class Swept: Sendable {
-        static let mark = Swept()
-    }
+    /// The files whose stale temporaries were already looked for in this process.
+    private static let swept = Locked<Set<String>>([])
 
     /// Removes `.<name>.<id>.tmp` files beside `url` left by writers that were killed; once per
     /// file and process (the caller holds the file's exclusive lock, so no live writer has one).
@@ -86,47 +81,27 @@ enum AtomicFile {
     /// starts with this one's always has a dot there (`.prefs.old.<id>.tmp` beside `prefs`), so
     /// it is never taken for one of these while that file's writer may be writing it.
     private static func removeStaleTemporaries(of url: URL) {
-        let path = url.filePath
-        let first = swept.withEntries { swept in
-            guard swept[path] == nil else { return false }
-            swept[path] = Swept.mark
-            return true
-        }
+        let path = url.path
+        let first = swept.withLock { $0.insert(path).inserted }
         guard first else { return }
-        let directory = url.folderPath
-        let prefix = Array(".\(url.fileName).".utf8)
+        let directory = url.deletingLastPathComponent().path
+        let prefix = Array(".\(url.lastPathComponent).".utf8)
         let suffix = Array(".tmp".utf8)
-        // `readdir`, not `FileManager.contentsOfDirectory` (about 400,000 instructions, paid by
-        // every short-lived process's first write); names compared in place, as bytes (a
-        // config folder holds a hundred entries or more, a string each otherwise).
-        guard let stream = opendir(directory), let nameOffset = MemoryLayout<dirent>.offset(of: \dirent.d_name) else { return }
-        defer { closedir(stream) }
-        while let entry = readdir(stream) {
-            // The name in place, up to its NUL: an entry is only as long as its name, so copying
-            // the whole `d_name` field could read past the end of the buffer.
-            let name = UnsafeRawPointer(entry).advanced(by: nameOffset).assumingMemoryBound(to: CChar.self)
-            let length = strlen(name)
-            guard length > prefix.count + suffix.count, memcmp(name, prefix, prefix.count) == 0,
-                memcmp(name + length - suffix.count, suffix, suffix.count) == 0,
-                memchr(name + prefix.count, Int32(UInt8(ascii: ".")), length - prefix.count - suffix.count) == nil
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names {
+            // Compared as bytes: `String` equality takes canonically equivalent names as equal.
+            let bytes = Array(name.utf8)
+            guard bytes.count > prefix.count + suffix.count, bytes.starts(with: prefix), bytes.suffix(suffix.count).elementsEqual(suffix),
+                !bytes[prefix.count..<(bytes.count - suffix.count)].contains(UInt8(ascii: "."))
             else { continue }
-            unlink(directory + "/" + String(cString: name))
+            unlink(directory + "/" + name)
         }
     }
 
     /// The bytes of a file and the signature of the version they were read from.
-    ///
-    /// A class rather than a tuple or a struct: copying or destroying an optional tuple or struct
-    /// of these can go through the type's metadata, which a fresh process builds at run time the
-    /// first time (on every write's path); an optional reference is just retained or released.
-    final class Contents: Sendable {
+    struct Contents {
         let data: Data
         let signature: FileSignature
-
-        init(data: Data, signature: FileSignature) {
-            self.data = data
-            self.signature = signature
-        }
     }
 
     /// The bytes of the regular file at `path` and the signature of the version read, or `nil`
@@ -193,48 +168,47 @@ enum AtomicFile {
     @discardableResult
     static func remove(_ url: URL, throughLink: Bool = false) throws(Failure) -> Bool {
         let url = throughLink ? try SharedFolders.writableTarget(url) : url
-        if unlink(url.filePath) != 0 {
-            guard errno == ENOENT else { throw posixFailure("unlink", url.filePath) }
+        if unlink(url.path) != 0 {
+            guard errno == ENOENT else { throw posixFailure("unlink", url.path) }
             return false
         }
-        try syncDirectory(url.folderPath)
+        try syncDirectory(url.deletingLastPathComponent().path)
         return true
     }
 
-    /// ``createDirectory(_:)`` for the folder holding `file`: one `lstat` and no URL made when
-    /// it is a folder already (not a link), as it is on every write but a store's first (a
-    /// locked write asks twice: for the lock file, then for the file).
+    /// ``createDirectory(_:)`` for the folder holding `file`: one `lstat` when it is a folder
+    /// already (not a link), as it is on every write but a store's first.
     static func createFolder(of file: URL) throws(Failure) {
-        if SharedFolders.kind(file.folderPath) == S_IFDIR { return }
-        try createDirectory(file.deletingFileName())
+        let folder = file.deletingLastPathComponent()
+        if SharedFolders.kind(folder.path) == S_IFDIR { return }
+        try createDirectory(folder)
     }
 
     /// Creates `directory` (and its parents) with mode 0700 unless it exists; refuses a folder
     /// that is a link planted in a shared folder (see ``SharedFolders/checkFolder(_:)``).
     static func createDirectory(_ directory: URL) throws(Failure) {
         try SharedFolders.checkFolder(directory)
-        // `stat`, as `FileManager.fileExists(atPath:isDirectory:)` does (following links), without
-        // setting up `FileManager` in a process whose first write this is.
+        // `stat` follows links, as `FileManager.fileExists(atPath:isDirectory:)` does.
         var info = stat()
-        if stat(directory.filePath, &info) == 0 {
-            guard info.st_mode & S_IFMT == S_IFDIR else { throw Failure(path: directory.filePath, reason: "it exists and is not a directory") }
+        if stat(directory.path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else { throw Failure(path: directory.path, reason: "it exists and is not a directory") }
             return
         }
         // The first folder that exists, so every folder created below it is synced into its parent.
-        var existing = directory.deletingFileName()
-        while !FileManager.default.fileExists(atPath: existing.filePath), existing.filePath != "/" {
-            existing = existing.deletingFileName()
+        var existing = directory.deletingLastPathComponent()
+        while !FileManager.default.fileExists(atPath: existing.path), existing.path != "/" {
+            existing = existing.deletingLastPathComponent()
         }
         do {
             try FileManager.default.createDirectory(
                 at: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         } catch {
-            throw Failure(path: directory.filePath, reason: (error as NSError).localizedDescription)
+            throw Failure(path: directory.path, reason: (error as NSError).localizedDescription)
         }
         var created = directory
-        while created.filePath.count > existing.filePath.count {
-            try syncDirectory(created.folderPath)
-            created = created.deletingFileName()
+        while created.path.count > existing.path.count {
+            try syncDirectory(created.deletingLastPathComponent().path)
+            created = created.deletingLastPathComponent()
         }
     }
 

@@ -23,11 +23,11 @@ enum DamageNote {
 
     /// The path of the note of a store file (every write looks for it twice: no URL made).
     static func path(for file: URL) -> String {
-        file.filePath + ".damaged"
+        file.path + ".damaged"
     }
 
-    /// Records that `file` was moved aside, with the sentence that says why and where to.
-    static func record(for file: URL, reason: String) {
+    /// Writes the note of `file`, which was moved aside: the sentence that says why and where to.
+    static func write(for file: URL, reason: String) {
         _ = try? AtomicFile.write(Data(reason.utf8), to: url(for: file))
     }
 
@@ -40,7 +40,7 @@ enum DamageNote {
         else { return nil }
         let reason = String(decoding: note.data.prefix(2000), as: UTF8.self)
         return .corruptStore(
-            path: file.filePath,
+            path: file.path,
             reason: "\(reason); the sets it held read as empty until they are written again or the damage is acknowledged")
     }
 

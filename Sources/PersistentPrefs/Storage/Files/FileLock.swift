@@ -138,11 +138,6 @@ enum FileLock {
     struct FileIdentity: Hashable {
         let device: UInt64
         let inode: UInt64
-
-        /// The two numbers as one string, for tables kept in release builds: a dictionary of a
-        /// new key type costs its first use a run-time conformance look-up (see
-        /// `LayerReader.parsedFiles`), paid by every short process such as `prefs-harness`.
-        var key: String { String(device) + ":" + String(inode) }
     }
 
     /// Runs `body` holding the lock for `file`, waiting at most ``timeout`` for it.
@@ -157,7 +152,7 @@ enum FileLock {
     ///   lock already, ``PersistentPrefs/PrefsError/ioError(path:reason:)`` for a lock file that
     ///   cannot be used; or what `body` throws.
     static func withLock<Result>(for file: URL, label: String, _ body: (Held) throws -> Result) throws -> Result {
-        let lockPath = file.filePath + ".lock"
+        let lockPath = file.path + ".lock"
         if let outer = heldByThisThread(lockPath) { throw PersistentPrefs.PrefsError.transactionInProgress(root: outer) }
         do {
             try AtomicFile.createFolder(of: file)
@@ -179,7 +174,7 @@ enum FileLock {
     ///
     /// For a reader's rare repair (moving a damaged file aside), which must not wait.
     static func withLockIfFree<Result>(for file: URL, _ body: () throws -> Result) throws -> Result? {
-        let lockPath = file.filePath + ".lock"
+        let lockPath = file.path + ".lock"
         if heldByThisThread(lockPath) != nil { return try body() }
         let descriptor: Int32
         do {
@@ -188,7 +183,7 @@ enum FileLock {
             return nil
         }
         defer { close(descriptor) }
-        return try holding(descriptor, lockPath: lockPath, label: file.fileName, body)
+        return try holding(descriptor, lockPath: lockPath, label: file.lastPathComponent, body)
     }
 
     /// Runs `body` with the lock file's record and notes as they are now, read without taking
@@ -198,7 +193,7 @@ enum FileLock {
     /// For readers, which never wait for a writer: a note being rewritten may read damaged, and
     /// the caller takes it as no note.
     static func peek<Result>(for file: URL, _ body: (Held) -> Result) -> Result? {
-        let descriptor = open(file.filePath + ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        let descriptor = open(file.path + ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
         defer { close(descriptor) }
         var info = stat()
@@ -209,7 +204,7 @@ enum FileLock {
     // MARK: - Private
 
     /// Which thread of this process holds which lock file, and for what.
-    private final class Holder {
+    private struct Holder {
         let thread: pthread_t
         let label: String
 
@@ -219,13 +214,13 @@ enum FileLock {
         }
     }
 
-    /// ``Holder``s by lock path (see ``PathTable``).
-    private static let holders = PathTable()
+    /// ``Holder``s by lock path.
+    private static let holders = Locked<[String: Holder]>([:])
 
     /// What this thread holds `lockPath` for, or `nil` when it does not hold it.
     private static func heldByThisThread(_ lockPath: String) -> String? {
         let me = pthread_self()
-        return holders.entry(lockPath, as: Holder.self).flatMap { pthread_equal($0.thread, me) != 0 ? $0.label : nil }
+        return holders.withLock { $0[lockPath] }.flatMap { pthread_equal($0.thread, me) != 0 ? $0.label : nil }
     }
 
     /// Opens the lock file at `lockPath` and takes its lock: waiting at most ``timeout`` when
@@ -270,9 +265,9 @@ enum FileLock {
     {
         var pid = Int64(getpid())
         _ = pwrite(descriptor, &pid, 8, holderOffset)
-        holders.withEntries { $0[lockPath] = Holder(thread: pthread_self(), label: label) }
+        holders.withLock { $0[lockPath] = Holder(thread: pthread_self(), label: label) }
         defer {
-            holders.withEntries { $0[lockPath] = nil }
+            holders.withLock { $0[lockPath] = nil }
             var none: Int64 = 0
             _ = pwrite(descriptor, &none, 8, holderOffset)
             flock(descriptor, LOCK_UN)
@@ -324,7 +319,7 @@ enum FileLock {
             let waited = now - started!
             let limit = timeout.withLock { $0 }
             guard waited < limit else {
-                throw PersistentPrefs.PrefsError.lockTimeout(path: file.filePath, holderPID: holder(of: descriptor), waited: waited)
+                throw PersistentPrefs.PrefsError.lockTimeout(path: file.path, holderPID: holder(of: descriptor), waited: waited)
             }
             // Short sleeps, so a lock handed over is taken within a couple of milliseconds.
             Thread.sleep(forTimeInterval: min(Double.random(in: pause / 2...pause), limit - waited))

@@ -52,7 +52,7 @@ enum PlistFile {
     static func readSigned(_ url: URL, movingAside: Bool = true, reusingWritten: Bool = false) throws -> (
         dictionary: [String: Any]?, signature: FileSignature?, digest: UInt64?
     ) {
-        let path = url.filePath  // read once: each `filePath` reads the URL's encoded path again
+        let path = url.path
         let started = Date()
         var unchangedSince: AtomicFile.Contents?  // an unreadable version, and when it was first read
         var unchangedAt = started
@@ -113,7 +113,7 @@ enum PlistFile {
     ///
     /// `dictionary` is normalised (what the write path read, with values the library vetted).
     static func remember(_ data: Data, as dictionary: [String: Any], for url: URL) {
-        ParseCache.shared.store(dictionary, data: data, for: url.filePath, written: true)
+        ParseCache.shared.store(dictionary, data: data, for: url.path, written: true)
     }
 
     /// What the files read or written last held, by path: their bytes and dictionary.
@@ -137,19 +137,19 @@ enum PlistFile {
 
         /// What a parser made of a path's bytes, and what the write path encoded to them;
         /// changed only under the lock of ``entries``.
-        private final class Slots {
+        private struct Slots {
             var parsed: Entry?
             var written: Entry?
         }
 
-        /// ``Slots`` by path (see ``PathTable``).
-        private let entries = PathTable()
+        /// ``Slots`` by path.
+        private let entries = Locked<[String: Slots]>([:])
 
         /// The dictionary of `data` as last parsed from (or, for the write path, written to)
         /// `path`, when the bytes are the same.
         func dictionary(for path: String, data: Data, written: Bool) -> [String: Any]? {
-            let entry = entries.withEntries { entries in
-                (entries[path] as? Slots).flatMap { written ? $0.written : $0.parsed }
+            let entry = entries.withLock { entries in
+                entries[path].flatMap { written ? $0.written : $0.parsed }
             }
             guard let entry, entry.data == data else { return nil }
             return entry.dictionary
@@ -157,15 +157,13 @@ enum PlistFile {
 
         func store(_ dictionary: [String: Any], data: Data, for path: String, written: Bool) {
             let entry = data.count <= Self.entryLimit ? Entry(data: data, dictionary: dictionary) : nil
-            entries.withEntries { entries in
-                var slots = entries[path] as? Slots
-                if slots == nil {
+            entries.withLock { entries in
+                if entries[path] == nil {
                     guard entry != nil else { return }
                     if entries.count >= Self.pathLimit { entries.remove(at: entries.startIndex) }
-                    slots = Slots()
-                    entries[path] = slots
+                    entries[path] = Slots()
                 }
-                if written { slots?.written = entry } else { slots?.parsed = entry }
+                if written { entries[path]?.written = entry } else { entries[path]?.parsed = entry }
             }
         }
     }
@@ -194,21 +192,21 @@ enum PlistFile {
         private static let followed = SharedInt()
 
         /// Notes that a set of this process holds a version of a suite and may ask
-        /// ``untouched(_:in:from:to:)`` about it: writes are recorded from now on.
+        /// ``untouched(_:in:from:to:)`` about it: writes are remembered from now on.
         ///
-        /// Until then nobody could ask (a one-shot `prefs-harness defaults write` never does),
-        /// and recording cost a twentieth of such a write's work. A write in flight while the
-        /// first set loads may go unrecorded: that set then reads the file once more.
+        /// Until then nobody could ask, and a process that only writes keeps nothing. A write in
+        /// flight while the first set loads may go unremembered: that set then reads the file
+        /// once more.
         static func follow() {
             if followed.load() == 0 { followed.store(1) }
         }
 
-        /// Notes a write of `url` that changed `keys` and took the file from `old` to `new`
+        /// Remembers a write of `url` that changed `keys` and took the file from `old` to `new`
         /// (once some set ``follow()``s a suite).
-        static func record(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
+        static func remember(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
             guard followed.load() != 0 else { return }
             let link = Link(from: old, to: new, keys: Set(keys))
-            let path = url.filePath
+            let path = url.path
             links.withLock { links in
                 if links[path] == nil, links.count >= pathLimit { links.removeAll() }
                 links[path, default: []].append(link)
@@ -218,7 +216,7 @@ enum PlistFile {
 
         /// Whether this process's writes took `url` from `old` to `new` without changing `key`.
         static func untouched(_ key: String, in url: URL, from old: UInt64, to new: UInt64) -> Bool {
-            let known = links.withLock { $0[url.filePath] } ?? []
+            let known = links.withLock { $0[url.path] } ?? []
             var reached: Set<UInt64> = [old]
             var frontier = [old]
             while let version = frontier.popLast() {
@@ -280,7 +278,7 @@ enum PlistFile {
     /// Reads the bytes without parsing them (no lock: a file replaced atomically is read whole,
     /// and one caught mid-rewrite just differs).
     static func digest(of url: URL) -> UInt64? {
-        ((try? AtomicFile.readRegular(url.filePath, limit: maximumReadSize)) ?? nil).map { digest($0.data) }
+        ((try? AtomicFile.readRegular(url.path, limit: maximumReadSize)) ?? nil).map { digest($0.data) }
     }
 
     /// ``encoded(_:format:for:)`` as XML, with where each top-level value lies in the bytes
@@ -323,7 +321,7 @@ enum PlistFile {
     private static func checkSize(_ data: Data, for url: URL) throws {
         guard data.count <= maximumWriteSize else {
             throw PersistentPrefs.PrefsError.ioError(
-                path: url.filePath,
+                path: url.path,
                 reason: "the file would grow to \(data.count >> 20) MB, over the limit of \(maximumWriteSize >> 20) MB")
         }
     }
@@ -339,7 +337,7 @@ enum PlistFile {
     /// (only a regular file is read; a link is followed: see ``AtomicFile/readRegular(_:following:limit:)``).
     private static func contents(of url: URL) throws -> AtomicFile.Contents? {
         do {
-            return try AtomicFile.readRegular(url.filePath, limit: maximumReadSize)
+            return try AtomicFile.readRegular(url.path, limit: maximumReadSize)
         } catch {
             throw error.prefsError
         }
@@ -400,11 +398,11 @@ enum PlistFile {
             outcome = try FileLock.withLockIfFree(for: url) { try moveAsideHoldingLock(url, signature: signature, reason: reason) }
         } catch let error as PersistentPrefs.PrefsError {
             if case .corruptStore = error { throw error }
-            throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: "\(reason); it was left in place (\(error))")
+            throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(reason); it was left in place (\(error))")
         }
         guard let outcome else {
             throw PersistentPrefs.PrefsError.corruptStore(
-                path: url.filePath, reason: "\(reason); it was left in place while another process writes the store")
+                path: url.path, reason: "\(reason); it was left in place while another process writes the store")
         }
         return outcome
     }
@@ -414,28 +412,28 @@ enum PlistFile {
         let modified = Date(timeIntervalSince1970: TimeInterval(signature.seconds))
         let stamp = ISO8601DateFormatter().string(from: modified).replacingOccurrences(of: ":", with: "-")
         let id = String(FNV1a.hash(signature.fields.flatMap { withUnsafeBytes(of: $0) { Array($0) } }) & 0xffff_ffff, radix: 16)
-        let aside = url.filePath + ".corrupt-\(stamp)-\(id)"
-        guard FileSignature.of(url.filePath) == signature else { return nil }
+        let aside = url.path + ".corrupt-\(stamp)-\(id)"
+        guard FileSignature.of(url.path) == signature else { return nil }
         // The note goes first, so a reader that finds the file gone also finds why; readers that
         // move the same version write the same note.
-        DamageNote.record(for: url, reason: "\(reason); it was moved aside to \(aside)")
-        guard rename(url.filePath, aside) == 0 else {
+        DamageNote.write(for: url, reason: "\(reason); it was moved aside to \(aside)")
+        guard rename(url.path, aside) == 0 else {
             let failure = errno
             if failure == ENOENT { return nil }  // another reader moved it: its note is this one
             DamageNote.clear(for: url)
             throw PersistentPrefs.PrefsError.corruptStore(
-                path: url.filePath, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(failure))))")
+                path: url.path, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(failure))))")
         }
         // A last look: a writer that finished just now leaves a file that parses.
         if let contents = try? contents(of: URL(fileURLWithPath: aside)), case .success(let dictionary) = parse(contents.data) {
             DamageNote.clear(for: url)
-            if link(aside, url.filePath) == 0 {  // never over a file someone wrote meanwhile
+            if link(aside, url.path) == 0 {  // never over a file someone wrote meanwhile
                 unlink(aside)
                 return dictionary
             }
             return nil
         }
-        try? AtomicFile.syncDirectory(url.folderPath)
-        throw PersistentPrefs.PrefsError.corruptStore(path: url.filePath, reason: "\(reason); moved aside to \(aside)")
+        try? AtomicFile.syncDirectory(url.deletingLastPathComponent().path)
+        throw PersistentPrefs.PrefsError.corruptStore(path: url.path, reason: "\(reason); moved aside to \(aside)")
     }
 }

@@ -54,33 +54,33 @@ enum SharedFolders {
     /// - Throws: ``AtomicFile/Failure`` for a link in a shared folder, or anything that is not a
     ///   regular file (after the link, in a private folder).
     static func writableTarget(_ url: URL) throws(AtomicFile.Failure) -> URL {
-        guard let kind = kind(url.filePath) else { return url }
+        guard let kind = kind(url.path) else { return url }
         if kind == S_IFREG { return url }
         guard kind == S_IFLNK else {
-            throw AtomicFile.Failure(path: url.filePath, reason: "it is \(describe(kind)), not a regular file; nothing was written")
+            throw AtomicFile.Failure(path: url.path, reason: "it is \(describe(kind)), not a regular file; nothing was written")
         }
-        let folder = url.folderPath
+        let folder = url.deletingLastPathComponent().path
         if isShared(folder) {
             throw AtomicFile.Failure(
-                path: url.filePath,
+                path: url.path,
                 reason: "it is a symbolic link in \(folder), a folder other users can write; the library does not write through links there, so nothing was written (remove the link, or keep the file in a private folder)"
             )
         }
         let target = AtomicFile.resolvingLink(url)
-        if let targetKind = Self.kind(target.filePath), targetKind != S_IFREG {
+        if let targetKind = Self.kind(target.path), targetKind != S_IFREG {
             throw AtomicFile.Failure(
-                path: url.filePath, reason: "it is a symbolic link to \(target.filePath), which is \(describe(targetKind)); nothing was written")
+                path: url.path, reason: "it is a symbolic link to \(target.path), which is \(describe(targetKind)); nothing was written")
         }
         return target
     }
 
     /// Refuses a folder to create files in that is a symbolic link planted in a shared folder.
     static func checkFolder(_ directory: URL) throws(AtomicFile.Failure) {
-        guard kind(directory.filePath) == S_IFLNK else { return }
-        let parent = directory.folderPath
+        guard kind(directory.path) == S_IFLNK else { return }
+        let parent = directory.deletingLastPathComponent().path
         if isShared(parent) {
             throw AtomicFile.Failure(
-                path: directory.filePath,
+                path: directory.path,
                 reason: "the folder is a symbolic link in \(parent), a folder other users can write; the library does not create files through links there"
             )
         }

@@ -21,19 +21,15 @@ import Foundation
 /// stale save.
 ///
 /// The ledger is kept as a journal: each write appends one ``Step`` per key it wrote (the new
-/// value's XML and the hash of the value it replaced), so a write reads and writes its own steps
-/// and nothing of what the ledger already remembers. A process that keeps writing keeps its view
-/// of the journal (``load(_:forgettingAll:)``) and reads only the steps other processes appended
-/// since. A process without one (its first write to the suite) reads the journal only when it
-/// needs it all: to put back what a stale save undid, or to rewrite it; otherwise it hashes the
-/// value it replaces itself, and reads the journal at its next write. (A one-shot process, such
-/// as a `prefs-harness defaults write`, never needs it: replaying a small journal on a first
-/// write was a tenth of such a write's work.) A small journal (``smallJournal``) is checked
-/// first, without being applied, so a step is never appended after a damaged one. Once the
-/// journal has grown to four times what it held after its last rewrite (and past
-/// ``compactionFloor``), the next write rewrites it as the entries it amounts to (the
-/// ``capacity`` most recent within the horizon), under a new generation, so every process's
-/// view starts again from the rewrite.
+/// value's XML and the hash of the value it replaced), so a write writes its own steps and
+/// nothing of what the ledger already remembers. A process's first write to the suite replays
+/// the whole journal; a process that keeps writing keeps its view of the journal
+/// (``load(_:forgettingAll:)``) and reads only the steps other processes appended since. A
+/// journal that does not replay (damaged) is replaced by an empty one, so a step is never
+/// appended after a damaged one. Once the journal has grown to four times what it held after
+/// its last rewrite (and past ``compactionFloor``), the next write rewrites it as the entries
+/// it amounts to (the ``capacity`` most recent within the horizon), under a new generation, so
+/// every process's view starts again from the rewrite.
 struct SuiteLedger {
     /// One key: the library's latest value (as XML; `nil` for removed) and its hash, the hashes
     /// of the values it replaced, oldest first, and when it last wrote the key.
@@ -67,10 +63,6 @@ struct SuiteLedger {
     static let historyLength = 512
     /// The journal is rewritten only past this size (and four times its size after the last rewrite).
     static let compactionFloor = 256 * 1024
-    /// A journal up to this size is checked whole by a process's first write to the suite (its
-    /// steps read, not applied), so a damaged one is replaced before a step is appended to it;
-    /// a larger one is not read at all (see ``load(_:forgettingAll:)``).
-    static let smallJournal = 64 * 1024
 
     /// The entries, as the journal's steps left them (including ones past the horizon until a
     /// rewrite drops them: ``current(_:)`` leaves those out).
@@ -79,9 +71,6 @@ struct SuiteLedger {
     private(set) var staged: [Step] = []
     /// The journal as loaded: where this ledger's steps go, and what a failed write restores.
     private var journal: Journal?
-    /// Whether ``entries`` hold all the journal says (else only this ledger's own steps: see
-    /// ``load(_:forgettingAll:)``).
-    private(set) var isKnown = true
 
     /// An empty ledger.
     init() {}
@@ -124,10 +113,7 @@ struct SuiteLedger {
 
     /// Puts the library's latest values back where a stale save reverted them, and adopts
     /// values someone else wrote on purpose.
-    ///
-    /// - Parameter lock: The suite's lock, held: the journal is read whole first if it was not.
-    mutating func reconcile(_ suite: inout [String: Any], _ lock: FileLock.Held) {
-        if !isKnown { readAll(lock) }
+    mutating func reconcile(_ suite: inout [String: Any]) {
         guard !suite.isEmpty else {
             if !entries.isEmpty { take(.forgetAll) }  // removed or emptied on purpose: nothing to put back
             return
@@ -159,7 +145,7 @@ struct SuiteLedger {
     ///     suite's own document: see ``PlistXML/document(ranging:)``).
     mutating func record(_ key: String, before: Any?, after: Any?, afterXML: Data? = nil, beforeIsLatest: Bool) {
         let now = Date().timeIntervalSince1970
-        let known = beforeIsLatest && isKnown ? current(key, now: now) : nil
+        let known = beforeIsLatest ? current(key, now: now) : nil
         let replaced = known?.latestHash ?? Self.hash(Self.xml(before))
         let latest = after == nil ? nil : (afterXML ?? Self.xml(after))
         take(.wrote(key: key, at: now, replaced: replaced, latest: latest, latestHash: Self.hash(latest)))
@@ -170,13 +156,7 @@ struct SuiteLedger {
     /// A stored value as XML (dictionary keys sorted), so equal values compare equal; `nil` for
     /// none, or for one the library's writer cannot write exactly.
     static func xml(_ value: Any?) -> Data? {
-        value.flatMap { value in
-            // Not a literal: `["v": value]` builds an array of `(String, Any)` first, two types the
-            // runtime makes from their mangled names on a process's first write.
-            var wrapped = [String: Any](minimumCapacity: 1)
-            wrapped["v"] = value
-            return PlistXML.document(wrapped)
-        }
+        value.flatMap { PlistXML.document(["v": $0]) }
     }
 
     /// The value that ``xml(_:)`` encoded.
@@ -210,29 +190,22 @@ extension SuiteLedger {
         let length: Int
     }
 
-    /// A process's view of one lock file's journal.
-    private final class View {
+    /// A process's view of one lock file's journal: the entries of its first `length` bytes.
+    private struct View {
         let generation: Int64
         let length: Int
-        /// `nil`: this process wrote the journal without reading it all (its next write does).
-        let entries: [String: Entry]?
-
-        init(generation: Int64, length: Int, entries: [String: Entry]?) {
-            self.generation = generation
-            self.length = length
-            self.entries = entries
-        }
+        let entries: [String: Entry]
     }
 
-    /// Each lock file's journal as this process last read or wrote it (a ``View``), by device
-    /// and inode (``FileLock/FileIdentity/key``; see ``PathTable``).
-    private static let views = PathTable()
+    /// Each lock file's journal as this process last read or wrote it, by the lock file's device
+    /// and inode.
+    private static let views = Locked<[FileLock.FileIdentity: View]>([:])
 
     /// Bytes of a journal read and written by this process.
     struct Traffic: Equatable {
         var read = 0
         var written = 0
-        /// Of the bytes read, those replayed into entries (the rest: headers, and journals only checked).
+        /// Of the bytes read, those replayed into entries (the rest: headers).
         var replayed = 0
     }
 
@@ -254,14 +227,12 @@ extension SuiteLedger {
 
     /// Makes this process forget its views of every journal, as a process that starts does (for the tests).
     static func forgetViews() {
-        views.withEntries { $0.removeAll() }
+        views.withLock { $0.removeAll() }
     }
 
     /// The ledger in a held lock's journal: this process's view of it, brought up to date by
-    /// reading only what was appended since; without a view, the whole journal when this process
-    /// had a view before (it wrote before, or another process rewrote the journal), else nothing
-    /// yet (``isKnown`` is `false` until ``reconcile(_:_:)`` needs it). Rewritten first when it
-    /// has grown enough (see ``SuiteLedger``).
+    /// reading only what was appended since, else the whole journal. Rewritten first when it has
+    /// grown enough (see ``SuiteLedger``).
     ///
     /// - Parameter forgettingAll: Whether the suite's history ends here (the suite was moved
     ///   aside as damaged): a ``Step/forgetAll`` is staged, so it is kept only if the write is.
@@ -278,31 +249,24 @@ extension SuiteLedger {
             return ledger
         }
         ledger.journal = Journal(identity: identity, generation: generation, length: length)
-        let due = length > max(compactionFloor, 4 * rewritten)
-        let view = views.entry(identity.key, as: View.self)
-        if ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
-            // up to date from this process's view
-        } else if view != nil || due {
-            ledger.readAll(lock)  // a process writing again (it keeps a view from now on), or a rewrite due
-        } else if length <= smallJournal, !ledger.isWhole(lock) {
-            ledger.readAll(lock)  // damaged: replaced (by reading it) before a step is appended to it
-        } else {
-            ledger.isKnown = false  // a process's first write: hashes what it replaces itself
+        let view = views.withLock { $0[identity] }
+        if !ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
+            ledger.readAll(lock)
         }
-        if ledger.isKnown, due { ledger.rewrite(lock, identity: identity) }
+        if length > max(compactionFloor, 4 * rewritten) { ledger.rewrite(lock, identity: identity) }
         ledger.remember()
         if forgettingAll { ledger.take(.forgetAll) }
         return ledger
     }
 
     /// ``entries``: this process's `view` of the journal with the steps appended since applied;
-    /// `false` when the view is of another generation, or holds no entries, or the tail does not
-    /// read as whole steps.
+    /// `false` when there is no view, or it is of another generation, or the tail does not read
+    /// as whole steps.
     private mutating func replayTail(
         _ lock: FileLock.Held, after view: View?, identity: FileLock.FileIdentity, generation: Int64, length: Int
     ) -> Bool {
-        guard let view, let known = view.entries, view.generation == generation, view.length >= Self.headerSize,
-            view.length <= length, let tail = lock.notes(in: view.length..<length), replay(tail, from: known)
+        guard let view, view.generation == generation, view.length >= Self.headerSize,
+            view.length <= length, let tail = lock.notes(in: view.length..<length), replay(tail, from: view.entries)
         else { return false }
         Self.count(identity, replayed: tail.count)
         return true
@@ -319,32 +283,21 @@ extension SuiteLedger {
         return (generation, Int(rewritten))
     }
 
-    /// Reads the whole journal into ``entries``, this ledger's own steps applied after it; a
-    /// journal that cannot be read is replaced by an empty one.
+    /// Reads the whole journal into ``entries``; a journal that cannot be read (damaged) is
+    /// replaced by an empty one.
     private mutating func readAll(_ lock: FileLock.Held) {
         guard let journal else { return }
-        let own = staged
         if let body = lock.notes(in: Self.headerSize..<journal.length), replay(body, from: [:]) {
             Self.count(journal.identity, replayed: body.count)
         } else {
             entries = [:]
             rewrite(lock, identity: journal.identity)
         }
-        isKnown = true
-        for step in own { apply(step) }
-    }
-
-    /// Whether the journal is a run of whole steps, so a step appended to it can be read back
-    /// (its steps checked, not applied; see ``smallJournal``).
-    private func isWhole(_ lock: FileLock.Held) -> Bool {
-        guard let journal, let body = lock.notes(in: Self.headerSize..<journal.length) else { return false }
-        Self.count(journal.identity, read: body.count)
-        return Self.isWhole(body)
     }
 
     /// `suite`, the file's contents with `digest`, as the library's next write will leave
     /// it: a key a stale plain save put back to a value the library replaced holds the library's
-    /// latest value again (see ``reconcile(_:_:)``). Reads the journal without the lock and
+    /// latest value again (see ``reconcile(_:)``). Reads the journal without the lock and
     /// writes nothing; `suite` as it is when the file is as the library's last write left it, or
     /// the journal cannot be read.
     static func repaired(_ suite: [String: Any], of file: URL, digest: UInt64?) -> [String: Any] {
@@ -359,7 +312,7 @@ extension SuiteLedger {
             // one). Never remembered: a journal read without the lock may hold a try's steps that
             // the writer replaces, at the same length, before it lets go of the lock.
             var ledger = SuiteLedger()
-            let view = views.entry(identity.key, as: View.self)
+            let view = views.withLock { $0[identity] }
             if ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
                 // up to date from this process's view
             } else if let body = lock.notes(in: headerSize..<length), ledger.replay(body, from: [:]) {
@@ -368,7 +321,7 @@ extension SuiteLedger {
                 return suite  // being rewritten: no repair this time
             }
             var repaired = suite
-            ledger.reconcile(&repaired, lock)  // the steps it stages are never saved
+            ledger.reconcile(&repaired)  // the steps it stages are never saved
             return repaired
         } ?? suite
     }
@@ -386,7 +339,7 @@ extension SuiteLedger {
         guard !staged.isEmpty, let journal else { return }
         var bytes: [UInt8] = []
         for step in staged { Self.encode(step, into: &bytes) }
-        lock.appendNotes(Data(copying: bytes), at: journal.length)
+        lock.appendNotes(Data(bytes), at: journal.length)
         Self.count(journal.identity, written: bytes.count + 4)
         self.journal = Journal(identity: journal.identity, generation: journal.generation, length: journal.length + bytes.count)
         staged = []
@@ -402,23 +355,16 @@ extension SuiteLedger {
         remember()
     }
 
-    /// Notes this ledger's journal as this process's view of it: with ``entries`` when they are
-    /// known and are the journal's (nothing staged), else without (the next write reads it all).
+    /// Notes this ledger's journal as this process's view of it when ``entries`` are the
+    /// journal's (nothing staged), else forgets the view (the next write reads the journal whole).
     private func remember() {
         guard let journal else { return }
-        let known = isKnown && staged.isEmpty ? entries : nil
-        Self.views.withEntries { views in
-            let key = journal.identity.key
+        let key = journal.identity
+        let view = staged.isEmpty ? View(generation: journal.generation, length: journal.length, entries: entries) : nil
+        Self.views.withLock { views in
             if views[key] == nil, views.count >= 64 { views.removeAll() }
-            views[key] = View(generation: journal.generation, length: journal.length, entries: known)
+            views[key] = view
         }
-    }
-
-    /// Reads the whole journal if this ledger has not (for the tests: a process that read it all).
-    mutating func readWhole(_ lock: FileLock.Held) {
-        guard !isKnown else { return }
-        readAll(lock)
-        remember()
     }
 
     /// Replaces the journal with a new generation holding the entries (the most recent
@@ -435,7 +381,7 @@ extension SuiteLedger {
         Self.append(generation, to: &bytes)
         Self.append(Int64(Self.headerSize + body.count), to: &bytes)
         bytes += body
-        lock.storeNotes(Data(copying: bytes))
+        lock.storeNotes(Data(bytes))
         Self.count(identity, written: bytes.count + 4)
         journal = Journal(identity: identity, generation: generation, length: bytes.count)
     }
@@ -494,16 +440,6 @@ extension SuiteLedger {
         return true
     }
 
-    /// Whether `data` is a run of whole, well-formed steps (what ``replay(_:from:)`` accepts),
-    /// checked without making them: a tenth of the cost of replaying them.
-    private static func isWhole(_ data: Data) -> Bool {
-        var reader = Reader(data)
-        while !reader.isAtEnd {
-            guard skipStep(&reader) else { return false }
-        }
-        return true
-    }
-
     /// The next step in `reader`, or `nil` when what follows is not a whole, well-formed step.
     private static func step(from reader: inout Reader) -> Step? {
         guard let kind = reader.integer(), let key = reader.run().map({ String(decoding: $0, as: UTF8.self) }) else { return nil }
@@ -537,33 +473,14 @@ extension SuiteLedger {
         }
     }
 
-    /// Passes over the next step in `reader` with the checks of ``step(from:)``, making
-    /// nothing; `false` when what follows is not a whole, well-formed step.
-    private static func skipStep(_ reader: inout Reader) -> Bool {
-        guard let kind = reader.integer(), reader.skipRun() else { return false }
-        switch kind {
-        case 1:
-            return reader.skip(integers: 3) && reader.skipOptionalRun()
-        case 2, 3:
-            return true
-        case 4:
-            guard reader.skip(integers: 2), reader.skipOptionalRun(), let count = reader.integer(), count >= 0, count <= historyLength
-            else { return false }
-            return reader.skip(bytes: count * 8)
-        default:
-            return false
-        }
-    }
-
     /// Reads the compact form, refusing anything out of bounds.
     private struct Reader {
         let bytes: [UInt8]
         var offset = 0
 
-        /// A reader of a copy of `data`'s bytes (copied from its buffer: the generic copy of a
-        /// `Data` builds a tuple type's metadata on a process's first use).
+        /// A reader of a copy of `data`'s bytes.
         init(_ data: Data) {
-            bytes = data.withUnsafeBytes { Array($0.bindMemory(to: UInt8.self)) }
+            bytes = Array(data)
         }
 
         var isAtEnd: Bool { offset >= bytes.count }
@@ -585,26 +502,7 @@ extension SuiteLedger {
         mutating func optionalRun() -> Data?? {
             guard let count = integer() else { return nil }
             if count == -1 { return .some(nil) }
-            // Copied in one go, as `Data(copying:)` does: `Data`'s initialiser from a sequence goes byte by byte.
-            return run(count: count).map { run in Optional(run.withUnsafeBufferPointer { Data(buffer: $0) }) }
-        }
-
-        /// Passes over `count` integers; `false` when there are not so many.
-        mutating func skip(integers count: Int) -> Bool {
-            guard offset <= bytes.count - 8 * count else { return false }
-            offset += 8 * count
-            return true
-        }
-
-        /// Passes over what ``run()`` reads (no slice made); `false` when it is not there whole.
-        mutating func skipRun() -> Bool {
-            integer().map { skip(bytes: $0) } ?? false
-        }
-
-        /// Passes over what ``optionalRun()`` reads; `false` when it is not there whole.
-        mutating func skipOptionalRun() -> Bool {
-            guard let count = integer() else { return false }
-            return count == -1 || skip(bytes: count)
+            return run(count: count).map { Optional(Data($0)) }
         }
 
         /// Passes over `count` bytes; `false` when there are not so many.
