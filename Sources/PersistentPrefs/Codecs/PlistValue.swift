@@ -47,7 +47,7 @@ enum PlistValue {
         let kind = type(of: value)
         if kind == String.self || isKeptNumber(kind) { return value }
         // The commonest Swift values by exact type: each failed cast in the switch below costs
-        // a runtime look-up (~2,000 instructions to reach `Int` there).
+        // a runtime look-up.
         if let int = exactly(value, Int.self) { return NSNumber(value: int) }
         if let double = exactly(value, Double.self) { return NSNumber(value: double) }
         if let bool = exactly(value, Bool.self) { return NSNumber(value: bool) }
@@ -426,9 +426,10 @@ extension PlistValue {
         kind == NSNumber.self || (kind is NSNumber.Type && !(kind is NSDecimalNumber.Type))
     }
 
-    /// Whether two sets share their storage (so hold the same entries): the bits of the
-    /// dictionaries themselves, no existential opened (``identical(_:_:)`` on `Any` costs
-    /// hundreds of instructions) and no look-up.
+    /// Whether two sets share their storage, and so hold the same entries: the bits of the two
+    /// dictionary values themselves (a reference to their storage) compared, in O(1). The
+    /// standard library has no plain test of shared storage for a dictionary of `Any`, and
+    /// comparing the entries costs what the callers use this to avoid. `false` says nothing.
     @inline(__always)
     static func sameStorage(_ left: [String: Any], _ right: [String: Any]) -> Bool {
         withUnsafeBytes(of: left) { left in withUnsafeBytes(of: right) { right in left.elementsEqual(right) } }
@@ -437,7 +438,7 @@ extension PlistValue {
     /// The keys whose value differs between two sets (added, removed or changed).
     ///
     /// Values are looked up by index, not as `Any?`: copying and destroying optional
-    /// existentials goes through the runtime's value witnesses, and was most of the cost.
+    /// existentials goes through the runtime's value witnesses.
     static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
         var changed = Set<String>()
         for (key, value) in new {

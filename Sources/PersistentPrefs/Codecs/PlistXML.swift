@@ -31,10 +31,9 @@ enum PlistXML {
         return (Data(copying: writer.bytes), writer.ranges ?? [:])
     }
 
-    /// Where a value's bytes lie in a document. A `Range<Int>` would do, but a dictionary of
-    /// them is a generic type the runtime builds from its mangled name the first time a process
-    /// uses it, checking `Int: Comparable` by scanning every loaded library's conformances
-    /// (a quarter of a million instructions, a sixth of a one-shot `defaults write`'s work).
+    /// Where a value's bytes lie in a document. (Not a `Range<Int>`: a dictionary of those makes
+    /// the runtime look up `Int: Comparable` in every loaded library, a cost a one-shot
+    /// command pays in full.)
     struct ByteSpan: Sendable {
         /// The offset of the first byte.
         let start: Int
@@ -148,9 +147,8 @@ enum PlistXML {
         mutating func write(_ value: Any, depth: Int) -> Bool {
             guard depth <= PlistValue.maximumDepth + 8 else { return false }
             // The shapes the library keeps, by exact type first: a failed cast of a Swift
-            // dictionary to `String` or `NSNumber` bridges the whole of it to Foundation first
-            // (milliseconds for a 1,000-key set), and a cast to a protocol costs more than
-            // writing the number.
+            // dictionary to `String` or `NSNumber` bridges the whole of it to Foundation first,
+            // and a cast to a protocol costs more than writing the number.
             let kind = type(of: value)
             if kind == [String: Any].self {
                 indent(depth)
@@ -292,20 +290,16 @@ enum PlistXML {
             return true
         }
 
-        /// Appends the decimal digits of `value` (string interpolation cost ~300 ns a number).
+        /// Appends the decimal digits of `value` (no `String` made for it).
         private mutating func appendDecimal(_ value: Int64) {
             if value < 0 { bytes.append(UInt8(ascii: "-")) }
             var magnitude = value.magnitude
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 20 digits at most, in 24 bytes
-            var count = 0
-            withUnsafeMutableBytes(of: &digits) { buffer in
-                repeat {
-                    buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                    magnitude /= 10
-                    count += 1
-                } while magnitude > 0
-                bytes.append(contentsOf: buffer[(24 - count)...])
-            }
+            let first = bytes.count
+            repeat {
+                bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+                magnitude /= 10
+            } while magnitude > 0
+            bytes[first...].reverse()  // written least significant first
         }
 
         /// Appends `text` with `&`, `<` and `>` escaped, and a carriage return as `&#13;` (XML
