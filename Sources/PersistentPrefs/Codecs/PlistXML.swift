@@ -293,13 +293,13 @@ enum PlistXML {
         /// Appends the decimal digits of `value` (no `String` made for it).
         private mutating func appendDecimal(_ value: Int64) {
             if value < 0 { bytes.append(UInt8(ascii: "-")) }
-            var magnitude = value.magnitude
-            let first = bytes.count
+            let magnitude = value.magnitude
+            var divisor: UInt64 = 1
+            while magnitude / divisor >= 10 { divisor *= 10 }
             repeat {
-                bytes.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-                magnitude /= 10
-            } while magnitude > 0
-            bytes[first...].reverse()  // written least significant first
+                bytes.append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
+                divisor /= 10
+            } while divisor > 0
         }
 
         /// Appends `text` with `&`, `<` and `>` escaped, and a carriage return as `&#13;` (XML
