@@ -5,9 +5,8 @@ import Foundation
 /// (compact, or pretty: two-space indent and `"key" : value`), object keys in code-point order.
 ///
 /// Written here rather than by `JSONSerialization`: on Linux its `.sortedKeys` sorts through a
-/// locale-aware string comparison of ~120,000 instructions a pair, so the schema of a class
-/// listing 10,000 keys cost 0.3 s of its first write (2.8 billion instructions, measured with
-/// callgrind). Used for schema files and by `prefs-harness` for its `--json` output.
+/// locale-aware string comparison, far too slow for the schema of a class listing thousands of
+/// keys. Used for schema files and by `prefs-harness` for its `--json` output.
 @_spi(Tools)
 public enum JSONText {
     /// `value` as JSON text.
@@ -37,8 +36,8 @@ public enum JSONText {
         return Data(text)
     }
 
-    /// Appends `value` at nesting depth `indent` (`nil`: compact), as UTF-8 (appending to a
-    /// `String` cost ~90,000 instructions a key of a schema).
+    /// Appends `value` at nesting depth `indent` (`nil`: compact), as UTF-8 bytes (cheaper to
+    /// append to than a `String`).
     private static func append(_ value: Any, indent: Int?, to text: inout [UInt8]) {
         // Exact types first: a Swift `Bool` would otherwise pass as a number.
         if type(of: value) == Bool.self {

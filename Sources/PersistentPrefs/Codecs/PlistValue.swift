@@ -45,9 +45,9 @@ enum PlistValue {
     private static func normalized(_ value: Any, purpose: Purpose, depth: Int) -> Any? {
         // The shapes kept in memory already, by exact type (no cast, no bridging).
         let kind = type(of: value)
-        if kind == NSNumber.self || kind == String.self { return value }
+        if kind == String.self || isKeptNumber(kind) { return value }
         // The commonest Swift values by exact type: each failed cast in the switch below costs
-        // a runtime look-up (~2,000 instructions to reach `Int` there).
+        // a runtime look-up.
         if let int = exactly(value, Int.self) { return NSNumber(value: int) }
         if let double = exactly(value, Double.self) { return NSNumber(value: double) }
         if let bool = exactly(value, Bool.self) { return NSNumber(value: bool) }
@@ -115,7 +115,7 @@ enum PlistValue {
     /// `[String: Any]` of those.
     private static func isKept(_ value: Any, depth: Int) -> Bool {
         let kind = type(of: value)
-        if kind == NSNumber.self || kind == String.self || kind == Date.self || kind == Data.self { return true }
+        if kind == String.self || kind == Date.self || kind == Data.self || isKeptNumber(kind) { return true }
         guard depth < maximumDepth else { return false }
         if kind == [String: Any].self { return (value as! [String: Any]).values.allSatisfy { isKept($0, depth: depth + 1) } }
         if kind == [Any].self { return (value as! [Any]).allSatisfy { isKept($0, depth: depth + 1) } }
@@ -337,8 +337,8 @@ extension PlistValue {
         // Exact types first: a failed cast of a Swift dictionary to `String` or `NSNumber`
         // bridges the whole of it to Foundation first.
         let kind = type(of: lhs)
-        // Numbers, the commonest values, before `identical` (which opens both existentials).
-        if let left = exactly(lhs, NSNumber.self), let right = exactly(rhs, NSNumber.self) {
+        // Numbers, the commonest values, first.
+        if let left = number(lhs), let right = number(rhs) {
             return left === right || sameNumbers(left, right)
         }
         if identical(lhs, rhs) { return true }
@@ -384,39 +384,52 @@ extension PlistValue {
         }
     }
 
-    /// Whether both hold the very same representation: values of the same type with the same
-    /// bits (the same object, for an `NSNumber` a write carried over unchanged; the same
-    /// storage, for a string or a collection). No cast and no runtime look-up: a few
-    /// nanoseconds against ~100 ns for a cast.
+    /// Whether `lhs` and `rhs` are known to be equal without looking into what they hold: the
+    /// same `NSNumber` (one a write carried over unchanged), dictionaries that share their
+    /// storage, or equal strings or string arrays (whose `==` tests for shared storage first).
     ///
-    /// `true` means the values are equal; `false` says nothing (padding, `-0.0` and `0.0`).
-    @inline(__always)
+    /// `true` means the values are equal; `false` says nothing (an array of `Any` or another
+    /// object is never looked into).
     static func identical(_ lhs: Any?, _ rhs: Any?) -> Bool {
-        guard let lhs, let rhs, type(of: lhs) == type(of: rhs) else { return false }
-        // Swift 6 opens each existential for `withUnsafeBytes(of:)`: the bytes of the values
-        // themselves, of one type (checked above).
-        return withUnsafeBytes(of: lhs) { left in
-            withUnsafeBytes(of: rhs) { right in
-                left.count == right.count && (left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
-            }
-        }
+        guard let lhs, let rhs else { return false }
+        let kind = type(of: lhs)
+        guard kind == type(of: rhs) else { return false }
+        if let left = number(lhs), let right = number(rhs) { return left === right }
+        if kind == [String: Any].self { return sameStorage(lhs as! [String: Any], rhs as! [String: Any]) }
+        if kind == String.self { return lhs as! String == rhs as! String }
+        if kind == [String].self { return lhs as! [String] == rhs as! [String] }
+        return false
     }
 
-    /// The `T` that `value` holds when its dynamic type is exactly `T`, read in place; `nil`
-    /// otherwise (a subclass, another type). For the hot paths that test exact types first:
-    /// a runtime cast costs ~260 instructions and a copy of the existential, this a type
-    /// comparison and a load.
+    /// The `T` that `value` holds when its dynamic type is exactly `T`; `nil` otherwise (a
+    /// subclass, another type). The type test comes first: a cast of a Swift dictionary or array
+    /// to another type bridges the whole of it to Foundation before it fails.
     @inline(__always)
     static func exactly<T>(_ value: Any, _ type: T.Type) -> T? {
         guard Swift.type(of: value) == T.self else { return nil }
-        // Swift 6 opens the existential for `withUnsafeBytes(of:)`: the bytes of the value
-        // itself, a `T` (checked above).
-        return withUnsafeBytes(of: value) { $0.load(as: T.self) }
+        return value as? T
     }
 
-    /// Whether two sets share their storage (so hold the same entries): the bits of the
-    /// dictionaries themselves, no existential opened (``identical(_:_:)`` on `Any` costs
-    /// hundreds of instructions) and no look-up.
+    /// `value` as an `NSNumber` when it is one, of whatever class (on Apple platforms Foundation's
+    /// numbers are private subclasses); `nil` for anything else. The class test comes first: a
+    /// cast of a Swift value to `NSNumber` bridges it, and a Swift dictionary or array whole.
+    @inline(__always)
+    static func number(_ value: Any) -> NSNumber? {
+        type(of: value) is NSNumber.Type ? value as? NSNumber : nil
+    }
+
+    /// Whether values of `kind` are numbers the library keeps as they are: `NSNumber` and the
+    /// classes Foundation makes its numbers of, but not `NSDecimalNumber`, which no property list
+    /// holds exactly.
+    @inline(__always)
+    static func isKeptNumber(_ kind: Any.Type) -> Bool {
+        kind == NSNumber.self || (kind is NSNumber.Type && !(kind is NSDecimalNumber.Type))
+    }
+
+    /// Whether two sets share their storage, and so hold the same entries: the bits of the two
+    /// dictionary values themselves (a reference to their storage) compared, in O(1). The
+    /// standard library has no plain test of shared storage for a dictionary of `Any`, and
+    /// comparing the entries costs what the callers use this to avoid. `false` says nothing.
     @inline(__always)
     static func sameStorage(_ left: [String: Any], _ right: [String: Any]) -> Bool {
         withUnsafeBytes(of: left) { left in withUnsafeBytes(of: right) { right in left.elementsEqual(right) } }
@@ -425,7 +438,7 @@ extension PlistValue {
     /// The keys whose value differs between two sets (added, removed or changed).
     ///
     /// Values are looked up by index, not as `Any?`: copying and destroying optional
-    /// existentials goes through the runtime's value witnesses, and was most of the cost.
+    /// existentials goes through the runtime's value witnesses.
     static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
         var changed = Set<String>()
         for (key, value) in new {

@@ -11,12 +11,8 @@ import Foundation
 enum PlistXML {
     /// `value` as a whole XML property-list document, or `nil` when this writer does not handle
     /// it.
-    ///
-    /// - Parameter reusingLines: `false`: without the lines remembered from earlier encodings
-    ///   (see ``Encoded``), and remembering none — what those shortcuts are checked against.
-    static func document(_ value: Any, reusingLines: Bool = true) -> Data? {
+    static func document(_ value: Any) -> Data? {
         var writer = Writer()
-        writer.reusing = reusingLines
         writer.append(header)
         guard writer.write(value, depth: 0) else { return nil }
         writer.put("</plist>\n")
@@ -35,10 +31,9 @@ enum PlistXML {
         return (Data(writer.bytes), writer.ranges ?? [:])
     }
 
-    /// Where a value's bytes lie in a document. A `Range<Int>` would do, but a dictionary of
-    /// them is a generic type the runtime builds from its mangled name the first time a process
-    /// uses it, checking `Int: Comparable` by scanning every loaded library's conformances
-    /// (a quarter of a million instructions, a sixth of a one-shot `defaults write`'s work).
+    /// Where a value's bytes lie in a document. (Not a `Range<Int>`: a dictionary of those makes
+    /// the runtime look up `Int: Comparable` in every loaded library, a cost a one-shot
+    /// command pays in full.)
     struct ByteSpan: Sendable {
         /// The offset of the first byte.
         let start: Int
@@ -62,61 +57,49 @@ enum PlistXML {
     private static let wrapperHead = Array((header + "<dict>\n\t<key>v</key>\n").utf8)
     private static let wrapperTail = Array("</dict>\n</plist>\n".utf8)
 
-    /// The keys of `dictionary` in order. Sorting a 1,000-key set's keys was an eighth of a
-    /// write's work; a large dictionary usually has the keys it had last time (a write changes
-    /// a value, not the keys), so the last order seen for each size is checked and reused.
-    static func sortedKeys(of dictionary: [String: Any]) -> [String] {
-        guard dictionary.count >= 64 else { return dictionary.keys.sorted() }
-        if let known = sortedKeyMemo.withLock({ $0[dictionary.count] }),
-            known.allSatisfy({ dictionary[$0] != nil })  // as many distinct keys, all present: the same keys
-        {
-            return known
+    /// The entries of `dictionary` in key order.
+    ///
+    /// A large dictionary usually has the keys it had when last written (a write changes a
+    /// value, not the keys), so the last key order seen for each size is tried first. Contract:
+    /// it is taken only when every one of its keys is in `dictionary`, which has as many
+    /// (distinct) keys, so they are the same keys; each entry is `dictionary`'s own.
+    static func sortedEntries(of dictionary: [String: Any]) -> [(key: String, value: Any)] {
+        guard dictionary.count >= reuseThreshold else { return dictionary.sorted { $0.key < $1.key } }
+        if let known = sortedKeyMemo.withLock({ $0[dictionary.count] }) {
+            var entries: [(key: String, value: Any)] = []
+            entries.reserveCapacity(known.count)
+            for key in known {
+                // The entry as `dictionary` holds it: its key may be spelled otherwise
+                // (another normalisation of the same characters).
+                guard let index = dictionary.index(forKey: key) else { break }
+                entries.append(dictionary[index])
+            }
+            if entries.count == known.count { return entries }
         }
-        let sorted = dictionary.keys.sorted()
+        let entries = dictionary.sorted { $0.key < $1.key }
         sortedKeyMemo.withLock { memo in
             if memo.count >= 32 { memo.removeAll() }
-            memo[dictionary.count] = sorted
+            memo[dictionary.count] = entries.map(\.key)
         }
-        return sorted
+        return entries
     }
 
-    /// The last sorted keys seen, by count (see ``sortedKeys(of:)``).
+    /// The last key order seen, by count (see ``sortedEntries(of:)``).
     private static let sortedKeyMemo = Locked<[Int: [String]]>([:])
 
-    /// The last encoding of each large dictionary (at least ``reuseThreshold`` keys), by key
-    /// count and depth: the dictionary itself, its keys in order, and the lines of each entry.
+    /// The dictionaries at least this large have their key order and their lines remembered.
+    private static let reuseThreshold = 64
+
+    /// The lines of the entries of a large dictionary, as last encoded at one depth.
     ///
-    /// A write of one key of a 1,000-key set, or of a small set beside a 10,000-key one, encodes
-    /// the whole suite again. A dictionary with the same storage as the one encoded last (an
-    /// unchanged set beside the written one) is not encoded again: its lines are copied. One that
-    /// a write derived from it by changing a few keys (``noteDerivation(_:from:touched:)``) has
-    /// only those keys encoded; the lines between them are copied. The document is byte for byte
-    /// what encoding it afresh gives: the same storage holds the same values, and a derivation
-    /// names every key that may differ.
+    /// Contract: they are copied only for the very storage they encode, and only when it holds
+    /// no object but `NSNumber`s (see ``Writer/holdsOnlyValues``). A storage the memo holds on to
+    /// is never changed in place (a change copies it first) and `NSNumber`s never change, so the
+    /// copy is byte for byte what encoding it again gives; a dictionary that differs in any value
+    /// is another storage, and is encoded.
     private struct Encoded {
         let dictionary: [String: Any]
-        let keys: [String]
-        /// The lines of the dictionary's entries; entry `i` is `lines[ends[i - 1]..<ends[i]]`.
         let lines: [UInt8]
-        let ends: [Int]
-
-        /// Where the entry of each of `keys` is, in order; `nil` when one is not an entry.
-        func indices(of keys: Set<String>) -> [Int]? {
-            var found: [Int] = []
-            found.reserveCapacity(keys.count)
-            for key in keys {
-                // `self.keys` is sorted (``PlistXML/sortedKeys(of:)``): a binary search.
-                var low = 0
-                var high = self.keys.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if self.keys[middle] < key { low = middle + 1 } else { high = middle }
-                }
-                guard low < self.keys.count, self.keys[low] == key else { return nil }
-                found.append(low)
-            }
-            return found.sorted()
-        }
     }
 
     private struct EncodedKey: Hashable {
@@ -124,42 +107,8 @@ enum PlistXML {
         let depth: Int
     }
 
-    private static let reuseThreshold = 64
+    /// The last large dictionaries encoded, by entry count and depth.
     private static let encodedMemo = Locked<[EncodedKey: Encoded]>([:])
-
-    /// A dictionary a write made from another by changing only some keys.
-    private struct Derivation {
-        let result: [String: Any]
-        let base: [String: Any]
-        let touched: Set<String>
-        /// Whether `result` has exactly `base`'s keys (only values changed).
-        let keepsKeys: Bool
-    }
-
-    /// The derivations noted and not yet used, the newest last (a few: a write uses its own at once).
-    private static let derivations = Locked<[Derivation]>([])
-
-    /// Notes that `result` is `base` with only the keys in `touched` changed, added or removed,
-    /// so encoding `result` copies the lines of the other keys from `base`'s encoding.
-    ///
-    /// A promise the caller makes: a key outside `touched` that differs would be written with
-    /// its old value. `keepsKeys`, another: `result` has exactly `base`'s keys, so when many
-    /// lines change it is written in the order of `base`'s encoding, without sorting its keys.
-    static func noteDerivation(_ result: [String: Any], from base: [String: Any], touched: Set<String>, keepsKeys: Bool = false) {
-        guard result.count >= reuseThreshold, !PlistValue.sameStorage(result, base) else { return }
-        derivations.withLock { list in
-            if list.count >= 4 { list.removeFirst() }
-            list.append(Derivation(result: result, base: base, touched: touched, keepsKeys: keepsKeys))
-        }
-    }
-
-    /// The noted derivation of `dictionary`, taken out of the list.
-    private static func derivation(of dictionary: [String: Any]) -> Derivation? {
-        derivations.withLock { list in
-            guard let index = list.lastIndex(where: { PlistValue.sameStorage($0.result, dictionary) }) else { return nil }
-            return list.remove(at: index)
-        }
-    }
 
     private static let header = """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -172,8 +121,9 @@ enum PlistXML {
         var bytes: [UInt8] = []
         /// Where each top-level value was written, when asked for.
         var ranges: [String: ByteSpan]?
-        /// Whether large dictionaries reuse and remember their lines (see ``PlistXML/Encoded``).
-        var reusing = true
+        /// Whether every value written since this was last set was a value type or an `NSNumber`:
+        /// no object that could change while a dictionary holding it stays the same.
+        var holdsOnlyValues = true
 
         init() {
             bytes.reserveCapacity(1024)
@@ -197,22 +147,18 @@ enum PlistXML {
         mutating func write(_ value: Any, depth: Int) -> Bool {
             guard depth <= PlistValue.maximumDepth + 8 else { return false }
             // The shapes the library keeps, by exact type first: a failed cast of a Swift
-            // dictionary to `String` or `NSNumber` bridges the whole of it to Foundation first
-            // (milliseconds for a 1,000-key set), and a cast to a protocol costs more than
-            // writing the number.
+            // dictionary to `String` or `NSNumber` bridges the whole of it to Foundation first,
+            // and a cast to a protocol costs more than writing the number.
             let kind = type(of: value)
             if kind == [String: Any].self {
                 indent(depth)
                 return writeDictionary(value as! [String: Any], depth: depth)
             }
-            if let number = PlistValue.exactly(value, NSNumber.self) {
+            if let number = PlistValue.number(value) {
                 indent(depth)
                 return writeNumber(number)
             }
-            if kind is AnyObject.Type, let number = value as? NSNumber {  // a subclass
-                indent(depth)
-                return writeNumber(number)
-            }
+            if kind is AnyObject.Type { holdsOnlyValues = false }
             indent(depth)
             if kind == [Any].self {
                 return writeArray(value as! [Any], depth: depth)
@@ -271,90 +217,46 @@ enum PlistXML {
             }
             put("<dict>\n")
             let ranging = depth == 0 && ranges != nil
-            if reusing, !ranging, dictionary.count >= PlistXML.reuseThreshold {
-                return writeEntries(reusing: dictionary, depth: depth)
-            }
-            if ranging { ranges!.reserveCapacity(dictionary.count) }  // grown once, not rehashed along the way
-            for key in PlistXML.sortedKeys(of: dictionary) {
-                guard writeKey(key, depth: depth) else { return false }
-                let start = bytes.count
-                guard write(dictionary[key]!, depth: depth + 1) else { return false }
-                if ranging { ranges![key] = ByteSpan(start: start, end: bytes.count) }
+            if !ranging, dictionary.count >= PlistXML.reuseThreshold {
+                guard writeEntries(remembering: dictionary, depth: depth) else { return false }
+            } else {
+                if ranging { ranges!.reserveCapacity(dictionary.count) }  // grown once, not rehashed along the way
+                for (key, value) in PlistXML.sortedEntries(of: dictionary) {
+                    guard writeKey(key, depth: depth) else { return false }
+                    let start = bytes.count
+                    guard write(value, depth: depth + 1) else { return false }
+                    if ranging { ranges![key] = ByteSpan(start: start, end: bytes.count) }
+                }
             }
             indent(depth)
             put("</dict>\n")
             return true
         }
 
-        /// The entries of a large dictionary and its closing line, copying what its last
-        /// encoding already holds (see ``PlistXML/Encoded``), then remembering this one.
-        private mutating func writeEntries(reusing dictionary: [String: Any], depth: Int) -> Bool {
+        /// The entries of a large dictionary: the lines of its last encoding at `depth` when it
+        /// is the very dictionary encoded then (see ``PlistXML/Encoded``), or else encoded and
+        /// remembered.
+        private mutating func writeEntries(remembering dictionary: [String: Any], depth: Int) -> Bool {
             let memoKey = EncodedKey(count: dictionary.count, depth: depth)
+            if let known = PlistXML.encodedMemo.withLock({ $0[memoKey] }), PlistValue.sameStorage(known.dictionary, dictionary) {
+                bytes.append(contentsOf: known.lines)
+                return true
+            }
             let first = bytes.count
-            let known = PlistXML.encodedMemo.withLock { $0[memoKey] }
-            var encoded: Encoded?
-            // A noted derivation of the dictionary encoded last, when there is one.
-            var derivation: Derivation?
-            if let known, !PlistValue.sameStorage(known.dictionary, dictionary) {
-                derivation = PlistXML.derivation(of: dictionary).flatMap { PlistValue.sameStorage($0.base, known.dictionary) ? $0 : nil }
+            let outer = holdsOnlyValues
+            holdsOnlyValues = true
+            for (key, value) in PlistXML.sortedEntries(of: dictionary) {
+                guard writeKey(key, depth: depth), write(value, depth: depth + 1) else { return false }
             }
-            if let known, PlistValue.sameStorage(known.dictionary, dictionary) {
-                bytes.append(contentsOf: known.lines)  // the very dictionary encoded last
-            } else if let known, let derivation, derivation.touched.count <= dictionary.count / 4,
-                let changed = known.indices(of: derivation.touched)
-            {
-                // Same count, and every touched key was an entry: no key was added or removed.
-                var ends: [Int] = []
-                ends.reserveCapacity(known.ends.count)
-                var copied = 0  // where the next run of unchanged lines starts in `known.lines`
-                var shift = 0  // how much longer the new lines are so far
-                var next = 0
-                for index in changed {
-                    let start = index == 0 ? 0 : known.ends[index - 1]
-                    bytes.append(contentsOf: known.lines[copied..<start])
-                    while next < index {
-                        ends.append(known.ends[next] + shift)
-                        next += 1
-                    }
-                    let key = known.keys[index]
-                    let before = bytes.count
-                    guard let value = dictionary[key], writeEntry(key, value, depth: depth) else { return false }
-                    shift += (bytes.count - before) - (known.ends[index] - start)
-                    ends.append(known.ends[index] + shift)
-                    next = index + 1
-                    copied = known.ends[index]
-                }
-                bytes.append(contentsOf: known.lines[copied...])
-                while next < known.ends.count {
-                    ends.append(known.ends[next] + shift)
-                    next += 1
-                }
-                encoded = Encoded(dictionary: dictionary, keys: known.keys, lines: Array(bytes[first...]), ends: ends)
-            } else {
-                // The same keys as the dictionary encoded last: in its order, with no sorting.
-                let keys = derivation?.keepsKeys == true ? known?.keys ?? PlistXML.sortedKeys(of: dictionary) : PlistXML.sortedKeys(of: dictionary)
-                var ends: [Int] = []
-                ends.reserveCapacity(keys.count)
-                for key in keys {
-                    guard writeEntry(key, dictionary[key]!, depth: depth) else { return false }
-                    ends.append(bytes.count - first)
-                }
-                encoded = Encoded(dictionary: dictionary, keys: keys, lines: Array(bytes[first...]), ends: ends)
-            }
-            if let encoded {
+            if holdsOnlyValues {
+                let encoded = Encoded(dictionary: dictionary, lines: Array(bytes[first...]))
                 PlistXML.encodedMemo.withLock { memo in
                     if memo[memoKey] == nil, memo.count >= 8 { memo.removeAll() }
                     memo[memoKey] = encoded
                 }
             }
-            indent(depth)
-            put("</dict>\n")
+            holdsOnlyValues = outer && holdsOnlyValues
             return true
-        }
-
-        /// One entry of a dictionary: its key's line and its value's.
-        private mutating func writeEntry(_ key: String, _ value: Any, depth: Int) -> Bool {
-            writeKey(key, depth: depth) && write(value, depth: depth + 1)
         }
 
         /// The line of a key of a dictionary at `depth`.
@@ -388,20 +290,16 @@ enum PlistXML {
             return true
         }
 
-        /// Appends the decimal digits of `value` (string interpolation cost ~300 ns a number).
+        /// Appends the decimal digits of `value` (no `String` made for it).
         private mutating func appendDecimal(_ value: Int64) {
             if value < 0 { bytes.append(UInt8(ascii: "-")) }
-            var magnitude = value.magnitude
-            var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 20 digits at most, in 24 bytes
-            var count = 0
-            withUnsafeMutableBytes(of: &digits) { buffer in
-                repeat {
-                    buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                    magnitude /= 10
-                    count += 1
-                } while magnitude > 0
-                bytes.append(contentsOf: buffer[(24 - count)...])
-            }
+            let magnitude = value.magnitude
+            var divisor: UInt64 = 1
+            while magnitude / divisor >= 10 { divisor *= 10 }
+            repeat {
+                bytes.append(UInt8(ascii: "0") + UInt8(magnitude / divisor % 10))
+                divisor /= 10
+            } while divisor > 0
         }
 
         /// Appends `text` with `&`, `<` and `>` escaped, and a carriage return as `&#13;` (XML

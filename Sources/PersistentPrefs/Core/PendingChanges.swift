@@ -97,31 +97,28 @@ struct PendingChanges {
     func applied(to current: [String: Any], reportingTo box: BatchReport.Box?) -> [String: Any] {
         var result = base ?? current
         var changed: Set<String> = []
-        var keepsKeys = true
         let reporting = box != nil
-        if reporting { changed.reserveCapacity(edits.count + fills.count) }
-        // Only a report needs the keys (a set of them costs a hash a key).
-        func note(_ key: String, keepingKeys: Bool) {
+        // Only a report needs the keys.
+        func note(_ key: String) {
             if reporting { changed.insert(key) }
-            keepsKeys = keepsKeys && keepingKeys
         }
         for (key, edit) in edits {
             switch edit {
             case .set(let value):
                 if let replaced = result.updateValue(value, forKey: key) {
-                    if reporting, !PlistValue.sameValues(replaced, value) { note(key, keepingKeys: true) }
+                    if reporting, !PlistValue.sameValues(replaced, value) { note(key) }
                 } else {
-                    note(key, keepingKeys: false)
+                    note(key)
                 }
             case .remove:
-                if result.removeValue(forKey: key) != nil { note(key, keepingKeys: false) }
+                if result.removeValue(forKey: key) != nil { note(key) }
             }
         }
         for (key, value) in fills where result[key] == nil {
             result[key] = value
-            note(key, keepingKeys: false)
+            note(key)
         }
-        box?.report = BatchReport(base: base ?? current, changed: changed, keepsKeys: keepsKeys)
+        box?.report = BatchReport(base: base ?? current, changed: changed)
         return result
     }
 
@@ -144,8 +141,6 @@ struct BatchReport {
     let base: [String: Any]
     /// The keys whose values the batch changed.
     let changed: Set<String>
-    /// Whether the result has exactly the keys of `base` (no key added or removed).
-    let keepsKeys: Bool
 
     /// Where the transform leaves its report for the write that runs it.
     final class Box {

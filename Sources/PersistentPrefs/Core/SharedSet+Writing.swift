@@ -223,16 +223,6 @@ extension SharedSet {
                 applied = .transform { current in
                     let result = try inner.applied(to: current)
                     derivedFrom = current[stamp] == nil && result[stamp] == nil ? current : nil
-                    // The suite's encoder copies the other keys' lines from the last encoding:
-                    // all but the touched keys', or all but the changed keys' of a batch applied
-                    // to this very set (whose other lines are the same), in the same order when
-                    // the batch added and removed no key.
-                    if derivedFrom != nil {
-                        let batch = report?.report.flatMap { PlistValue.sameStorage($0.base, current) ? $0 : nil }
-                        if let noted = batch?.changed ?? touching {
-                            PlistXML.noteDerivation(result, from: current, touched: noted, keepsKeys: batch?.keepsKeys ?? false)
-                        }
-                    }
                     return result
                 }
             }

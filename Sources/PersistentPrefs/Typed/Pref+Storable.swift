@@ -205,7 +205,6 @@ extension Pref {
         *, unavailable,
         message: "@Pref stores property-list types (Int, String, Date, [String], …), RawRepresentable types with such a raw value (enum Mode: String), URL and Codable types; give this type a raw value or make it Codable"
     )
-    @_disfavoredOverload
     public init(wrappedValue: Value, _ key: String, summary: String? = nil) {
         fatalError("unavailable")
     }
@@ -215,7 +214,6 @@ extension Pref {
         *, unavailable,
         message: "@Pref stores property-list types (Int, String, Date, [String], …), RawRepresentable types with such a raw value (enum Mode: String), URL and Codable types; give this type a raw value or make it Codable"
     )
-    @_disfavoredOverload
     public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool, summary: String? = nil) {
         fatalError("unavailable")
     }
@@ -231,7 +229,6 @@ extension Pref {
         *, unavailable,
         message: "@Pref needs a default value: @Pref(\"Key\") var name: Type = defaultValue (only an optional may leave it out, and it must be a type @Pref can store)"
     )
-    @_disfavoredOverload
     public init(_ key: String, summary: String? = nil) {
         fatalError("unavailable")
     }

@@ -32,14 +32,13 @@ struct PrefCodec<Value> {
         return PrefCodec(encode: { try PrefCodec.encodeValue($0) }, decode: { PrefCodec.decodeValue($0) })
     }
 
-    /// For the most common types, an encoder without dynamic casts (a batch of 1,000 `@Pref`
-    /// sets spent most of its time in them): `Value` is checked once here, so the bit casts
-    /// below only ever reinterpret a value as its own type.
+    /// For the most common types, an encoder that skips the vetting of an arbitrary value:
+    /// `Value` is checked once here, so each cast below is of a value to its own type.
     private static func directEncoder() -> ((Value) throws -> Any?)? {
-        if Value.self == Int.self { return { NSNumber(value: unsafeBitCast($0, to: Int.self)) } }
-        if Value.self == Double.self { return { NSNumber(value: unsafeBitCast($0, to: Double.self)) } }
-        if Value.self == Bool.self { return { NSNumber(value: unsafeBitCast($0, to: Bool.self)) } }
-        if Value.self == String.self { return { unsafeBitCast($0, to: String.self) } }
+        if Value.self == Int.self { return { NSNumber(value: $0 as! Int) } }
+        if Value.self == Double.self { return { NSNumber(value: $0 as! Double) } }
+        if Value.self == Bool.self { return { NSNumber(value: $0 as! Bool) } }
+        if Value.self == String.self { return { $0 as! String } }
         return nil
     }
 

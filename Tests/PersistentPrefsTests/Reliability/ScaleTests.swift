@@ -40,82 +40,66 @@ struct ScaleTests {
             first["a\(n)"] = n
             second["b\(99 - n)"] = n
         }
-        #expect(PlistXML.sortedKeys(of: first) == first.keys.sorted())
-        #expect(PlistXML.sortedKeys(of: second) == second.keys.sorted())  // same count, other keys
+        #expect(PlistXML.sortedEntries(of: first).map(\.key) == first.keys.sorted())
+        #expect(PlistXML.sortedEntries(of: second).map(\.key) == second.keys.sorted())  // same count, other keys
         second["b0"] = nil
         second["a0"] = 1  // same count again, one key differs
-        #expect(PlistXML.sortedKeys(of: second) == second.keys.sorted())
-        #expect(PlistXML.sortedKeys(of: first) == first.keys.sorted())
+        #expect(PlistXML.sortedEntries(of: second).map(\.key) == second.keys.sorted())
+        #expect(PlistXML.sortedEntries(of: first).map(\.key) == first.keys.sorted())
     }
 
-    // MARK: - Reused lines of large dictionaries
-
-    /// A large set of every common kind of value, in a new storage each call.
-    static func largeSet(_ tag: String = "") -> [String: Any] {
+    @Test("a large dictionary's lines are reused for the same storage only, and never when it holds an object that can change")
+    func rememberedLines() throws {
         var set: [String: Any] = [:]
-        for n in 0..<300 {
-            switch n % 5 {
-            case 0: set["k\(n)"] = NSNumber(value: n)
-            case 1: set["k\(n)"] = "text \(n) <&> \(tag)"
-            case 2: set["k\(n)"] = [NSNumber(value: n), "x"] as [Any]
-            case 3: set["k\(n)"] = ["inner": NSNumber(value: Double(n) / 4)] as [String: Any]
-            default: set["k\(n)"] = NSNumber(value: n % 2 == 0)
-            }
-        }
-        return set
+        for n in 0..<100 { set["k\(n)"] = n % 2 == 0 ? NSNumber(value: n) : "text \(n)" }
+        let first = try #require(PlistXML.document(["Big": set]))
+        #expect(PlistXML.document(["Big": set, "a": 1]) != nil)  // the same storage again, beside another key
+        #expect(PlistXML.document(["Big": set]) == first)
+        // Equal contents in another storage: the same bytes.
+        #expect(PlistXML.document(["Big": Dictionary(uniqueKeysWithValues: set.map { ($0.key, $0.value) })]) == first)
+        // A changed value: another storage, written with the new value.
+        var changed = set
+        changed["k0"] = NSNumber(value: -1)
+        let written = try #require(PlistXML.document(["Big": changed]))
+        #expect(String(decoding: written, as: UTF8.self).contains("<integer>-1</integer>"))
+        // An object that changes while the dictionary holding it stays the same storage.
+        let text = NSMutableString(string: "before")
+        var holding = set
+        holding["k1"] = text
+        let before = try #require(PlistXML.document(["Big": holding]))
+        text.setString("after")
+        let after = try #require(PlistXML.document(["Big": holding]))
+        #expect(String(decoding: before, as: UTF8.self).contains("<string>before</string>"))
+        #expect(String(decoding: after, as: UTF8.self).contains("<string>after</string>"))
     }
 
-    /// Whether the library's document of `value`, made with whatever it remembers, is the one
-    /// it makes without any remembered lines (`reusingLines: false`),
-    /// and reads back as `value`. (Compared as a Bool: a diff of two 40 KB strings takes minutes.)
-    static func encodesAsFresh(_ value: [String: Any]) throws -> Bool {
-        let data = try #require(PlistXML.document(value))
-        let fresh = try #require(PlistXML.document(value, reusingLines: false))
-        let parsed = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
-        return data == fresh && PlistValue.changedKeys(PlistValue.loadedOrAsIs(parsed), value).isEmpty
+    @Test("a large dictionary with one value changed copies the other entries' lines, byte for byte its fresh encoding")
+    func rememberedEntries() throws {
+        var set: [String: Any] = [:]
+        for n in 0..<120 { set["n\(n)"] = NSNumber(value: n) }
+        _ = try #require(PlistXML.document(["Big": set]))
+        var changed = set
+        changed["n5"] = NSNumber(value: 12_345)
+        changed["n77"] = "now a string"
+        let derived = try #require(PlistXML.document(["Big": changed]))
+        // The same values in new objects: no line is the one of the same number, so all are written.
+        let copy = changed.mapValues { value -> Any in (value as? NSNumber).map { NSNumber(value: $0.intValue) } ?? value }
+        #expect(try #require(PlistXML.document(["Big": copy])) == derived)
+        let parsed = try #require(try PropertyListSerialization.propertyList(from: derived, format: nil) as? [String: Any])
+        #expect(PlistValue.changedKeys(PlistValue.loadedOrAsIs(try #require(parsed["Big"] as? [String: Any])), changed).isEmpty)
+
+        // A key spelled in another normalisation of the same characters is written as it is held.
+        var precomposed = set
+        precomposed["\u{E9}"] = NSNumber(value: 1)
+        _ = try #require(PlistXML.document(["Big": precomposed]))
+        var decomposed = set
+        decomposed["e\u{301}"] = precomposed["\u{E9}"]  // the same object
+        let written = try #require(PlistXML.document(["Big": decomposed]))
+        #expect(written.range(of: Data("<key>e\u{301}</key>".utf8)) != nil)
+        #expect(written.range(of: Data("<key>\u{E9}</key>".utf8)) == nil)
     }
 
-    @Test("a large dictionary encoded again, unchanged or derived, is byte for byte its fresh encoding")
-    func reusedLines() throws {
-        let base = Self.largeSet()
-        #expect(try Self.encodesAsFresh(["Big": base, "a": 1]))
-        // The same storage again: every line copied.
-        #expect(try Self.encodesAsFresh(["Big": base, "b": 2]))
-
-        // Derived: three keys changed (a number, a string made longer, an array); the lines
-        // around them are copied, shifted.
-        var derived = base
-        derived["k0"] = NSNumber(value: 123_456_789)
-        derived["k101"] = String(repeating: "longer ", count: 20)
-        derived["k299"] = ["new", NSNumber(value: 1)] as [Any]
-        PlistXML.noteDerivation(derived, from: base, touched: ["k0", "k101", "k299"])
-        #expect(try Self.encodesAsFresh(["Big": derived]))
-
-        // Chained: a derivation of the derived set, first and last keys.
-        var again = derived
-        again["k1"] = "first"
-        again["k99"] = NSNumber(value: -1)
-        PlistXML.noteDerivation(again, from: derived, touched: ["k1", "k99"])
-        #expect(try Self.encodesAsFresh(["Big": again]))
-
-        // A key added and one removed (same count): the added key is no entry of the last
-        // encoding, so the set is encoded afresh.
-        var swapped = again
-        swapped["k5"] = nil
-        swapped["added"] = "here"
-        PlistXML.noteDerivation(swapped, from: again, touched: ["k5", "added"])
-        #expect(try Self.encodesAsFresh(["Big": swapped]))
-
-        // A derivation from a set that is not the one encoded last is not used.
-        var stale = base
-        stale["k2"] = "stale"
-        PlistXML.noteDerivation(stale, from: base, touched: ["k2"])
-        #expect(try Self.encodesAsFresh(["Big": stale]))
-
-        // Equal contents in a new storage: encoded afresh, the same bytes.
-        let copy = Dictionary(uniqueKeysWithValues: stale.map { ($0.key, $0.value) })
-        #expect(try Self.encodesAsFresh(["Big": copy]))
-    }
+    // MARK: - Large sets in a suite file
 
     /// A suite holding a 1,000-key set, "k0" … "k999" = 0 … 999, under the root key "Wide".
     static func wideSet(_ name: String) -> (TestSuite, ScalePrefs) {
@@ -145,25 +129,7 @@ struct ScaleTests {
         #expect(stored["k28"] as? String == "round 4")
         #expect(stored["k999"] as? Int == 4)
         #expect(stored["k550"] as? Double == 4.5)
-        #expect(try Data(contentsOf: file) == PlistXML.document(parsed, reusingLines: false))
-    }
-
-    @Test("a derivation that keeps the keys is written in the last encoding's order, byte for byte its fresh encoding")
-    func reusedKeyOrder() throws {
-        let base = Self.largeSet("order")
-        #expect(try Self.encodesAsFresh(["Big": base]))
-        // Every value replaced (more than a quarter: no lines copied), the keys kept.
-        var replaced = base
-        for key in base.keys { replaced[key] = "new \(key)" }
-        PlistXML.noteDerivation(replaced, from: base, touched: Set(base.keys), keepsKeys: true)
-        #expect(try Self.encodesAsFresh(["Big": replaced]))
-        // Chained, and with the keys not kept (one removed, one added): sorted afresh.
-        var swapped = replaced
-        for key in replaced.keys { swapped[key] = NSNumber(value: key.count) }
-        swapped["k7"] = nil
-        swapped["a new key"] = "first in order"
-        PlistXML.noteDerivation(swapped, from: replaced, touched: Set(replaced.keys).union(["a new key"]), keepsKeys: false)
-        #expect(try Self.encodesAsFresh(["Big": swapped]))
+        #expect(try Data(contentsOf: file) == PlistXML.document(parsed))
     }
 
     @Test("a batch tells observers exactly the keys it changed, and writes its set as Foundation reads it")
@@ -175,7 +141,7 @@ struct ScaleTests {
         defer { observation.cancel() }
         func stored() throws -> [String: Any] {
             let data = try Data(contentsOf: URL(fileURLWithPath: suite.path))
-            #expect(data == PlistXML.document(try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]), reusingLines: false))
+            #expect(data == PlistXML.document(try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])))
             let parsed = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
             return PlistValue.loadedOrAsIs(try #require(parsed["Wide"] as? [String: Any]))
         }
@@ -233,7 +199,7 @@ struct ScaleTests {
 
     // MARK: - Identity
 
-    @Test("identical: the same object or storage only; same: equality of stored values")
+    @Test("identical: known equal without looking inside (the same object or storage); same: equality of stored values")
     func identity() {
         let number = NSNumber(value: 5)
         let twin = NSNumber(value: 5)
@@ -243,7 +209,9 @@ struct ScaleTests {
         #expect(!PlistValue.identical(number, NSNumber(value: 6)))
         #expect(!PlistValue.identical(number, 5))  // another type
         #expect(PlistValue.identical(text, text))
-        #expect(PlistValue.identical(array, array))
+        #expect(PlistValue.same(array, array))  // `identical` does not look into an array of Any
+        #expect(PlistValue.identical(["a", "b"], ["a", "b"]))
+        #expect(PlistValue.identical(["k": array] as [String: Any], ["k": array] as [String: Any]) == false)  // two storages
         #expect(!PlistValue.identical(nil, nil))
         #expect(!PlistValue.identical(number, nil))
         #expect(PlistValue.same(number, twin))
