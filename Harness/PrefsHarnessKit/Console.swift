@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tools) import PersistentPrefs
+import PersistentPrefs
 
 #if canImport(Glibc)
     import Glibc

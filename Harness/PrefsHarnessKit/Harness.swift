@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tools) import PersistentPrefs
+import PersistentPrefs
 import PersistentPrefsSample
 
 /// The terminal harness: runs one command, or the interactive mode when there is none.

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tools) import PersistentPrefs
+import PersistentPrefs
 import PersistentPrefsSample
 
 /// The schema verbs (`describe`, `range`, `writable`, `list-keys`) and the schema-checked `set`,

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tools) import PersistentPrefs
+import PersistentPrefs
 
 /// Shows stored values: as text a `set` command accepts back, and as JSON.
 public enum ValueFormatter {

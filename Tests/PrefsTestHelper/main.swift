@@ -58,7 +58,7 @@
 // The tests point XDG_CONFIG_HOME at a temporary directory, so the suite files live there.
 
 import Foundation
-@_spi(Testing) import PersistentPrefs
+import PersistentPrefs
 import PersistentPrefsSample
 
 /// One value of every storable kind, under keys named after their types.

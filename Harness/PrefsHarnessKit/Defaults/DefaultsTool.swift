@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Tools) import PersistentPrefs
+import PersistentPrefs
 
 /// `prefs-harness defaults …`: the macOS `defaults` command for any `UserDefaults` suite on
 /// Linux, a `--store-dir` folder (its root keys are the domains), or a property-list file.
@@ -233,9 +233,15 @@ struct Places {
     }
 
     /// Whether `name` holds `/`, `..` or NUL, any of which would lead outside the
-    /// preferences folder.
+    /// preferences folder. Tested on bytes, as a path is: a slash followed by a combining mark
+    /// is one `Character` but still a slash to the file system.
     static func hasSlashDotDotOrNUL(_ name: String) -> Bool {
-        name.contains("/") || name.contains("..") || name.utf8.contains(0)
+        var previous: UInt8 = 0
+        for byte in name.utf8 {
+            if byte == UInt8(ascii: "/") || byte == 0 || (byte == UInt8(ascii: ".") && previous == byte) { return true }
+            previous = byte
+        }
+        return false
     }
 
     /// The domain `name` names.

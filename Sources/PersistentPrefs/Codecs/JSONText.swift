@@ -7,8 +7,7 @@ import Foundation
 /// Written here rather than by `JSONSerialization`: on Linux its `.sortedKeys` sorts through a
 /// locale-aware string comparison, far too slow for the schema of a class listing thousands of
 /// keys. Used for schema files and by `prefs-harness` for its `--json` output.
-@_spi(Tools)
-public enum JSONText {
+package enum JSONText {
     /// `value` as JSON text.
     ///
     /// - Parameters:
@@ -16,7 +15,7 @@ public enum JSONText {
     ///     (anything else is written as the string of its description; a non-finite number as
     ///     `null`, which is all JSON has for it).
     ///   - pretty: Whether to indent, one entry a line.
-    public static func text(_ value: Any, pretty: Bool) -> String {
+    package static func text(_ value: Any, pretty: Bool) -> String {
         var text: [UInt8] = []
         append(value, indent: pretty ? 0 : nil, to: &text)
         return String(decoding: text, as: UTF8.self)

@@ -98,8 +98,8 @@ enum PlistValue {
     ///
     /// Foundation's writer bridges a Swift array it finds inside `Any` through a conformance that
     /// a statically linked program (`swift build --static-swift-stdlib` on Linux) has only when
-    /// something in it refers to Foundation's array bridging. Without one, the writer met every
-    /// `[Any]` as an opaque box and refused any property list holding an array ("property lists
+    /// something in it refers to Foundation's array bridging. Without one, the writer meets every
+    /// `[Any]` as an opaque box and refuses any property list holding an array ("property lists
     /// cannot contain objects of type 'Not A Type'"). This refers to it, and leaves the writer
     /// nothing to bridge.
     static func foundationObject(_ value: Any) -> Any {
@@ -450,10 +450,9 @@ extension PlistValue {
     }
 }
 
-/// The library's comparison of stored values, for `prefs-harness` (`@_spi(Tools)`): the rule
+/// The library's comparison of stored values, for `prefs-harness` (`package` access): the rule
 /// by which the library tells observers what changed.
-@_spi(Tools)
-public enum PlistComparison {
+package enum PlistComparison {
     /// The keys whose values differ between two sets: added, removed, or changed. Values are
     /// the same when they are equal and of the same kind, as in a property list (`1`, `1.0`
     /// and `true` differ), with no bridging of whole values to Foundation to compare them.
@@ -462,16 +461,15 @@ public enum PlistComparison {
     ///   - old: A set as it was.
     ///   - new: The set as it is.
     /// - Returns: The keys that were added, removed or changed.
-    public static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
+    package static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
         PlistValue.changedKeys(old, new)
     }
 }
 
 /// Foundation's property-list writer as the library calls it, for `prefs-harness`
-/// (`@_spi(Tools)`): arrays and dictionaries are made Foundation objects first, so a
+/// (`package` access): arrays and dictionaries are made Foundation objects first, so a
 /// statically linked program writes them too (see `PlistValue.foundationObject(_:)`).
-@_spi(Tools)
-public enum PlistWriting {
+package enum PlistWriting {
     /// `value` as a property list in `format`.
     ///
     /// - Parameters:
@@ -479,7 +477,7 @@ public enum PlistWriting {
     ///   - format: The format.
     /// - Returns: The encoded property list.
     /// - Throws: Foundation's error when a property list cannot hold `value`.
-    public static func data(_ value: Any, format: PropertyListSerialization.PropertyListFormat) throws -> Data {
+    package static func data(_ value: Any, format: PropertyListSerialization.PropertyListFormat) throws -> Data {
         try PlistValue.foundationData(value, format: format)
     }
 }

@@ -22,25 +22,13 @@ enum PlistXML {
     /// `dictionary` as a whole document, with where each top-level value's XML lies in it:
     /// the same bytes ``document(_:)`` writes for that value under any one key, so
     /// ``wrapped(_:)`` makes the document of `["v": value]` without encoding the value again.
-    static func document(ranging dictionary: [String: Any]) -> (data: Data, ranges: [String: ByteSpan])? {
+    static func document(ranging dictionary: [String: Any]) -> (data: Data, ranges: [String: Range<Int>])? {
         var writer = Writer()
         writer.ranges = [:]
         writer.append(header)
         guard writer.write(dictionary, depth: 0) else { return nil }
         writer.put("</plist>\n")
         return (Data(writer.bytes), writer.ranges ?? [:])
-    }
-
-    /// Where a value's bytes lie in a document. (Not a `Range<Int>`: a dictionary of those makes
-    /// the runtime look up `Int: Comparable` in every loaded library, a cost a one-shot
-    /// command pays in full.)
-    struct ByteSpan: Sendable {
-        /// The offset of the first byte.
-        let start: Int
-        /// The offset just past the last byte.
-        let end: Int
-        /// The same bytes as a range, to subscript `Data` with.
-        var range: Range<Int> { start..<end }
     }
 
     /// The document of `["v": value]`, from the bytes of `value` written one level deep (a
@@ -58,36 +46,11 @@ enum PlistXML {
     private static let wrapperTail = Array("</dict>\n</plist>\n".utf8)
 
     /// The entries of `dictionary` in key order.
-    ///
-    /// A large dictionary usually has the keys it had when last written (a write changes a
-    /// value, not the keys), so the last key order seen for each size is tried first. Contract:
-    /// it is taken only when every one of its keys is in `dictionary`, which has as many
-    /// (distinct) keys, so they are the same keys; each entry is `dictionary`'s own.
     static func sortedEntries(of dictionary: [String: Any]) -> [(key: String, value: Any)] {
-        guard dictionary.count >= reuseThreshold else { return dictionary.sorted { $0.key < $1.key } }
-        if let known = sortedKeyMemo.withLock({ $0[dictionary.count] }) {
-            var entries: [(key: String, value: Any)] = []
-            entries.reserveCapacity(known.count)
-            for key in known {
-                // The entry as `dictionary` holds it: its key may be spelled otherwise
-                // (another normalisation of the same characters).
-                guard let index = dictionary.index(forKey: key) else { break }
-                entries.append(dictionary[index])
-            }
-            if entries.count == known.count { return entries }
-        }
-        let entries = dictionary.sorted { $0.key < $1.key }
-        sortedKeyMemo.withLock { memo in
-            if memo.count >= 32 { memo.removeAll() }
-            memo[dictionary.count] = entries.map(\.key)
-        }
-        return entries
+        dictionary.sorted { $0.key < $1.key }
     }
 
-    /// The last key order seen, by count (see ``sortedEntries(of:)``).
-    private static let sortedKeyMemo = Locked<[Int: [String]]>([:])
-
-    /// The dictionaries at least this large have their key order and their lines remembered.
+    /// The dictionaries at least this large have their lines remembered.
     private static let reuseThreshold = 64
 
     /// The lines of the entries of a large dictionary, as last encoded at one depth.
@@ -120,7 +83,7 @@ enum PlistXML {
     private struct Writer {
         var bytes: [UInt8] = []
         /// Where each top-level value was written, when asked for.
-        var ranges: [String: ByteSpan]?
+        var ranges: [String: Range<Int>]?
         /// Whether every value written since this was last set was a value type or an `NSNumber`:
         /// no object that could change while a dictionary holding it stays the same.
         var holdsOnlyValues = true
@@ -225,7 +188,7 @@ enum PlistXML {
                     guard writeKey(key, depth: depth) else { return false }
                     let start = bytes.count
                     guard write(value, depth: depth + 1) else { return false }
-                    if ranging { ranges![key] = ByteSpan(start: start, end: bytes.count) }
+                    if ranging { ranges![key] = start..<bytes.count }
                 }
             }
             indent(depth)

@@ -513,14 +513,14 @@ open class PersistentPrefs: NSObject {
     @inlinable
     func value<T>(forKey key: String, as type: T.Type, tracking: KeyPath<PrefsKeySpace, Int>) -> T? {
         typed(
-            type, number: { exactNumber(forKey: key, tracking: tracking) }, string: { exactString(forKey: key, tracking: tracking) },
+            type, number: { numberCasts(forKey: key, tracking: tracking) }, string: { cachedString(forKey: key, tracking: tracking) },
             raw: { rawValue(forKey: key, tracking: tracking) })
     }
 
     /// ``value(forKey:as:)`` for a ``Pref`` read: its key and observation key, read in place.
     @inlinable
     func value<T>(as type: T.Type, _ pref: PrefKey) -> T? {
-        typed(type, number: { exactNumber(pref) }, string: { exactString(pref) }, raw: { rawValue(forKey: pref.key, tracking: pref.observationKey) })
+        typed(type, number: { numberCasts(pref) }, string: { cachedString(pref) }, raw: { rawValue(forKey: pref.key, tracking: pref.observationKey) })
     }
 
     /// A value as `T`, from the answer that serves `T`: the number's answers for `Int`,
@@ -545,26 +545,26 @@ open class PersistentPrefs: NSObject {
 
     /// The precomputed `as?` answers for a stored number, callable from inlinable code.
     @usableFromInline
-    func exactNumber(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> NumberCasts? {
+    func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> NumberCasts? {
         answer(forKey: key, tracking: tracking, { $0.loadedNumber(forKey: $1) }, SetView.number)
     }
 
-    /// ``exactNumber(forKey:tracking:)`` for a ``Pref`` read.
+    /// ``numberCasts(forKey:tracking:)`` for a ``Pref`` read.
     @usableFromInline
-    func exactNumber(_ pref: PrefKey) -> NumberCasts? {
+    func numberCasts(_ pref: PrefKey) -> NumberCasts? {
         answer(forKey: pref.key, tracking: pref.observationKey, { $0.loadedNumber(forKey: $1) }, SetView.number)
     }
 
     /// A value as a `String` from the answers worked out once per change (no cast per read),
     /// callable from inlinable code.
     @usableFromInline
-    func exactString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> String? {
+    func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> String? {
         answer(forKey: key, tracking: tracking, { $0.loadedString(forKey: $1) }, SetView.string)
     }
 
-    /// ``exactString(forKey:tracking:)`` for a ``Pref`` read.
+    /// ``cachedString(forKey:tracking:)`` for a ``Pref`` read.
     @usableFromInline
-    func exactString(_ pref: PrefKey) -> String? {
+    func cachedString(_ pref: PrefKey) -> String? {
         answer(forKey: pref.key, tracking: pref.observationKey, { $0.loadedString(forKey: $1) }, SetView.string)
     }
 

@@ -363,7 +363,7 @@ enum LayerPaths {
     private static func makeFiles(relativeFolder: String, name: String, holdsRoots: Bool, vendor: URL?) -> [LayerFile] {
         func file(_ base: URL, _ kind: LayerFile.Kind) -> LayerFile {
             let folder = relativeFolder.isEmpty ? base : base.appendingPathComponent(relativeFolder, isDirectory: true)
-            return LayerFile(url: folder.appendingPathComponent(name).standardizedFileURL, kind: kind, holdsRoots: holdsRoots)
+            return LayerFile(url: folder.appendingPathComponent(name, isDirectory: false).standardizedFileURL, kind: kind, holdsRoots: holdsRoots)
         }
         var files = systemDirectories.map { file($0, .site) }
         if let vendor { files.append(file(vendor, .vendor)) }

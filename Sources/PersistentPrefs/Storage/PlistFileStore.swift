@@ -108,7 +108,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     ///   directory is the folder of the `UserDefaults` suites.
     public func fileURL(forRoot root: String) throws -> URL {
         try checkNotSuiteFolder()
-        return directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".plist")
+        return directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".plist", isDirectory: false)
     }
 
     /// Where the schema of the set under `root` is kept: `<file name without .plist>.schema.json`
@@ -117,7 +117,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// - Parameter root: A root key.
     /// - Returns: The schema file's URL.
     public func schemaFileURL(forRoot root: String) -> URL {
-        directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".schema.json")
+        directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".schema.json", isDirectory: false)
     }
 
     /// The name of `root`'s file without `.plist`: the percent-encoded root key (with `~<hash>`
@@ -136,7 +136,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// file system shares with `main.plist`), while it may still need moving to `url`, its
     /// current name; `nil` once this process knows there is none.
     private func legacyFile(forRoot root: String, current url: URL) -> URL? {
-        let legacy = directory.appendingPathComponent(Self.encode(root) + ".plist")
+        let legacy = directory.appendingPathComponent(Self.encode(root) + ".plist", isDirectory: false)
         guard legacy != url, url.lastPathComponent.utf8.count <= Self.maximumEncodedLength + 30,
             !Self.legacyChecked.withLock({ $0.contains(url.path) })
         else { return nil }

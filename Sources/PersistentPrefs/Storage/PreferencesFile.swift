@@ -66,7 +66,7 @@ public struct PreferencesFile: Sendable {
         if let problem = SuitePaths.problem(with: suiteName) {
             throw PersistentPrefs.PrefsError.invalidSuiteName(name: suiteName, reason: problem)
         }
-        url = Self.preferencesDirectory.appendingPathComponent(suiteName + ".plist")
+        url = Self.preferencesDirectory.appendingPathComponent(suiteName + ".plist", isDirectory: false)
         movesDamagedFileAside = true
         layers = LayerReader(files: LayerPaths.files(relativeFolder: "", name: url.lastPathComponent, holdsRoots: true))
         holdsSet = false
@@ -192,10 +192,9 @@ public struct PreferencesFile: Sendable {
 
     /// Whether the folder of this suite's schemas (`<suite>.schemas`, see
     /// ``schemaFileURL(forRoot:)``) exists: without it no set in the suite has a schema. For
-    /// `prefs-harness` (`@_spi(Tools)`), which then skips comparing the suite before and after a
+    /// `prefs-harness` (`package` access), which then skips comparing the suite before and after a
     /// write to find the sets to check.
-    @_spi(Tools)
-    public var hasSchemaFolder: Bool {
+    package var hasSchemaFolder: Bool {
         var info = stat()
         return stat(SuitePaths.schemaFolder(besides: url), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }

@@ -6,7 +6,8 @@ enum SuitePaths {
     /// preferences folder or alias a special domain are refused.
     static func problem(with name: String) -> String? {
         if name.isEmpty { return "the suite name is empty" }
-        // Byte tests: Foundation's `contains` on strings is an `NSString` search.
+        // Bytes, not characters: a slash followed by a combining mark is one `Character` but
+        // still a slash to the file system.
         if name.utf8.contains(UInt8(ascii: "/")) || name.utf8.contains(0) { return "the suite name \"\(name)\" contains '/' or NUL" }
         if name == "." || name == ".." || name.hasPrefix("..") { return "the suite name \"\(name)\" is a relative path" }
         if name == "NSGlobalDomain" || name == UserDefaults.globalDomain || name == UserDefaults.argumentDomain
@@ -29,7 +30,7 @@ enum SuitePaths {
             guard let suite, problem(with: suite) == nil else { return nil }
             name = suite
         }
-        return directory.appendingPathComponent(name + ".plist")
+        return directory.appendingPathComponent(name + ".plist", isDirectory: false)
     }
 
     /// Where the schema of the set under `root` in the suite file `file` is kept:

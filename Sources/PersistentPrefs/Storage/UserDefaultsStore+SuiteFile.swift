@@ -100,7 +100,7 @@ extension UserDefaultsStore {
                 let reported = try change(&suite)
                 let changed = (keys ?? reported ?? PlistValue.changedKeys(before, suite)).sorted()
                 let data: Data
-                let ranges: [String: PlistXML.ByteSpan]
+                let ranges: [String: Range<Int>]
                 do {
                     (data, ranges) = try PlistFile.encodedRanging(suite, for: file)
                 } catch PersistentPrefs.PrefsError.ioError(_, let reason) {
@@ -113,7 +113,7 @@ extension UserDefaultsStore {
                 // is shown it as this write leaves it (see ``SuiteLedger/repaired(_:of:digest:)``).
                 for key in changed {
                     ledger.record(
-                        key, before: before[key], after: suite[key], afterXML: ranges[key].map { PlistXML.wrapped(data[$0.range]) },
+                        key, before: before[key], after: suite[key], afterXML: ranges[key].map { PlistXML.wrapped(data[$0]) },
                         beforeIsLatest: !foreign && signature != nil)
                 }
                 ledger.save(to: lock)

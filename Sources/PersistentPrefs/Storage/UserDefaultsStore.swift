@@ -288,8 +288,7 @@ extension UserDefaultsStore {
     ///
     /// - Parameter suiteName: The suite; `nil` or `""` selects `.standard`.
     /// - Returns: The store, or `nil` when the name is refused.
-    @_spi(Testing)
-    public static func throughUserDefaults(suiteName: String?) -> UserDefaultsStore? {
+    package static func throughUserDefaults(suiteName: String?) -> UserDefaultsStore? {
         DefaultsHandle.forSuite(suiteName, backend: .userDefaults).map(UserDefaultsStore.init(handle:))
     }
 }

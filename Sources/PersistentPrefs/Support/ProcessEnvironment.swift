@@ -9,14 +9,13 @@ import Foundation
 #endif
 
 /// One variable of the process's environment, for the library and `prefs-harness`
-/// (`@_spi(Tools)`).
+/// (`package` access).
 ///
 /// `getenv` reads the one variable; `ProcessInfo.processInfo.environment` copies the whole
 /// environment into a new dictionary on every call.
-@_spi(Tools)
-public enum ProcessEnvironment {
+package enum ProcessEnvironment {
     /// The value of the environment variable `name`, or `nil` when it is not set.
-    public static func value(_ name: String) -> String? {
+    package static func value(_ name: String) -> String? {
         getenv(name).map { String(cString: $0) }
     }
 }

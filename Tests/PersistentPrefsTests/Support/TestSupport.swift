@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import PersistentPrefs
+import PersistentPrefs
 import Testing
 
 /// A UserDefaults suite of its own for one test, removed (file and all) when the test ends.

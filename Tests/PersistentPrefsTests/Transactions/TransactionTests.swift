@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import PersistentPrefs
+import PersistentPrefs
 import Testing
 
 /// A set for the transaction tests: a counter, a list, and keys k0…k99.

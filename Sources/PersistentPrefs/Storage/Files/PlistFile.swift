@@ -284,7 +284,7 @@ enum PlistFile {
     /// ``encoded(_:format:for:)`` as XML, with where each top-level value lies in the bytes
     /// when the library's own writer made them (see ``PlistXML/document(ranging:)``; empty when
     /// Foundation's did).
-    static func encodedRanging(_ dictionary: [String: Any], for url: URL) throws -> (data: Data, ranges: [String: PlistXML.ByteSpan]) {
+    static func encodedRanging(_ dictionary: [String: Any], for url: URL) throws -> (data: Data, ranges: [String: Range<Int>]) {
         guard let (data, ranges) = PlistXML.document(ranging: dictionary) else {
             return (try encoded(dictionary, format: .xml, for: url), [:])
         }
