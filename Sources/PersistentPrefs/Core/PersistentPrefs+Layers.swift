@@ -80,4 +80,77 @@ extension PersistentPrefs {
     public var layerFileURLs: [URL] {
         ((try? resolvedDomain())?.layerReader.files ?? []).map(\.url)
     }
+
+    // MARK: - Where a value comes from
+
+    /// Where the value a reader sees for a key comes from: the layer that gives it, the way
+    /// `dconf`/`gsettings` users find out why a value is what it is. See ``valueSource(forKey:)``.
+    public enum ValueSource: Hashable, Sendable {
+        /// The user's own value (``values``, the set's file or suite).
+        case user
+        /// A site defaults file over ``systemConfigDirectories``; the associated value is the file.
+        case site(URL)
+        /// A vendor defaults file in ``vendorDefaultsDirectory``; the associated value is the file.
+        case vendor(URL)
+        /// Defaults registered with the platform (`UserDefaults.register(defaults:)`).
+        case registered
+        /// Values an administrator forces through the platform (managed preferences).
+        case managed
+        /// The set's defaults file (see ``fileDefaults``).
+        case fileDefault
+        /// The default declared in code (``declaredDefaults``, from `@Pref` declarations).
+        case declaredDefault
+
+        /// A short name for the source: `user`, `site`, `vendor`, `registered`, `managed`,
+        /// `file default` or `default`.
+        public var name: String {
+            switch self {
+            case .user: return "user"
+            case .site: return "site"
+            case .vendor: return "vendor"
+            case .registered: return "registered"
+            case .managed: return "managed"
+            case .fileDefault: return "file default"
+            case .declaredDefault: return "default"
+            }
+        }
+
+        /// The file the value is read from, for ``site(_:)`` and ``vendor(_:)``; `nil` otherwise.
+        public var file: URL? {
+            switch self {
+            case .site(let url), .vendor(let url): return url
+            default: return nil
+            }
+        }
+    }
+
+    /// Where the value of `key` a reader sees (``effectiveValues``, then ``fileDefaults``, then
+    /// ``declaredDefaults``) comes from; `nil` when nothing gives the key a value.
+    ///
+    /// A locked key (``isLocked(_:)``) is never ``ValueSource/user``: it reads the locking layer's
+    /// value, or a less important layer's.
+    ///
+    /// ```swift
+    /// if case .site(let file) = prefs.valueSource(forKey: "Volume") {
+    ///     print("Volume is set by the administrator in \(file.path)")
+    /// }
+    /// ```
+    ///
+    /// - Parameter key: A key of the set.
+    /// - Returns: The source of the key's value, or `nil`.
+    public func valueSource(forKey key: String) -> ValueSource? {
+        let layers = (try? resolvedDomain().layers()) ?? .empty
+        if !layers.isLocked(key), values[key] != nil { return .user }
+        if let layer = layers.layerGiving(key) {
+            switch layer.kind {
+            case .site: return .site(URL(fileURLWithPath: layer.source))
+            case .vendor: return .vendor(URL(fileURLWithPath: layer.source))
+            case .registered: return .registered
+            case .managed: return .managed
+            }
+        }
+        if fileDefaults[key] != nil { return .fileDefault }
+        if declaredDefaults[key] != nil { return .declaredDefault }
+        return nil
+    }
 }

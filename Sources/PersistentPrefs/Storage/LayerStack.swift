@@ -67,8 +67,22 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
     static let lockKey = "PersistentPrefs.locked"
 
     struct Layer {
+        /// What kind of layer it is.
+        enum Kind: Sendable {
+            /// Values an administrator forces through the platform, above every file.
+            case managed
+            /// A site defaults file (over `$XDG_CONFIG_DIRS`).
+            case site
+            /// A vendor defaults file (in ``PersistentPrefs/vendorDefaultsDirectory``).
+            case vendor
+            /// Defaults registered with the platform, beneath every file.
+            case registered
+        }
+
         /// Where the layer comes from: a file's path, or `registered defaults`, `managed (forced) values`.
         let source: String
+        /// The kind of layer; for ``Kind/site`` and ``Kind/vendor``, ``source`` is the file's path.
+        let kind: Kind
         /// The set's values in this layer, normalised, without the lock entry.
         let values: [String: Any]
         let locked: Set<String>
@@ -107,6 +121,14 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
             if let value = layer.values[key] { return value }
         }
         return nil
+    }
+
+    /// The layer `key`'s value comes from when the user's value does not count (it is locked) or
+    /// there is none: the locking layer or the first beneath it with a value; `nil` when no layer
+    /// gives one.
+    func layerGiving(_ key: String) -> Layer? {
+        let start = layers.firstIndex { $0.locks(key) } ?? 0
+        return layers[start...].first { $0.values[key] != nil }
     }
 
     /// The set readers see: `user` (the user's stored set) with the layers beneath it and the
@@ -277,7 +299,7 @@ struct LayerReader: Sendable {
             return .failure(damaged(file, "the value of \(keys) is not one a preferences set can store (nested more than \(PlistValue.maximumDepth) deep, or a date outside the years 1–9999)"))
         }
         if values.isEmpty, marks.keys.isEmpty, !marks.all, !locksAll { return .success(nil) }
-        return .success(LayerStack.Layer(source: file.url.path, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
+        return .success(LayerStack.Layer(source: file.url.path, kind: file.kind == .site ? .site : .vendor, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
     }
 
     /// What a lock entry says: `<true/>` or `<false/>`, or an array of key names. Anything else

@@ -99,14 +99,14 @@ extension UserDefaultsStore: LayeredStore {
             if defaults.objectIsForced(forKey: root) {
                 let forced = defaults.object(forKey: root).flatMap(PlistValue.stringKeyedDictionary) ?? [:]
                 if case .success(let values) = PlistValue.normalizedSet(forced, for: .loading) {
-                    above.append(LayerStack.Layer(source: "managed (forced) values", values: values, locked: [], locksAll: true))
+                    above.append(LayerStack.Layer(source: "managed (forced) values", kind: .managed, values: values, locked: [], locksAll: true))
                 }
             }
             let registered = defaults.volatileDomain(forName: UserDefaults.registrationDomain)[root]
             if let registered, let set = PlistValue.stringKeyedDictionary(registered), !set.isEmpty,
                 case .success(let values) = PlistValue.normalizedSet(set, for: .loading)
             {
-                below.append(LayerStack.Layer(source: "registered defaults", values: values, locked: [], locksAll: false))
+                below.append(LayerStack.Layer(source: "registered defaults", kind: .registered, values: values, locked: [], locksAll: false))
             }
             return (above, below)
         }
