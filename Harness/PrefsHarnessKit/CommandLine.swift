@@ -76,24 +76,39 @@ public struct CommandSpec: Equatable, Sendable {
     /// Every command, in the order help lists them.
     public static let all: [CommandSpec] = [
         CommandSpec(
-            name: "list", arguments: [], summary: "show every key of the set with its type and value",
-            details: "Keys are shown by full name; --json prints the set as a JSON object.", acceptsJSON: true),
+            name: "list", arguments: [], summary: "show every key of the set with its type, value and source",
+            details: """
+                The values are the ones the set's program reads: the user's, else the site or vendor
+                defaults file's, else the default declared in code. Source says which (user, site
+                FILE, vendor FILE, registered, managed, file default, default), with ", locked" for
+                a key an administrator locked. A program's set (one with a schema file) starts with
+                the schema file's path. --json prints a JSON array of
+                {"key", "type", "value", "source", "file", "locked"} objects.
+                """, acceptsJSON: true),
         CommandSpec(
             name: "get", arguments: ["NAME"], summary: "show one value",
-            details: "NAME is a full key (\"Integer Value\") or an alias: int, string, array, dict, date.",
+            details: """
+                The value the set's program reads, on stdout; where it comes from on stderr. NAME is
+                a key of the set's schema; for the sample's set also an alias: int, string, array,
+                dict, date. --json prints {"key", "type", "value", "source", "file", "locked"}.
+                """,
             acceptsJSON: true),
         CommandSpec(
             name: "set", arguments: ["NAME", "VALUE"], summary: "store VALUE, parsed for the key's type",
             details: """
                 int: an integer (42, -7). string: any text. array: a, b, c or a JSON array of
                 strings. dict: k=v,k=v or a JSON object of strings. date: ISO 8601
-                (2024-05-01T12:00:00Z, 2024-05-01) or now. Put -- before a VALUE that starts with --.
+                (2024-05-01T12:00:00Z, 2024-05-01) or now. On a program's set (one with a schema
+                file), VALUE is parsed for the key's kind: integer, real, true/false, text, ISO 8601
+                date, Base64 data, JSON array or object; the schema's range and choices are checked.
+                A locked key is refused before its range. Put -- before a VALUE that starts with --.
                 --json prints {"key": …, "value": …}.
                 """, acceptsJSON: true),
         CommandSpec(
             name: "batch", arguments: [], summary: "apply NAME VALUE lines from stdin as one batch",
             details: """
-                One change per line: a key (full name or alias), a space, the value as for set.
+                One change per line: a key (full name, or for the sample an alias), a space, the
+                value as for set.
                 Blank lines and lines starting with # are skipped. The changes are written
                 together, in one durable write: a program reading the set sees all of them or
                 none. If any line does not parse or is refused, nothing is written (exit 1).
@@ -104,11 +119,17 @@ public struct CommandSpec: Equatable, Sendable {
             details: """
                 Reads the value under the store's lock and writes the sum in the same step, so
                 increments by any number of processes at once are never lost. A key that is not
-                set counts from its sample default. --json prints {"key": …, "value": …}.
+                set counts from its value as read (site or vendor defaults), else its default; the
+                sum is checked against the key's range. --json prints {"key": …, "value": …}.
                 """, acceptsJSON: true),
         CommandSpec(
-            name: "reset", arguments: [], summary: "put the sample defaults back",
-            details: "--json prints the set as it now is.", acceptsJSON: true),
+            name: "reset", arguments: [], summary: "put the set back to its defaults",
+            details: """
+                The sample's set gets the sample defaults written. A program's set has the user's
+                values of its schema's keys removed, so it reads its defaults (site, vendor, then
+                the ones declared in code); locked keys are left as they are. --json prints the set
+                as list --json does.
+                """, acceptsJSON: true),
         CommandSpec(
             name: "delete", arguments: [], summary: "remove the set (its root key) from the store",
             details: "A root key that holds nothing is refused (exit 1). --json prints {\"root\": …, \"deleted\": true}.",
@@ -137,7 +158,7 @@ public struct CommandSpec: Equatable, Sendable {
                 One line per changed key: time, root key, key = new value ((removed) when removed),
                 whoever changed it: another process using the library, plain UserDefaults code
                 that synchronises, another harness. NAME… limits it to those keys (full names or
-                aliases); --json prints one JSON object per line. Exit status 0 on Ctrl-C.
+                aliases for the sample); --json prints one JSON object per line. Exit status 0 on Ctrl-C.
                 Without --key and without NAME, every set in the suite or --store-dir folder is
                 watched (as dconf watch /), each line naming its root key. Values shown are the
                 set's as read, over the system layers (a watch of one set); as stored (the whole
@@ -184,18 +205,32 @@ public struct CommandSpec: Equatable, Sendable {
             acceptsJSON: true),
         CommandSpec(
             name: "describe", arguments: ["NAME"], summary: "print the summary of a key from the schema",
-            details: "As gsettings describe: one line, empty when the key has no summary. An unknown key exits 1."),
+            details: """
+                As gsettings describe: one line, empty when the key has no summary. An unknown key
+                exits 1. --json prints {"key": …, "summary": …} (summary null when there is none).
+                """, acceptsJSON: true),
         CommandSpec(
             name: "range", arguments: ["NAME"], summary: "print the type and the values a key allows",
             details: """
                 As gsettings range: "range TYPE MIN MAX" for a key with a range, "enum" and one
                 choice per line for a key with choices, else "type TYPE". TYPE is a GVariant type
                 string where one exists (x for Int, s for String, as for [String], a{ss} for
-                [String: String]), else the Swift type's name.
-                """),
+                [String: String]), else the Swift type's name. --json prints {"key", "type",
+                "kind", "min", "max", "choices"} (null where the key has none).
+                """, acceptsJSON: true),
         CommandSpec(
             name: "writable", arguments: ["NAME"], summary: "print whether a key can be written (false when locked)",
-            details: "As gsettings writable: \"true\", or \"false\" for a key an administrator locked in a system layer."),
+            details: """
+                As gsettings writable: "true", or "false" for a key an administrator locked in a
+                system layer. --json prints {"key": …, "writable": true|false}.
+                """, acceptsJSON: true),
+        CommandSpec(
+            name: "schema-file", arguments: [], summary: "print the path of the set's schema file",
+            details: """
+                Where the set's program writes its schema (whether or not it has yet): beside a
+                --store-dir set, in SUITE.schemas/ for a suite. --json prints {"root": …,
+                "path": …, "exists": true|false}; path is null for a store without schema files.
+                """, acceptsJSON: true),
         CommandSpec(name: "help", arguments: ["COMMAND?"], summary: "show help, or one command's help", details: ""),
         CommandSpec(
             name: "key", arguments: ["ROOT"], summary: "switch to the set under another root key",

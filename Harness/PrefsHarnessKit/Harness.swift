@@ -117,8 +117,11 @@ public struct Harness {
         return """
             usage: prefs-harness [--key ROOT] [--suite NAME | --store-dir DIR] [COMMAND [ARGS]]
 
-            View and edit the sample preference set (SamplePrefs) stored under ROOT
-            (default "SamplePrefs"). With no COMMAND, starts the interactive mode.
+            View and edit the preference set stored under ROOT (default "SamplePrefs"): a
+            program's set when its program wrote a schema file for it (see schema-file), else
+            the sample's (SamplePrefs). Values are shown as the program reads them, with where
+            each comes from (user, site FILE, vendor FILE, default) and whether it is locked.
+            With no COMMAND, starts the interactive mode. Every command with output takes --json.
 
             Options:
               --key ROOT       the root key of the set
@@ -218,17 +221,9 @@ public final class HarnessSession {
     /// seen without a reload), without writing the sample defaults into an empty set (what the
     /// interactive screen shows).
     func storedValues() throws -> [String: Any] {
-        try shownSet().stored
-    }
-
-    /// The set as stored and as programs read it (over the system layers, with locked keys).
-    func shownSet() throws -> ShownSet {
         let view = PersistentPrefs(key: rootKey, store: store)
         try Self.check(view)
-        let stored = view.values
-        let effective = view.effectiveValues
-        let locked = Set(effective.keys.filter(view.isLocked)).union(view.lockedKeys)
-        return ShownSet(stored: stored, effective: effective, locked: view.isForced ? nil : locked)
+        return view.values
     }
 
     /// Runs one command; output goes to `console`.
@@ -239,71 +234,64 @@ public final class HarnessSession {
         case "list":
             try list(json: command.json, console: console)
         case "get":
-            // A read: it never creates the set (nor a suite file), and shows the sample's default
-            // for a key that is not stored, saying so on stderr.
-            let key = try SampleKey.named(command.arguments[0])
-            let shown = try shownSet()
-            guard let value = shown.effective[key.name] ?? SamplePrefs.sampleDefaults[key.name] else {
-                throw HarnessError.refused("\(key.name) is not set under the root key \"\(rootKey)\"")
+            // A read: it never creates the set (nor a suite file). The value goes to stdout, where
+            // it comes from to stderr.
+            let set = try HarnessSet.of(self)
+            let key = try set.key(command.arguments[0])
+            let shown = try set.shown(key.name, session: self)
+            guard let value = shown.value else {
+                throw HarnessError.refused("\(key.name) is not set under the root key \"\(rootKey)\" and has no default")
             }
-            console.print(command.json ? ValueFormatter.jsonText(value, pretty: false) : ValueFormatter.text(value))
-            switch shown.source(of: key.name) {
-            case .stored: break
-            case .locked: console.error("(\(key.name) is locked by the system administrator: this is the value the system sets)")
-            case .system: console.error("(\(key.name) is not stored under \"\(rootKey)\": this is a system default)")
-            case .sampleDefault: console.error("(\(key.name) is not stored under \"\(rootKey)\": this is the sample's default)")
+            console.print(command.json ? ValueFormatter.jsonText(shown.json, pretty: false) : ValueFormatter.text(value))
+            // Quiet for the user's own value, as a lookup that found what was stored.
+            if !command.json, shown.source != "user" || shown.locked {
+                console.error("(\(key.name): \(Self.describeSource(shown, root: rootKey)))")
             }
-        case "list-keys", "describe", "range", "writable":
+        case "list-keys", "describe", "range", "writable", "schema-file":
             try SchemaCommands.run(command, session: self, console: console)
         case "set":
-            if try SchemaCommands.set(command, session: self, console: console) { return }
-            let key = try SampleKey.named(command.arguments[0])
-            let value = try ValueParser.parse(command.arguments[1], for: key)
-            let prefs = try prefs()
-            try write { try prefs.set(value, forKey: key.name) }
-            let stored = prefs[key.name] ?? value
+            let set = try HarnessSet.of(self)
+            let key = try set.key(command.arguments[0])
+            try set.check(nil, for: key, in: PersistentPrefs(key: rootKey, store: store))
+            let value = try set.parse(command.arguments[1], for: key)
+            let stored = try set.write([(key, value)], session: self)[key.name] ?? value
             console.print(command.json ? Self.json(["key": key.name, "value": stored]) : "\(key.name) = \(ValueFormatter.text(stored))")
         case "batch":
-            let changes = try BatchInput.read(from: console)
-            let prefs = try prefs()
-            try write {
-                try prefs.transaction { prefs in
-                    for change in changes { try prefs.set(change.value, forKey: change.key.name) }
-                }
-            }
+            let set = try HarnessSet.of(self)
+            let changes = try BatchInput.read(from: console, set: set)
+            try set.write(changes.map { ($0.key, $0.value) }, session: self)
             let noun = changes.count == 1 ? "change" : "changes"
             console.print(
                 command.json ? Self.json(["root": rootKey, "changes": changes.count]) : "Wrote \(changes.count) \(noun) to \"\(rootKey)\" in one batch.")
         case "incr":
-            let key = try SampleKey.named(command.arguments[0])
-            guard key == .int else { throw HarnessError.usage("incr works on integer keys; \(key.name) holds \(key.typeName)") }
+            let set = try HarnessSet.of(self)
+            let key = try set.key(command.arguments[0])
+            guard key.kind == "integer" else { throw HarnessError.usage("incr works on integer keys; \(key.name) holds \(set.typeName(key))") }
             let by = command.arguments.count > 1 ? command.arguments[1] : "1"
             guard let step = Int(by) else { throw HarnessError.usage("'\(by)' is not an integer to add") }
-            let prefs = try prefs()
-            let start = prefs.declaredDefaults[key.name] as? Int ?? 0
-            var result = 0
-            try write {
-                try prefs.update { set in
-                    let stored = set[key.name] ?? start
-                    guard let current = stored as? Int else {
-                        throw HarnessError.refused("\(key.name) holds \(ValueFormatter.text(stored)), not an integer; nothing was written")
-                    }
-                    let (sum, overflow) = current.addingReportingOverflow(step)
-                    guard !overflow else {
-                        throw HarnessError.refused("\(current) + \(step) does not fit in an integer; nothing was written")
-                    }
-                    set[key.name] = sum
-                    result = sum
-                }
-            }
+            let result = try set.increment(key, by: step, session: self)
             console.print(command.json ? Self.json(["key": key.name, "value": result]) : "\(key.name) = \(result)")
         case "reset":
-            let prefs = try prefs()
-            try write {
-                prefs.reset()
-                try Self.check(prefs)
+            let set = try HarnessSet.of(self)
+            if set.isSample {
+                let prefs = try prefs()
+                try write {
+                    prefs.reset()
+                    try Self.check(prefs)
+                }
+            } else {
+                // A program's set reads its defaults when the user's values are gone: every value
+                // of the user's is removed but a locked key's (the lock keeps it as it is).
+                let view = PersistentPrefs(key: rootKey, store: store)
+                let stored = view.values
+                let removals = set.keys.filter { stored[$0.name] != nil && !view.isLocked($0.name) }
+                if !removals.isEmpty { try set.write(removals.map { ($0, nil) }, session: self) }
             }
-            console.print(command.json ? ValueFormatter.jsonText(prefs.values, pretty: true) : "Reset \"\(rootKey)\" to the sample defaults.")
+            if command.json {
+                console.print(ValueFormatter.jsonText(try set.shown(session: self).map(\.json), pretty: true))
+            } else {
+                console.print(set.isSample ? "Reset \"\(rootKey)\" to the sample defaults." : "Reset \"\(rootKey)\": removed the user's values; the set reads its defaults.")
+            }
         case "delete":
             guard try refusing({ try store.load(root: rootKey) }) != nil else {
                 throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\", so nothing was deleted.")
@@ -376,16 +364,30 @@ public final class HarnessSession {
         console.print(dryRun ? "Nothing was written (dry run)." : "Written in one store write.")
     }
 
-    /// The set as an aligned table (or JSON). A read: it never creates the set; keys that are
-    /// not stored show the sample's defaults, marked as such.
+    /// The set as an aligned table (or JSON): every key's value as programs read it, its type,
+    /// where it comes from and whether it is locked. A read: it never creates the set.
     func list(json: Bool, console: Console) throws {
-        let shown = try shownSet()
+        let set = try HarnessSet.of(self)
+        let rows = try set.shown(session: self)
         if json {
-            // The values a program reading the set sees: stored (or set by the system layers),
-            // else the sample's default.
-            show(shown.effective.merging(SamplePrefs.sampleDefaults) { stored, _ in stored }, json: true, console: console)
-        } else {
-            for line in table(shown, console: console) { console.print(line) }
+            console.print(ValueFormatter.jsonText(rows.map(\.json), pretty: true))
+            return
+        }
+        if let file = set.file { console.print("Schema file: \(file)") }
+        for line in table(rows, console: console) { console.print(line) }
+    }
+
+    /// Where a value comes from, in words (what `get` prints to stderr).
+    static func describeSource(_ shown: HarnessSet.Shown, root: String) -> String {
+        let lock = shown.locked ? "locked by the system administrator; " : ""
+        switch shown.source {
+        case "user": return "\(lock)the user's value, stored under \"\(root)\""
+        case "site": return "\(lock)not stored under \"\(root)\": from the site defaults file \(shown.file ?? "")"
+        case "vendor": return "\(lock)not stored under \"\(root)\": from the vendor defaults file \(shown.file ?? "")"
+        case "managed": return "\(lock)forced by the system (managed preferences)"
+        case "registered": return "\(lock)not stored under \"\(root)\": a registered default"
+        case "file default": return "\(lock)not stored under \"\(root)\": from the set's defaults file"
+        default: return "\(lock)not stored under \"\(root)\": the default declared in code"
         }
     }
 
@@ -395,35 +397,34 @@ public final class HarnessSession {
             console.print(ValueFormatter.jsonText(values, pretty: true))
             return
         }
-        for line in table(ShownSet(stored: values), console: console) { console.print(line) }
+        // The sample's keys first (what `migrate` shows), then any others.
+        let sample = HarnessSet(schema: SchemaCommands.sampleSchema(rootKey), file: nil, root: rootKey)
+        var rows = sample.keys.map { key in
+            HarnessSet.Shown(
+                key: key.name, value: values[key.name], source: "user", file: nil, locked: false,
+                type: values[key.name].map { sample.typeName($0, for: key) } ?? sample.typeName(key), known: true)
+        }
+        for (name, value) in values.sorted(by: { $0.key < $1.key }) where sample.schema[name] == nil && name != PersistentPrefs.schemaVersionKey {
+            rows.append(HarnessSet.Shown(key: name, value: value, source: "user", file: nil, locked: false, type: "(not a sample key)", known: false))
+        }
+        for line in table(rows, console: console, sources: false) { console.print(line) }
     }
 
-    /// The rows of the table: key, type, value; the sample's keys first (a key that is not
-    /// stored shows the sample's default, marked "(default, not stored)"), then any others. On a
-    /// terminal, rows are cut with "…" to its width rather than wrapping through the columns.
-    func table(_ shown: ShownSet, console: Console) -> [String] {
-        var rows: [(String, String, String)] = [("Key", "Type", "Value")]
-        let defaults = SamplePrefs.sampleDefaults
-        let values = shown.effective
-        for key in SampleKey.allCases {
-            guard let value = values[key.name] else {
-                let text = defaults[key.name].map { ValueFormatter.text($0) + "  (\(shown.source(of: key.name).tag ?? "default, not stored"))" } ?? "(not set)"
-                rows.append((key.name, key.typeName, text))
-                continue
-            }
-            let note = shown.source(of: key.name).tag.map { "  (\($0))" } ?? ""
-            rows.append((key.name, ValueFormatter.typeName(value, for: key), ValueFormatter.text(value) + note))
+    /// The rows of the table: key, type, value, and (with `sources`) where the value comes from
+    /// (`user`, `site FILE`, `vendor FILE`, `default`, …, with `, locked`). On a terminal, rows
+    /// are cut with "…" to its width rather than wrapping through the columns.
+    func table(_ shown: [HarnessSet.Shown], console: Console, sources: Bool = true) -> [String] {
+        var rows: [[String]] = [sources ? ["Key", "Type", "Value", "Source"] : ["Key", "Type", "Value"]]
+        for row in shown {
+            let value = row.value.map(ValueFormatter.text) ?? "(not set)"
+            rows.append(sources ? [row.key, row.type, value, row.sourceText] : [row.key, row.type, value])
         }
-        let known = Set(SampleKey.allCases.map(\.name))
-        for (name, value) in values.sorted(by: { $0.key < $1.key }) where !known.contains(name) {
-            rows.append((name, "(not a sample key)", ValueFormatter.text(value)))
-        }
-        let nameWidth = rows.map(\.0.count).max() ?? 0
-        let typeWidth = rows.map(\.1.count).max() ?? 0
+        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.enumerated().map { index, row in
-            let name = row.0.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
-            let type = row.1.padding(toLength: typeWidth, withPad: " ", startingAt: 0)
-            var line = "  \(name)  \(type)  \(row.2)"
+            let cells = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }
+            var line = "  " + cells.joined(separator: "  ")
             if let width = console.width, line.count > width { line = String(line.prefix(max(width - 1, 1))) + "…" }
             return index == 0 ? console.styled(line, .dim) : line
         }
@@ -444,47 +445,5 @@ public final class HarnessSession {
 
     private static func check(_ prefs: PersistentPrefs) throws {
         if let error = prefs.lastError { throw HarnessError.refused(error.description) }
-    }
-}
-
-/// A set as the harness shows it: the user's stored values, and what programs read (the stored
-/// values over the system layers, locked keys at their mandatory values).
-struct ShownSet {
-    let stored: [String: Any]
-    let effective: [String: Any]
-    /// The locked keys; `nil` when the whole set is locked.
-    let locked: Set<String>?
-
-    /// A set without system layers.
-    init(stored: [String: Any]) {
-        self.init(stored: stored, effective: stored, locked: [])
-    }
-
-    init(stored: [String: Any], effective: [String: Any], locked: Set<String>?) {
-        self.stored = stored
-        self.effective = effective
-        self.locked = locked
-    }
-
-    /// Where a key's value comes from.
-    enum Source {
-        case stored, locked, system, sampleDefault
-
-        /// What the table shows after the value (`nil`: nothing).
-        var tag: String? {
-            switch self {
-            case .stored: return nil
-            case .locked: return "locked"
-            case .system: return "system default, not stored"
-            case .sampleDefault: return "default, not stored"
-            }
-        }
-    }
-
-    /// Where `key`'s value comes from.
-    func source(of key: String) -> Source {
-        if locked?.contains(key) ?? true { return .locked }
-        if stored[key] != nil { return .stored }
-        return effective[key] != nil ? .system : .sampleDefault
     }
 }

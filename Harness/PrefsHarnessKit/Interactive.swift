@@ -86,7 +86,7 @@ public struct Interactive {
             let recorder = Console(
                 colour: console.colour, isTerminal: false,
                 out: { output.append(contentsOf: $0.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)) },
-                err: { output.append($0) }
+                err: { output.append($0.hasSuffix("\n") ? String($0.dropLast()) : $0) }
             )
             try session.execute(command, console: recorder)
             while output.last == "" { output.removeLast() }
@@ -139,11 +139,15 @@ public struct Interactive {
                 + "  store: \(session.storeDescription)"
         ]
         do {
-            let shown = try session.shownSet()
-            if shown.stored.isEmpty {
-                lines.append("  (nothing is stored under this root key: the sample's defaults are shown; set or reset writes)")
+            let set = try HarnessSet.of(session)
+            if let file = set.file { lines.append("  schema file: \(file)") }
+            if try session.storedValues().isEmpty {
+                lines.append(
+                    set.isSample
+                        ? "  (nothing is stored under this root key: the sample's defaults are shown; set or reset writes)"
+                        : "  (nothing is stored under this root key: the set's defaults are shown; set writes)")
             }
-            lines += session.table(shown, console: console)
+            lines += session.table(try set.shown(session: session), console: console)
         } catch let error as HarnessError {
             lines.append(console.styled(error.message, .red))
         } catch {

@@ -71,15 +71,27 @@ enum SchemaCommands {
         throw HarnessError.refused("No such key \u{201C}\(name)\u{201D}")
     }
 
-    /// The message for a value the schema refuses: a value of another type (as `gsettings`
-    /// says of a value that does not parse as the key's type), or one outside the range or the
-    /// choices (as `gsettings` words it).
+    /// The message for a value the schema refuses: the library's own
+    /// ``PersistentPrefs/PersistentPrefs/PrefsError/invalidValue(key:reason:)`` sentence, with
+    /// `reason` from ``PersistentPrefs/PrefsSchema/Key/problem(with:)``; for a value of another
+    /// type, followed by how to give it with `defaults write`.
     static func refusal(of value: Any, for key: PrefsSchema.Key, problem: String) -> String {
-        if let kind = key.kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") {
-            let hint = flag(for: kind).map { " (defaults write: -\($0))" } ?? ""
-            return "The provided value for \u{201C}\(key.name)\u{201D} has the wrong type (\(problem)); give it as \(key.type ?? kind)\(hint)"
+        let sentence = PersistentPrefs.PrefsError.invalidValue(key: key.name, reason: problem).description
+        if let kind = key.kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer"),
+            let flag = flag(for: kind)
+        {
+            return "\(sentence) Give it as \(key.type ?? kind) (defaults write: -\(flag))."
         }
-        return "The provided value for \u{201C}\(key.name)\u{201D} is outside of the valid range (\(problem))"
+        return sentence
+    }
+
+    /// Refuses a change of a locked key before any schema check: the first key (sorted) whose
+    /// value differs between `before` and `after` and that `isLocked` says is locked, with the
+    /// library's ``PersistentPrefs/PersistentPrefs/PrefsError/keyLocked(key:)``.
+    static func checkLocks(from before: [String: Any], to after: [String: Any], isLocked: (String) -> Bool) throws {
+        for name in changedKeys(before, after) where name != PersistentPrefs.schemaVersionKey && isLocked(name) {
+            throw PersistentPrefs.PrefsError.keyLocked(key: name)
+        }
     }
 
     /// The `defaults write` type flag for a kind, or `nil` for a kind without one.
@@ -87,24 +99,49 @@ enum SchemaCommands {
         ["integer": "int", "real": "float", "boolean": "bool", "string": "string", "date": "date", "data": "data", "array": "array", "dictionary": "dict"][kind]
     }
 
-    /// Runs `describe`, `range`, `writable` or `list-keys`.
+    /// Runs `describe`, `range`, `writable`, `list-keys` or `schema-file`.
     static func run(_ command: Command, session: HarnessSession, console: Console) throws {
+        if command.spec.name == "schema-file" { return try schemaFile(json: command.json, session: session, console: console) }
         let (schema, _) = try schema(session)
+        let json = command.json
         switch command.spec.name {
         case "list-keys":
             let names = schema.keys.map(\.name)
-            console.print(command.json ? ValueFormatter.jsonText(names, pretty: false) : names.joined(separator: "\n"))
+            console.print(json ? ValueFormatter.jsonText(names, pretty: false) : names.joined(separator: "\n"))
         case "describe":
             let key = try key(command.arguments[0], in: schema)
-            console.print(key.summary ?? "")
+            console.print(json ? ValueFormatter.jsonText(["key": key.name, "summary": key.summary.map { $0 as Any } ?? NSNull()] as [String: Any], pretty: false) : key.summary ?? "")
         case "range":
             let key = try key(command.arguments[0], in: schema)
-            console.print(range(of: key))
+            guard json else { return console.print(range(of: key)) }
+            let object: [String: Any] = [
+                "key": key.name, "type": typeCode(key), "kind": key.kind ?? NSNull(),
+                "min": key.minimum.map(ValueFormatter.jsonValue) ?? NSNull(), "max": key.maximum.map(ValueFormatter.jsonValue) ?? NSNull(),
+                "choices": key.choices.map { $0.map(ValueFormatter.jsonValue) } ?? NSNull(),
+            ]
+            console.print(ValueFormatter.jsonText(object, pretty: false))
         case "writable":
             let key = try key(command.arguments[0], in: schema)
-            console.print(String(!isLocked(key.name, session)))
+            let writable = !isLocked(key.name, session)
+            console.print(json ? ValueFormatter.jsonText(["key": key.name, "writable": writable], pretty: false) : String(writable))
         default:
             throw HarnessError.usage("not a schema command: \(command.spec.name)")
+        }
+    }
+
+    /// `schema-file`: where the set's program writes its schema, and whether it is there.
+    ///
+    /// - Throws: ``HarnessError/refused(_:)`` for a store that keeps no schema files (without
+    ///   `--json`, which prints a `null` path).
+    static func schemaFile(json: Bool, session: HarnessSession, console: Console) throws {
+        let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey)
+        let exists = url.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
+        if json {
+            console.print(ValueFormatter.jsonText(["root": session.rootKey, "path": url.map { $0.path as Any } ?? NSNull(), "exists": exists] as [String: Any], pretty: false))
+        } else if let url {
+            console.print(url.path)
+        } else {
+            throw HarnessError.refused("The store \(session.storeDescription) keeps no schema files.")
         }
     }
 
@@ -157,28 +194,6 @@ enum SchemaCommands {
     static func literal(_ value: Any) -> String {
         if let text = value as? String { return "'\(text.replacingOccurrences(of: "'", with: "\\'"))'" }
         return ValueFormatter.text(value)
-    }
-
-    /// `set KEY VALUE` on a set whose schema file is not the sample's: the value parsed for the
-    /// key's type, checked against its range, choices and lock, and written at the schema's
-    /// version (see ``SchemaSet``); `false` when the sample's own `set` should run instead (no
-    /// schema file, or the one the sample writes).
-    static func set(_ command: Command, session: HarnessSession, console: Console) throws -> Bool {
-        let (schema, file) = try schema(session)
-        guard let file, !isSampleSchema(schema, root: session.rootKey) else { return false }
-        let key = try key(command.arguments[0], in: schema)
-        if isLocked(key.name, session) { throw HarnessError.refused("Key \u{201C}\(key.name)\u{201D} is not writable (locked by the system administrator)") }
-        let value = try parse(command.arguments[1], for: key)
-        if let problem = key.problem(with: value) { throw HarnessError.refused(refusal(of: value, for: key, problem: problem)) }
-        let stored = try SchemaSet.write(value, forKey: key.name, root: session.rootKey, store: session.store, schema: schema, file: file) ?? value
-        // A boolean as true or false (the formatter shows numbers, and a plist boolean is one).
-        let flag = key.kind == "boolean" ? (stored as? NSNumber).map { $0.boolValue ? "true" : "false" } : nil
-        let json = ValueFormatter.jsonText(["key": key.name, "value": stored], pretty: false)
-        console.print(
-            command.json
-                ? flag.map { "{\"key\":\(ValueFormatter.jsonText(key.name, pretty: false)),\"value\":\($0)}" } ?? json
-                : "\(key.name) = \(flag ?? ValueFormatter.text(stored))")
-        return true
     }
 
     /// VALUE as the key's property-list type: `integer`, `real`, `boolean` (`true`, `false`),
@@ -242,7 +257,7 @@ enum SchemaCommands {
                     throw HarnessError.refused("No such key \u{201C}\(name)\u{201D} in the schema of \u{201C}\(schema.root)\u{201D}; defaults have not been changed")
                 }
                 if let value = new[name], let problem = key.problem(with: value) {
-                    throw HarnessError.refused("\(refusal(of: value, for: key, problem: problem)); defaults have not been changed")
+                    throw HarnessError.refused("\(refusal(of: value, for: key, problem: problem)) Defaults have not been changed.")
                 }
             }
         }
@@ -262,7 +277,7 @@ enum SchemaCommands {
     /// The keys whose values differ between two dictionaries, in order, by the library's rule:
     /// a number of another kind is a change (`NSDictionary.isEqual` would call `1` and `true`
     /// equal).
-    private static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> [String] {
+    static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> [String] {
         PlistComparison.changedKeys(old, new).sorted()
     }
 }
@@ -317,6 +332,18 @@ final class SchemaSet: PersistentPrefs {
     /// - Throws: ``HarnessError/refused(_:)``: the library's refusal, or a version the schema
     ///   does not describe.
     static func write(_ value: Any, forKey name: String, root: String, store: any PrefsStore, schema: PrefsSchema, file: String) throws -> Any? {
+        try change(root: root, store: store, schema: schema, file: file) { try $0.set(value, forKey: name) }[name]
+    }
+
+    /// Runs `body` on the set under `root` at `schema`'s version (see ``SchemaSet``) — its
+    /// writes are the library's, with the schema's rules — and returns the set as stored after.
+    ///
+    /// - Parameter file: The schema file's path, for messages.
+    /// - Throws: ``HarnessError/refused(_:)``: the library's refusal, or a version the schema
+    ///   does not describe; a refusal writes nothing.
+    static func change(
+        root: String, store: any PrefsStore, schema: PrefsSchema, file: String, _ body: (SchemaSet) throws -> Void
+    ) throws -> [String: Any] {
         let versioning = Versioning(version: schema.schemaVersion, writesNewer: !schema.recordsSchemaVersion)
         return try $versioning.withValue(versioning) {
             // Never migrated here: it has no steps, and only the program knows them.
@@ -326,14 +353,14 @@ final class SchemaSet: PersistentPrefs {
                     "The set \u{201C}\(root)\u{201D} is stored at schema version \(stored), older than the version its schema file \(file) describes (\(schema.schemaVersion)): its program migrates it the next time it runs; nothing was written")
             }
             do {
-                try set.set(value, forKey: name)
+                try body(set)
             } catch PersistentPrefs.PrefsError.newerSchemaVersion(_, let stored, _) {
                 throw HarnessError.refused(
                     "The set \u{201C}\(root)\u{201D} is stored at schema version \(stored), newer than the version its schema file \(file) describes (\(schema.schemaVersion)), so the schema may not describe it; nothing was written")
             } catch {
                 try refusing { throw error }
             }
-            return set[name]
+            return set.values
         }
     }
 }

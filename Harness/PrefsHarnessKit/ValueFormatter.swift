@@ -46,6 +46,11 @@ public enum ValueFormatter {
         return "\(actualTypeName(value)) (expected \(key.typeName))"
     }
 
+    /// The name of the type a value is (`Int`, `String`, `Bool`, `Array`, …).
+    static func typeNameOf(_ value: Any) -> String {
+        actualTypeName(value)
+    }
+
     /// A value as JSON: dates as ISO 8601 strings, data as base64.
     ///
     /// - Parameters:
@@ -71,6 +76,8 @@ public enum ValueFormatter {
         case let date as Date: return iso8601(date)
         case let data as Data: return data.base64EncodedString()
         case let number as NSNumber:
+            // A property-list boolean as JSON's true or false, never 1 or 0.
+            if PrefsSchema.kind(of: number) == "boolean" { return number.boolValue }
             if let int = value as? Int { return int }
             if let double = number as? Double, double.isFinite { return double }
             return numberText(number)
@@ -81,6 +88,7 @@ public enum ValueFormatter {
     }
 
     private static func numberText(_ number: NSNumber) -> String {
+        if PrefsSchema.kind(of: number) == "boolean" { return number.boolValue ? "true" : "false" }
         if let int = number as? Int { return String(int) }
         if let double = number as? Double { return String(double) }
         return number.description
@@ -91,7 +99,7 @@ public enum ValueFormatter {
         case is String: return "String"
         case is Date: return "Date"
         case is Data: return "Data"
-        case let number as NSNumber: return number as? Int != nil ? "Int" : "Double"
+        case let number as NSNumber: return PrefsSchema.kind(of: number) == "boolean" ? "Bool" : number as? Int != nil ? "Int" : "Double"
         case is [Any]: return "Array"
         case is [String: Any]: return "Dictionary"
         default: return String(describing: type(of: value))

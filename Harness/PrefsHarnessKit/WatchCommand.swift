@@ -18,13 +18,15 @@ enum WatchCommand {
     /// Watches the set of `session` until `wait` returns.
     ///
     /// - Parameters:
-    ///   - names: Keys or aliases to watch; empty for every key.
+    ///   - names: Keys of the set's schema (for the sample's set, also aliases) to watch; empty
+    ///     for every key.
     ///   - wait: Blocks for as long as the watch runs (the command line: until SIGINT or SIGTERM).
     /// - Throws: ``HarnessError`` when a name is unknown or the set cannot be read.
     static func run(
         names: [String], json: Bool, session: HarnessSession, console: Console, until wait: () -> Void
     ) throws {
-        let keys = try Set(names.map { try SampleKey.named($0).name })
+        let set = names.isEmpty ? nil : try HarnessSet.of(session)
+        let keys = try Set(names.map { try set?.key($0).name ?? $0 })
         let view = PersistentPrefs(key: session.rootKey, store: session.store)
         if let error = view.lastError { throw HarnessError.refused(error.description) }
         let printer = SerialConsole(console)

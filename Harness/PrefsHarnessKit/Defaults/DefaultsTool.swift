@@ -40,7 +40,8 @@ enum DefaultsTool {
             let domain = try places.domain(rest[0])
             let contents = try domain.existingContents()
             guard let value = contents[rest[1]] else { throw HarnessError.refused(missingPair(domain, rest[1])) }
-            console.print("Type is \(PlistText.kind(of: value)?.rawValue ?? "unknown")")
+            let type = PlistText.kind(of: value)?.rawValue ?? "unknown"
+            console.print(json ? ValueFormatter.jsonText(["domain": domain.name, "key": rest[1], "type": type], pretty: false) : "Type is \(type)")
         case "write":
             guard rest.count >= 2 else {
                 throw HarnessError.usage("usage: defaults write DOMAIN KEY [-type] VALUE, or defaults write DOMAIN '{ key = value; }'")
@@ -307,6 +308,7 @@ struct Domain {
             case .file(let file):
                 // Every schema of the suite's sets lives in its `<suite>.schemas` folder: with no
                 // folder there is nothing to check, nor any need to compare the whole suite.
+                if file.hasSchemaFolder { try checkLocksFirst(in: file, change) }
                 try file.update { contents in
                     let before = contents
                     try change(&contents)
@@ -316,6 +318,11 @@ struct Domain {
                     }
                 }
             case .root(let store):
+                var after = try store.load(root: name) ?? [:]
+                let before = after
+                try change(&after)
+                let view = PersistentPrefs(key: name, store: store)
+                try SchemaCommands.checkLocks(from: before, to: after, isLocked: view.isLocked)
                 try withoutActuallyEscaping(change) { change in
                     _ = try store.apply(
                         .transform { current in
@@ -328,6 +335,27 @@ struct Domain {
                         }, root: name)
                 }
             }
+        }
+    }
+
+    /// Refuses `change` of the suite in `file` when it changes a locked key of a set, before the
+    /// schema check in the write reports a value outside a range: a lock is what the user can do
+    /// nothing about. Checked on the file as read now; the write checks the locks again under
+    /// the suite's lock.
+    private func checkLocksFirst(in file: PreferencesFile, _ change: (inout [String: Any]) throws -> Void) throws {
+        var after = try file.contents() ?? [:]
+        let before = after
+        try change(&after)
+        let folder = file.url.deletingLastPathComponent().standardizedFileURL.path
+        let inPreferences = folder == PreferencesFile.preferencesDirectory.standardizedFileURL.path && file.url.pathExtension == "plist"
+        let suite = inPreferences ? file.url.deletingPathExtension().lastPathComponent : file.url.path
+        guard let store = UserDefaultsStore(suiteName: suite) else { return }
+        for root in SchemaCommands.changedKeys(before, after) {
+            guard let old = before[root] as? [String: Any] ?? (before[root] == nil ? [:] : nil),
+                let new = after[root] as? [String: Any] ?? (after[root] == nil ? [:] : nil)
+            else { continue }
+            let view = PersistentPrefs(key: root, store: store)
+            try SchemaCommands.checkLocks(from: old, to: new, isLocked: view.isLocked)
         }
     }
 

@@ -51,9 +51,11 @@ struct HarnessCommandTests {
         let lines = list.split(separator: "\n")
         #expect(Set(lines.map { $0.range(of: "Int")?.lowerBound.utf16Offset(in: $0) }).count <= 2)
         let json = Self.run(["list", "--json"], session).1.out
-        let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any]
-        #expect(object?["Integer Value"] as? Int == 77)
-        #expect(object?["String Value"] as? String == "Any String")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [[String: Any]])
+        let object = Dictionary(uniqueKeysWithValues: rows.compactMap { row in (row["key"] as? String).map { ($0, row["value"] as Any) } })
+        #expect(object["Integer Value"] as? Int == 77)
+        #expect(object["String Value"] as? String == "Any String")
+        #expect(rows.first?["source"] as? String == "user" && rows.first?["locked"] as? Bool == false)
     }
 
     @Test("a value that does not parse is a usage error and changes nothing")
@@ -109,7 +111,7 @@ struct HarnessCommandTests {
         #expect(try store.load(root: "First")?["Integer Value"] as? Int == 9)
         #expect(try store.load(root: "Other")?["String Value"] as? String == "two words")
         #expect(recorder.out.contains("root key: Other"))
-        #expect(recorder.err == "prefs-harness: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, roots, dump, settings, watch, migrate, defaults, list-keys, describe, range, writable, help, key, quit\n")
+        #expect(recorder.err == "prefs-harness: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, roots, dump, settings, watch, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit\n")
         #expect(!recorder.out.contains("bogus"))
         #expect(recorder.input.isEmpty)
     }
@@ -129,7 +131,7 @@ struct HarnessCommandTests {
         #expect(stored["Date Value"] as? Date == Date(timeIntervalSince1970: 1_714_521_600))
         #expect(recorder.out.contains("Commands at this prompt"))
         #expect(recorder.out.contains("  key ROOT "))
-        #expect(recorder.out.contains("Commands: list, get, set, incr, reset, delete, roots, dump, settings, migrate, defaults, list-keys, describe, range, writable, help, key, quit"))
+        #expect(recorder.out.contains("Commands: list, get, set, incr, reset, delete, roots, dump, settings, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit"))
         #expect(recorder.err == "prefs-harness: the root key must not be empty or blank\n")
         #expect(status == 1)
         let json = RecordingConsole(input: ["set array [\"x\",\"y z\"]"])
@@ -147,7 +149,8 @@ struct HarnessCommandTests {
         let object = try #require(try JSONSerialization.jsonObject(with: Data(dump.utf8)) as? [String: Any])
         #expect(object["Integer Value"] as? Int == 6 && object["String Value"] as? String == "x")
         let reset = Self.run(["reset", "--json"], session).1.out
-        #expect((try JSONSerialization.jsonObject(with: Data(reset.utf8)) as? [String: Any])?["Integer Value"] as? Int == 12345)
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(reset.utf8)) as? [[String: Any]])
+        #expect(rows.first { $0["key"] as? String == "Integer Value" }?["value"] as? Int == 12345)
         #expect(Self.run(["delete", "--json"], session).1.out == "{\"deleted\":true,\"root\":\"J\"}\n")
     }
 

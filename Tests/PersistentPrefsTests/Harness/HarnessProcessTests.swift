@@ -24,8 +24,9 @@ struct HarnessProcessTests {
         defer { directory.remove() }
         let list = try child.run("prefs-harness", ["--suite", "s", "list", "--json"])
         #expect(list.status == 0)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [String: Any])
-        #expect(object.keys.sorted() == ["Array Value", "Date Value", "Dictionary Value", "Integer Value", "String Value"])
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
+        #expect(rows.compactMap { $0["key"] as? String } == ["Integer Value", "String Value", "Array Value", "Dictionary Value", "Date Value"])
+        #expect(rows.allSatisfy { $0["source"] as? String == "default" && $0["locked"] as? Bool == false && $0["file"] is NSNull })
         // Reads never write: the set, its suite file and its lock file are not created.
         let roots = try child.run("prefs-harness", ["--suite", "s", "roots", "--json"])
         #expect(try JSONSerialization.jsonObject(with: Data(roots.stdout.utf8)) as? [String] == [])

@@ -233,8 +233,9 @@ struct HarnessSchemaTests {
         defer { fixture.directory.remove() }
         try fixture.write(schema: SchemaFixture.schema(className: "SamplePrefs"))
         let (status, console) = fixture.run("set", "Volume", "99")
-        #expect(status == 1 && console.err.contains("outside of the valid range"), "\(console.err)")
-        #expect(fixture.run("set", "int", "5").1.err.contains("No such key"))
+        let problem = try #require(PrefsSchema.load(from: fixture.schemaFile)?["Volume"]?.problem(with: 99))
+        #expect(status == 1 && console.err == PersistentPrefs.PrefsError.invalidValue(key: "Volume", reason: problem).description, "\(console.err)")
+        #expect(fixture.run("set", "int", "5").1.err.contains("unknown key 'int'"), "the sample's aliases are the sample's only")
         #expect(try fixture.stored()?["Volume"] as? Int == 5)
 
         // The sample's own set: its first write leaves the sample's schema file, and later writes

@@ -1,0 +1,237 @@
+import Foundation
+import PersistentPrefs
+import PersistentPrefsSample
+
+/// The set the harness acts on, as one model: the sample's set (no schema file, or the one the
+/// sample writes itself) or a program's set described by its schema file. Every command reads
+/// keys, types, defaults and rules from here; the two kinds of set differ only in this data and
+/// in how a write reaches the store (the sample's class, or ``SchemaSet`` with the schema's
+/// version and rules).
+struct HarnessSet {
+    /// The schema: the program's, or the sample's own.
+    let schema: PrefsSchema
+    /// The schema file's path, for a program's set; `nil` for the sample's.
+    let file: String?
+    /// The root key.
+    let root: String
+
+    /// Whether this is the sample's set (its aliases, value forms and defaults apply).
+    var isSample: Bool { file == nil }
+
+    /// The set of `session`: the program's when its schema file is there and is not the
+    /// sample's own.
+    ///
+    /// - Throws: ``HarnessError/refused(_:)`` when the schema file cannot be used.
+    static func of(_ session: HarnessSession) throws -> HarnessSet {
+        let (schema, file) = try SchemaCommands.schema(session)
+        if let file, !SchemaCommands.isSampleSchema(schema, root: session.rootKey) {
+            return HarnessSet(schema: schema, file: file, root: session.rootKey)
+        }
+        return HarnessSet(schema: SchemaCommands.sampleSchema(session.rootKey), file: nil, root: session.rootKey)
+    }
+
+    /// The keys in the order `list` shows them: the sample's in its own order, a program's as
+    /// its schema lists them.
+    var keys: [PrefsSchema.Key] {
+        guard isSample else { return schema.keys }
+        return SampleKey.allCases.compactMap { schema[$0.name] }
+    }
+
+    /// The key `name` names: a key of the schema (for the sample's set, also an alias such as
+    /// `int`), or a usage error listing the keys.
+    func key(_ name: String) throws -> PrefsSchema.Key {
+        if isSample {
+            return try schema[SampleKey.named(name).name] ?? { throw HarnessError.usage("unknown key '\(name)'") }()
+        }
+        if let key = schema[name] { return key }
+        let known = schema.keys.map(\.name).joined(separator: ", ")
+        throw HarnessError.usage("unknown key '\(name)'; the keys of \"\(root)\" (schema file \(file ?? "")) are \(known)")
+    }
+
+    /// The key named at the start of `text` — a key name with spaces when one matches, else the
+    /// first word — and the rest of the line, trimmed.
+    func splitKey(_ text: String) -> (String, String) {
+        let lowered = text.lowercased()
+        for name in keys.map(\.name).sorted(by: { $0.count > $1.count }) where name.contains(" ") || name.contains("\t") {
+            let prefix = name.lowercased()
+            if lowered == prefix { return (name, "") }
+            if lowered.hasPrefix(prefix + " ") || lowered.hasPrefix(prefix + "\t") {
+                return (name, String(text.dropFirst(name.count)).trimmingCharacters(in: .whitespaces))
+            }
+        }
+        guard let space = text.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (text, "") }
+        return (String(text[..<space]), String(text[space...]).trimmingCharacters(in: .whitespaces))
+    }
+
+    /// VALUE as the key's type: the sample's forms for the sample's keys (see ``ValueParser``),
+    /// else the schema's kind (see ``SchemaCommands/parse(_:for:)``).
+    ///
+    /// - Throws: ``HarnessError/usage(_:)`` when the text does not parse.
+    func parse(_ text: String, for key: PrefsSchema.Key) throws -> Any {
+        if isSample, let sample = SampleKey(named: key.name) { return try ValueParser.parse(text, for: sample) }
+        return try SchemaCommands.parse(text, for: key)
+    }
+
+    /// The key's type as `list` shows it.
+    func typeName(_ key: PrefsSchema.Key) -> String {
+        if isSample, let sample = SampleKey(named: key.name) { return sample.typeName }
+        return key.type ?? key.kind ?? "any"
+    }
+
+    /// The type shown for a stored value: the key's, or what the value is when it is not of the
+    /// key's kind.
+    func typeName(_ value: Any, for key: PrefsSchema.Key) -> String {
+        if isSample, let sample = SampleKey(named: key.name) { return ValueFormatter.typeName(value, for: sample) }
+        guard let kind = key.kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") else {
+            return typeName(key)
+        }
+        return "\(found) (expected \(typeName(key)))"
+    }
+
+    /// The default a program reads for a key no layer gives: the one declared in its code, as
+    /// the schema records it (for the sample, its declared defaults).
+    func defaultValue(_ key: PrefsSchema.Key) -> Any? {
+        isSample ? SamplePrefs.sampleDefaults[key.name] : key.defaultValue
+    }
+
+    /// Refuses `value` for `key` as the library does, lock first: a locked key with
+    /// ``PersistentPrefs/PersistentPrefs/PrefsError/keyLocked(key:)``, a value the schema does
+    /// not allow with ``PersistentPrefs/PersistentPrefs/PrefsError/invalidValue(key:reason:)``.
+    ///
+    /// - Parameter view: The set as read now (its layers say what is locked).
+    func check(_ value: Any?, for key: PrefsSchema.Key, in view: PersistentPrefs) throws {
+        if view.isLocked(key.name) { throw HarnessError.refused(PersistentPrefs.PrefsError.keyLocked(key: key.name).description) }
+        if let value, let problem = key.problem(with: value) {
+            throw HarnessError.refused(PersistentPrefs.PrefsError.invalidValue(key: key.name, reason: problem).description)
+        }
+    }
+
+    /// Writes `changes` (a `nil` value removes the user's value) in one transaction, each
+    /// checked first (see ``check(_:for:in:)``), and returns the set as stored after. The
+    /// sample's set is written through its class; a program's through ``SchemaSet``.
+    ///
+    /// - Throws: ``HarnessError/refused(_:)``; a refusal writes nothing.
+    @discardableResult
+    func write(_ changes: [(key: PrefsSchema.Key, value: Any?)], session: HarnessSession) throws -> [String: Any] {
+        let view = PersistentPrefs(key: root, store: session.store)
+        for change in changes { try check(change.value, for: change.key, in: view) }
+        return try SignalGuard.deferringSignals {
+            if let file {
+                return try SchemaSet.change(root: root, store: session.store, schema: schema, file: file) { set in
+                    try set.transaction { set in
+                        for change in changes { try set.set(change.value, forKey: change.key.name) }
+                    }
+                }
+            }
+            let prefs = try session.prefs()
+            try refusing {
+                try prefs.transaction { prefs in
+                    for change in changes { try prefs.set(change.value, forKey: change.key.name) }
+                }
+            }
+            return prefs.values
+        }
+    }
+
+    /// Adds `step` to the integer key `key` (its value as read, else its default, else 0) in one
+    /// locked read-modify-write, and returns the sum.
+    ///
+    /// - Throws: ``HarnessError``; nothing is written when the value is not an integer, the sum
+    ///   overflows, the key is locked or the sum is outside the key's range.
+    func increment(_ key: PrefsSchema.Key, by step: Int, session: HarnessSession) throws -> Int {
+        let view = PersistentPrefs(key: root, store: session.store)
+        try check(nil, for: key, in: view)
+        let start = view.effectiveValues[key.name] ?? defaultValue(key) ?? 0
+        var result = 0
+        func add(_ set: inout [String: Any]) throws {
+            let stored = set[key.name] ?? start
+            guard let current = stored as? Int, PrefsSchema.kind(of: stored) == "integer" else {
+                throw HarnessError.refused("\(key.name) holds \(ValueFormatter.text(stored)), not an integer; nothing was written")
+            }
+            let (sum, overflow) = current.addingReportingOverflow(step)
+            guard !overflow else { throw HarnessError.refused("\(current) + \(step) does not fit in an integer; nothing was written") }
+            if let problem = key.problem(with: sum) {
+                throw HarnessError.refused(PersistentPrefs.PrefsError.invalidValue(key: key.name, reason: problem).description)
+            }
+            set[key.name] = sum
+            result = sum
+        }
+        try SignalGuard.deferringSignals {
+            if let file {
+                _ = try SchemaSet.change(root: root, store: session.store, schema: schema, file: file) { try $0.update(add) }
+            } else {
+                let prefs = try session.prefs()
+                try refusing { try prefs.update(add) }
+            }
+        }
+        return result
+    }
+
+    /// A key's value as programs read it: the layers applied, else the default; with where it
+    /// comes from and whether it is locked.
+    struct Shown {
+        let key: String
+        let value: Any?
+        /// `user`, `site`, `vendor`, `registered`, `managed`, `file default`, `default`, or
+        /// `not set`.
+        let source: String
+        /// The layer file the value comes from (site and vendor values).
+        let file: String?
+        let locked: Bool
+        /// The key's type as `list` shows it.
+        let type: String
+        /// Whether the schema lists the key.
+        let known: Bool
+
+        /// The row as JSON: `key`, `type`, `value` (`null` when nothing gives one), `source`,
+        /// `file` (`null` unless a site or vendor file gives the value) and `locked`.
+        var json: [String: Any] {
+            [
+                "key": key, "type": type, "value": value.map(ValueFormatter.jsonValue) ?? NSNull(), "source": source,
+                "file": file ?? NSNull(), "locked": locked,
+            ]
+        }
+
+        /// Where the value comes from, in words: `user`, `site /etc/xdg/MyApp.plist`, `default`, …,
+        /// with `, locked` when it is.
+        var sourceText: String {
+            (file.map { "\(source) \($0)" } ?? source) + (locked ? ", locked" : "")
+        }
+    }
+
+    /// Every key's value as programs read it (the schema's keys, then stored keys it does not
+    /// list).
+    func shown(session: HarnessSession) throws -> [Shown] {
+        let view = PersistentPrefs(key: root, store: session.store)
+        if let error = view.lastError { throw HarnessError.refused(error.description) }
+        let effective = view.effectiveValues
+        var rows = keys.map { shown($0.name, view: view, effective: effective) }
+        let listed = Set(rows.map(\.key))
+        for name in effective.keys.sorted() where !listed.contains(name) && name != PersistentPrefs.schemaVersionKey {
+            rows.append(shown(name, view: view, effective: effective))
+        }
+        return rows
+    }
+
+    /// One key's value as programs read it.
+    func shown(_ name: String, session: HarnessSession) throws -> Shown {
+        let view = PersistentPrefs(key: root, store: session.store)
+        if let error = view.lastError { throw HarnessError.refused(error.description) }
+        return shown(name, view: view, effective: view.effectiveValues)
+    }
+
+    private func shown(_ name: String, view: PersistentPrefs, effective: [String: Any]) -> Shown {
+        let key = schema[name]
+        let locked = view.isLocked(name)
+        let type = key.map { k in effective[name].map { typeName($0, for: k) } ?? typeName(k) } ?? (isSample ? "(not a sample key)" : "(not in the schema)")
+        if let value = effective[name] {
+            let source = view.valueSource(forKey: name) ?? .user
+            return Shown(key: name, value: value, source: source.name, file: source.file?.path, locked: locked, type: type, known: key != nil)
+        }
+        if let value = view.fileDefaults[name] {
+            return Shown(key: name, value: value, source: "file default", file: nil, locked: locked, type: type, known: key != nil)
+        }
+        let fallback = key.flatMap(defaultValue)
+        return Shown(key: name, value: fallback, source: fallback == nil ? "not set" : "default", file: nil, locked: locked, type: type, known: key != nil)
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+@testable import PersistentPrefs
+@testable import PrefsHarnessKit
+import PersistentPrefsSample
+import Testing
+
+/// A program's set, as an app declares one: a ranged integer, a string, an enum, a boolean and
+/// a date, and a locked ranged integer.
+final class HarnessAppPrefs: PersistentPrefs {
+    enum Theme: String, CaseIterable, Sendable {
+        case light, dark, system
+    }
+
+    @Pref("Volume", in: 0...11, summary: "Output volume") var volume = 5
+    @Pref("Name") var name = "player"
+    @Pref("Theme") var theme = Theme.system
+    @Pref("Muted") var muted = false
+    @Pref("Since") var since = Date(timeIntervalSince1970: 1_700_000_000)
+    @Pref("Level", in: 0...3) var level = 1
+}
+
+/// The app's set "Main" in a folder whose vendor layer sets Theme and locks Muted and Level; its
+/// schema file written by the app's own first write.
+private struct AppFixture {
+    let folder = TemporaryDirectory()
+    let layerName = "anyset-\(UUID().uuidString)"
+    var store: PlistFileStore { PlistFileStore(directory: URL(fileURLWithPath: folder.path), layerName: layerName) }
+    let vendorFile: URL
+
+    init() throws {
+        let store = PlistFileStore(directory: URL(fileURLWithPath: folder.path), layerName: layerName)
+        vendorFile = vendorRoot.appendingPathComponent(layerName).appendingPathComponent(try store.fileURL(forRoot: "Main").lastPathComponent)
+            .standardizedFileURL
+        try FileManager.default.createDirectory(at: vendorFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+        let vendor: [String: Any] = ["Theme": "dark", "Muted": true, "Level": 2, "PersistentPrefs.locked": ["Muted", "Level"]]
+        try PropertyListSerialization.data(fromPropertyList: vendor, format: .xml, options: 0).write(to: vendorFile, options: .atomic)
+        let app = HarnessAppPrefs(key: "Main", store: store)
+        app.volume = 7
+        app.flush()
+    }
+
+    var schemaFile: URL { store.schemaFileURL(forRoot: "Main") }
+
+    func run(_ words: String..., input: [String] = []) -> (Int32, RecordingConsole) {
+        HarnessCommandTests.run(words, HarnessSession(rootKey: "Main", store: store), input: input)
+    }
+
+    func stored() throws -> [String: Any] { try store.load(root: "Main") ?? [:] }
+
+    func json(_ text: String) throws -> Any { try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]) }
+
+    func remove() {
+        folder.remove()
+        try? FileManager.default.removeItem(at: vendorFile.deletingLastPathComponent())
+    }
+}
+
+/// Whether `object` holds a JSON boolean (not a number 0 or 1) under `key`.
+private func isJSONBool(_ object: [String: Any]?, _ key: String) -> Bool {
+    guard let number = object?[key] as? NSNumber else { return false }
+    return PrefsSchema.kind(of: number) == "boolean"
+}
+
+@Suite("Harness: a program's set, as first-class as the sample's", waitLimit)
+struct HarnessAnySetTests {
+    @Test("get reads a program's key as the program does, with its source on stderr; --json has source, file, locked")
+    func get() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        #expect(FileManager.default.fileExists(atPath: fixture.schemaFile.path))
+        let (status, volume) = fixture.run("get", "Volume")
+        #expect(status == 0 && volume.out == "7\n" && volume.err.isEmpty, "\(volume.err)")
+        let theme = fixture.run("get", "Theme").1
+        #expect(theme.out == "dark\n" && theme.err.contains("vendor defaults file \(fixture.vendorFile.path)"), "\(theme.err)")
+        let name = fixture.run("get", "Name").1
+        #expect(name.out == "player\n" && name.err.contains("the default declared in code"), "\(name.err)")
+        let muted = try #require(try fixture.json(fixture.run("get", "Muted", "--json").1.out) as? [String: Any])
+        #expect(isJSONBool(muted, "value") && muted["value"] as? Bool == true && isJSONBool(muted, "locked") && muted["locked"] as? Bool == true)
+        #expect(muted["source"] as? String == "vendor" && muted["file"] as? String == fixture.vendorFile.path)
+        let since = try #require(try fixture.json(fixture.run("get", "Since", "--json").1.out) as? [String: Any])
+        #expect(since["value"] as? String == "2023-11-14T22:13:20Z" && since["source"] as? String == "default" && since["file"] is NSNull)
+        let unknown = fixture.run("get", "int")
+        #expect(unknown.0 == 2 && unknown.1.err.contains("unknown key 'int'") && unknown.1.err.contains("Volume"), "the sample's aliases are the sample's only")
+    }
+
+    @Test("list shows the schema file, the schema's keys with types, values as read, source and lock; --json as an array of rows")
+    func list() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        let text = fixture.run("list").1.out
+        #expect(text.hasPrefix("Schema file: \(fixture.schemaFile.path)\n"), "\(text)")
+        #expect(!text.contains("Integer Value") && !text.contains("not a sample key"))
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.contains { $0.contains("Volume") && $0.contains("Int") && $0.contains("7") && $0.hasSuffix("user") })
+        #expect(lines.contains { $0.contains("Muted") && $0.contains("Bool") && $0.contains("true") && $0.hasSuffix("vendor \(fixture.vendorFile.path), locked") })
+        #expect(lines.contains { $0.contains("Theme") && $0.contains("dark") && $0.hasSuffix("vendor \(fixture.vendorFile.path)") })
+        #expect(lines.contains { $0.contains("Name") && $0.contains("player") && $0.hasSuffix("default") })
+        let rows = try #require(try fixture.json(fixture.run("list", "--json").1.out) as? [[String: Any]])
+        #expect(Set(rows.compactMap { $0["key"] as? String }) == ["Volume", "Name", "Theme", "Muted", "Since", "Level"] && rows.count == 6)
+        let muted = try #require(rows.first { $0["key"] as? String == "Muted" })
+        #expect(isJSONBool(muted, "value") && isJSONBool(muted, "locked") && muted["source"] as? String == "vendor")
+        #expect(rows.allSatisfy { isJSONBool($0, "locked") && $0["source"] is String && $0["type"] is String })
+    }
+
+    @Test("set, batch and incr write a program's keys by its schema; refusals are the library's sentences, a lock before a range")
+    func writes() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        #expect(fixture.run("set", "Theme", "light").1.out == "Theme = light\n")
+        let range = fixture.run("set", "Volume", "20")
+        let volumeKey = try #require(HarnessAppPrefs(key: "x", store: InMemoryStore()).schema["Volume"])
+        let problem = try #require(volumeKey.problem(with: 20))
+        #expect(range.0 == 1 && range.1.err == PersistentPrefs.PrefsError.invalidValue(key: "Volume", reason: problem).description, "\(range.1.err)")
+        let locked = fixture.run("set", "Level", "20")
+        #expect(locked.0 == 1 && locked.1.err == PersistentPrefs.PrefsError.keyLocked(key: "Level").description, "\(locked.1.err)")
+        let choice = fixture.run("set", "Theme", "purple")
+        #expect(choice.0 == 1 && choice.1.err.hasPrefix(PersistentPrefs.PrefsError.invalidValue(key: "Theme", reason: "").description.prefix(20)))
+        #expect(fixture.run("set", "Volume", "seven").0 == 2, "a value that does not parse is a usage error")
+        // batch: lines parsed for the schema's types, written together.
+        let (batched, out) = fixture.run("batch", input: ["Volume 3", "Name Ann Lee", "Since 2024-05-01T12:00:00Z", "# note", ""])
+        #expect(batched == 0 && out.out == "Wrote 3 changes to \"Main\" in one batch.\n", "\(out.err)")
+        let app = HarnessAppPrefs(key: "Main", store: fixture.store)
+        #expect(app.volume == 3 && app.name == "Ann Lee" && app.since == Date(timeIntervalSince1970: 1_714_564_800) && app.theme == .light)
+        let before = try fixture.stored()
+        let refused = fixture.run("batch", input: ["Volume 4", "Level 3"])
+        #expect(refused.0 == 1 && refused.1.err == PersistentPrefs.PrefsError.keyLocked(key: "Level").description)
+        let bad = fixture.run("batch", input: ["Volume 4", "Volume 12"])
+        #expect(bad.0 == 1 && bad.1.err.contains("not allowed"))
+        #expect(NSDictionary(dictionary: try fixture.stored()).isEqual(to: before), "a refused batch writes nothing")
+        // incr: the schema's integer keys, within their range.
+        #expect(fixture.run("incr", "Volume", "2").1.out == "Volume = 5\n")
+        #expect(fixture.run("incr", "Volume", "2", "--json").1.out == "{\"key\":\"Volume\",\"value\":7}\n")
+        #expect(fixture.run("incr", "Volume", "5").1.err.contains("not allowed"))
+        #expect(fixture.run("incr", "Level").1.err == PersistentPrefs.PrefsError.keyLocked(key: "Level").description)
+        #expect(fixture.run("incr", "Name").0 == 2)
+        #expect(HarnessAppPrefs(key: "Main", store: fixture.store).volume == 7)
+    }
+
+    @Test("reset removes the user's values of a program's set, so it reads its defaults; locked keys stay")
+    func reset() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        _ = fixture.run("set", "Theme", "light")
+        let (status, out) = fixture.run("reset", "--json")
+        #expect(status == 0, "\(out.err)")
+        let rows = try #require(try fixture.json(out.out) as? [[String: Any]])
+        let theme = rows.first { $0["key"] as? String == "Theme" }
+        #expect(theme?["value"] as? String == "dark" && theme?["source"] as? String == "vendor")
+        #expect(rows.first { $0["key"] as? String == "Volume" }?["value"] as? Int == 5)
+        #expect(try fixture.stored()["Volume"] == nil && fixture.stored()["Theme"] == nil)
+        #expect(HarnessAppPrefs(key: "Main", store: fixture.store).volume == 5)
+    }
+
+    @Test("watch NAME resolves names in the program's schema")
+    func watch() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        let session = HarnessSession(rootKey: "Main", store: fixture.store)
+        let lines = Locked<[String]>([])
+        let console = Console(out: { text in lines.withLock { $0.append(text) } }, err: { _ in })
+        try WatchCommand.run(names: ["Volume"], json: true, session: session, console: console) {
+            let app = HarnessAppPrefs(key: "Main", store: fixture.store)
+            app.volume = 9
+            app.name = "not watched"
+            let end = Date().addingTimeInterval(5)
+            while lines.withLock({ $0.isEmpty }), Date() < end { usleep(10_000) }
+        }
+        let printed = lines.withLock { $0 }
+        #expect(printed.count == 1 && printed.first?.contains("\"key\":\"Volume\",\"value\":9") == true, "\(printed)")
+        #expect(throws: HarnessError.self) {
+            try WatchCommand.run(names: ["int"], json: false, session: session, console: console, until: {})
+        }
+    }
+
+    @Test("every command with output takes --json and prints JSON; booleans as true and false")
+    func json() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        for words in [
+            ["get", "Muted"], ["list"], ["list-keys"], ["describe", "Volume"], ["range", "Volume"], ["range", "Theme"],
+            ["writable", "Muted"], ["schema-file"], ["set", "Name", "x"], ["incr", "Volume"], ["roots"], ["dump"], ["reset"],
+        ] {
+            let (status, out) = HarnessCommandTests.run(words + ["--json"], HarnessSession(rootKey: "Main", store: fixture.store))
+            #expect(status == 0, "\(words): \(out.err)")
+            #expect((try? fixture.json(out.out)) != nil, "\(words): \(out.out)")
+        }
+        let describe = try fixture.json(fixture.run("describe", "Volume", "--json").1.out) as? [String: Any]
+        #expect(describe?["summary"] as? String == "Output volume")
+        let range = try fixture.json(fixture.run("range", "Volume", "--json").1.out) as? [String: Any]
+        #expect(range?["min"] as? Int == 0 && range?["max"] as? Int == 11 && range?["type"] as? String == "x")
+        let writable = try fixture.json(fixture.run("writable", "Muted", "--json").1.out) as? [String: Any]
+        #expect(isJSONBool(writable, "writable") && writable?["writable"] as? Bool == false)
+        let file = try fixture.json(fixture.run("schema-file", "--json").1.out) as? [String: Any]
+        #expect(file?["path"] as? String == fixture.schemaFile.path && isJSONBool(file, "exists") && file?["root"] as? String == "Main")
+        #expect(fixture.run("schema-file").1.out == fixture.schemaFile.path + "\n")
+        #expect(ValueFormatter.jsonText(["b": NSNumber(value: true)], pretty: false) == "{\"b\":true}")
+        #expect(ValueFormatter.text(NSNumber(value: false)) == "false")
+    }
+
+    @Test("the interactive screen shows a program's set: its schema file, keys, values and sources; the prompt takes its keys")
+    func interactive() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        let recorder = RecordingConsole(input: ["set Volume 3", "get Theme", "incr Volume 2", "quit"])
+        let status = Interactive(session: HarnessSession(rootKey: "Main", store: fixture.store), console: recorder.console).run()
+        #expect(status == 0, "\(recorder.err)")
+        #expect(recorder.out.contains("schema file: \(fixture.schemaFile.path)") && !recorder.out.contains("Integer Value"))
+        #expect(recorder.out.contains("Volume = 3") && recorder.out.contains("Volume = 5") && recorder.out.contains("dark"))
+        #expect(recorder.out.contains("vendor \(fixture.vendorFile.path), locked"))
+        #expect(HarnessAppPrefs(key: "Main", store: fixture.store).volume == 5)
+    }
+
+    @Test("the sample's set keeps its aliases and defaults, with sources")
+    func sample() throws {
+        let session = HarnessSession(rootKey: "Main", store: InMemoryStore())
+        let got = HarnessCommandTests.run(["get", "int"], session)
+        #expect(got.1.out == "12345\n" && got.1.err.contains("the default declared in code"))
+        _ = HarnessCommandTests.run(["set", "int", "7"], session)
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(HarnessCommandTests.run(["list", "--json"], session).1.out.utf8)) as? [[String: Any]])
+        #expect(rows.first?["key"] as? String == "Integer Value" && rows.first?["value"] as? Int == 7 && rows.first?["source"] as? String == "user")
+        #expect(!HarnessCommandTests.run(["list"], session).1.out.contains("Schema file"))
+    }
+}
+
+/// The shape of the sample's `AudioPrefs` (what `prefs-test-helper audio-set` writes).
+private enum AudioPrefsShape {
+    static var schema: PrefsSchema { AudioPrefs(key: "AppPrefs", store: InMemoryStore()).schema }
+}
+
+/// The same app's set in a suite, with a site file over `XDG_CONFIG_DIRS` that sets one key and
+/// locks another, driven through the built `prefs-harness`.
+@Suite("Harness from outside: a program's set in a suite, with a site layer", waitLimit)
+struct HarnessAnySetProcessTests {
+    @Test("get, list, set, incr, batch, reset and defaults write on AudioPrefs in a suite; locks before ranges")
+    func suite() throws {
+        let home = TemporaryDirectory()
+        let site = TemporaryDirectory()
+        defer {
+            home.remove()
+            site.remove()
+        }
+        var child = ChildProcess(configHome: home.path)
+        child.environment = ["XDG_CONFIG_DIRS": site.path]
+        #expect(try child.run("prefs-test-helper", ["audio-set", "MyApp", "AppPrefs", "volume", "7"]).stdout.contains("ok"))
+        let layer: [String: Any] = ["AppPrefs": ["Theme": "dark", "Volume": 4, "Muted": true, "PersistentPrefs.locked": ["Muted"]]]
+        let siteFile = site.path + "/MyApp.plist"
+        try PropertyListSerialization.data(fromPropertyList: layer, format: .xml, options: 0).write(to: URL(fileURLWithPath: siteFile))
+        func run(_ arguments: String..., input: String? = nil) throws -> ChildProcess.Output {
+            try child.run("prefs-harness", ["--suite", "MyApp", "--key", "AppPrefs"] + arguments, input: input)
+        }
+        let volume = try run("get", "Volume")
+        #expect(volume.status == 0 && volume.stdout == "7\n", "\(volume)")
+        let theme = try run("get", "Theme")
+        #expect(theme.stdout == "dark\n" && theme.stderr.contains("site defaults file \(siteFile)"), "\(theme)")
+        let muted = try #require(try JSONSerialization.jsonObject(with: Data(try run("get", "Muted", "--json").stdout.utf8)) as? [String: Any])
+        #expect(muted["value"] as? Bool == true && muted["locked"] as? Bool == true && muted["source"] as? String == "site" && muted["file"] as? String == siteFile)
+        let list = try run("list")
+        #expect(list.stdout.hasPrefix("Schema file: \(home.path)/MyApp.schemas/AppPrefs~") && list.stdout.contains("site \(siteFile), locked"), "\(list)")
+        let path = try run("schema-file").stdout
+        #expect(path.hasPrefix(home.path + "/MyApp.schemas/AppPrefs~") && path.hasSuffix(".json\n"))
+        let locked = try run("set", "Muted", "false")
+        #expect(locked.status == 1 && locked.stderr == "prefs-harness: \(PersistentPrefs.PrefsError.keyLocked(key: "Muted").description)\n", "\(locked)")
+        #expect(try run("incr", "Volume", "2").stdout == "Volume = 9\n")
+        #expect(try run("batch", input: "Volume 1\nTheme light\n").status == 0)
+        #expect(try run("get", "Theme").stdout == "light\n")
+        let type = try child.run("prefs-harness", ["defaults", "read-type", "MyApp", "AppPrefs", "--json"])
+        let typeObject = try JSONSerialization.jsonObject(with: Data(type.stdout.utf8)) as? [String: Any]
+        #expect(typeObject?["type"] as? String == "dictionary", "\(type)")
+        #expect(try run("reset").status == 0)
+        let after = try run("get", "Volume")
+        #expect(after.stdout == "4\n" && after.stderr.contains("site"), "reset reveals the site default: \(after)")
+        // defaults write: a locked key is reported as locked, even with a value outside the schema.
+        for value in ["20", "1"] {
+            let write = try child.run("prefs-harness", ["defaults", "write", "MyApp", "AppPrefs", "-dict-add", "Muted", "-int", value])
+            #expect(write.status == 1 && write.stderr.contains(PersistentPrefs.PrefsError.keyLocked(key: "Muted").description), "\(write)")
+        }
+        let ranged = try child.run("prefs-harness", ["defaults", "write", "MyApp", "AppPrefs", "-dict-add", "Volume", "-int", "20"])
+        let volumeKey = try #require(AudioPrefsShape.schema["Volume"])
+        let problem = try #require(volumeKey.problem(with: 20))
+        #expect(ranged.status == 1 && ranged.stderr.contains(PersistentPrefs.PrefsError.invalidValue(key: "Volume", reason: problem).description), "\(ranged)")
+    }
+}
