@@ -23,11 +23,14 @@ struct HarnessSet {
     ///
     /// - Throws: ``HarnessError/refused(_:)`` when the schema file cannot be used.
     static func of(_ session: HarnessSession) throws -> HarnessSet {
-        let (schema, file) = try SchemaCommands.schema(session)
-        if let file, !SchemaCommands.isSampleSchema(schema, root: session.rootKey) {
-            return HarnessSet(schema: schema, file: file, root: session.rootKey)
+        // The sample's schema is made once: making it makes an instance of the sample's class.
+        let sample = SchemaCommands.sampleSchema(session.rootKey)
+        if let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey), let schema = try SchemaCommands.load(url),
+            !SchemaCommands.isSampleSchema(schema, sample: sample)
+        {
+            return HarnessSet(schema: schema, file: url.path, root: session.rootKey)
         }
-        return HarnessSet(schema: SchemaCommands.sampleSchema(session.rootKey), file: nil, root: session.rootKey)
+        return HarnessSet(schema: sample, file: nil, root: session.rootKey)
     }
 
     /// The keys in the order `list` shows them: the sample's in its own order, a program's as
@@ -89,9 +92,10 @@ struct HarnessSet {
     }
 
     /// The default a program reads for a key no layer gives: the one declared in its code, as
-    /// the schema records it (for the sample, its declared defaults).
+    /// the schema records it (the sample's schema is made from its class in this process, so
+    /// its date default is the moment it was made).
     func defaultValue(_ key: PrefsSchema.Key) -> Any? {
-        isSample ? SamplePrefs.sampleDefaults[key.name] : key.defaultValue
+        key.defaultValue
     }
 
     /// Refuses `value` for `key` as the library does, lock first: a locked key with

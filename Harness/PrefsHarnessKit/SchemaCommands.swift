@@ -28,13 +28,19 @@ enum SchemaCommands {
     /// not just the same class name (which any program's schema file may claim). Defaults are
     /// left out: the sample's date default is the moment it is made.
     static func isSampleSchema(_ schema: PrefsSchema, root: String) -> Bool {
+        isSampleSchema(schema, sample: sampleSchema(root))
+    }
+
+    /// ``isSampleSchema(_:root:)`` against `sample`, the sample's own schema for the set's root
+    /// key (``sampleSchema(_:)``).
+    static func isSampleSchema(_ schema: PrefsSchema, sample: PrefsSchema) -> Bool {
         func shape(_ schema: PrefsSchema) -> Data {
             let keys = schema.keys.map {
                 PrefsSchema.Key(name: $0.name, type: $0.type, kind: $0.kind, minimum: $0.minimum, maximum: $0.maximum, choices: $0.choices, summary: $0.summary)
             }
             return PrefsSchema(root: schema.root, className: schema.className, schemaVersion: schema.schemaVersion, keys: keys).jsonData
         }
-        return schema.recordsSchemaVersion && shape(schema) == shape(sampleSchema(root))
+        return schema.recordsSchemaVersion && shape(schema) == shape(sample)
     }
 
     /// The schema in the file at `url`, or `nil` when there is no file. A file that is there but
