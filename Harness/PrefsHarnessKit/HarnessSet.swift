@@ -1,6 +1,5 @@
 import Foundation
 import PersistentPrefs
-import PersistentPrefsSample
 
 /// The set the harness acts on, as one model: the sample's set (no schema file, or the one the
 /// sample writes itself) or a program's set described by its schema file. Every command reads

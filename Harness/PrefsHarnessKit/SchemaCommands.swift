@@ -69,11 +69,11 @@ enum SchemaCommands {
         }
     }
 
-    /// The key of `schema` that `name` names (a full name, or an alias of a sample key), or a
-    /// refusal worded as `gsettings` words it.
-    static func key(_ name: String, in schema: PrefsSchema) throws -> PrefsSchema.Key {
-        if let key = schema[name] { return key }
-        if let sample = SampleKey(named: name), let key = schema[sample.name] { return key }
+    /// The key of `set` that `name` names (a full name, or for the sample's set an alias of one
+    /// of its keys), or a refusal worded as `gsettings` words it.
+    static func key(_ name: String, in set: HarnessSet) throws -> PrefsSchema.Key {
+        if let key = set.schema[name] { return key }
+        if set.isSample, let sample = SampleKey(named: name), let key = set.schema[sample.name] { return key }
         throw HarnessError.refused("No such key \u{201C}\(name)\u{201D}")
     }
 
@@ -108,17 +108,18 @@ enum SchemaCommands {
     /// Runs `describe`, `range`, `writable`, `list-keys` or `schema-file`.
     static func run(_ command: Command, session: HarnessSession, console: Console) throws {
         if command.spec.name == "schema-file" { return try schemaFile(json: command.json, session: session, console: console) }
-        let (schema, _) = try schema(session)
+        let set = try HarnessSet.of(session)
+        let schema = set.schema
         let json = command.json
         switch command.spec.name {
         case "list-keys":
             let names = schema.keys.map(\.name)
             console.print(json ? ValueFormatter.jsonText(names, pretty: false) : names.joined(separator: "\n"))
         case "describe":
-            let key = try key(command.arguments[0], in: schema)
+            let key = try key(command.arguments[0], in: set)
             console.print(json ? ValueFormatter.jsonText(["key": key.name, "summary": key.summary.map { $0 as Any } ?? NSNull()] as [String: Any], pretty: false) : key.summary ?? "")
         case "range":
-            let key = try key(command.arguments[0], in: schema)
+            let key = try key(command.arguments[0], in: set)
             guard json else { return console.print(range(of: key)) }
             let object: [String: Any] = [
                 "key": key.name, "type": typeCode(key), "kind": key.kind ?? NSNull(),
@@ -127,7 +128,7 @@ enum SchemaCommands {
             ]
             console.print(ValueFormatter.jsonText(object, pretty: false))
         case "writable":
-            let key = try key(command.arguments[0], in: schema)
+            let key = try key(command.arguments[0], in: set)
             let writable = !isLocked(key.name, session)
             console.print(json ? ValueFormatter.jsonText(["key": key.name, "writable": writable], pretty: false) : String(writable))
         default:

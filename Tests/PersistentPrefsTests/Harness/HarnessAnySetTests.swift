@@ -81,6 +81,8 @@ struct HarnessAnySetTests {
         #expect(since["value"] as? String == "2023-11-14T22:13:20Z" && since["source"] as? String == "default" && since["file"] is NSNull)
         let unknown = fixture.run("get", "int")
         #expect(unknown.0 == 2 && unknown.1.err.contains("unknown key 'int'") && unknown.1.err.contains("Volume"), "the sample's aliases are the sample's only")
+        let described = fixture.run("describe", "int")
+        #expect(described.0 == 1 && described.1.err.contains("No such key \u{201C}int\u{201D}"), "\(described.1.err)")
     }
 
     @Test("list shows the schema file, the schema's keys with types, values as read, source and lock; --json as an array of rows")
