@@ -89,14 +89,19 @@ public final class Console {
         }
     }
 
+    /// The key names Tab completes after `get`, `set`, `incr` and `describe`: those of the set
+    /// the interactive session is on (the sample's aliases for the sample's set), set by
+    /// ``Interactive`` whenever it opens a set.
+    static let completionKeys = CompletionKeys()
+
     /// What Tab completes at the prompt, given the words before the one being typed: command
-    /// names first, then key aliases, `settings` actions or `defaults` subcommands.
+    /// names first, then key names, `settings` actions or `defaults` subcommands.
     static func promptCompletions(_ previous: [String]) -> [String] {
         guard let command = previous.first else {
             return CommandSpec.all.filter { !["batch", "watch"].contains($0.name) }.map(\.name)
         }
         switch (command, previous.count) {
-        case ("get", 1), ("set", 1), ("incr", 1): return SampleKey.allCases.map(\.rawValue)
+        case ("get", 1), ("set", 1), ("incr", 1), ("describe", 1), ("range", 1), ("writable", 1): return completionKeys.names
         case ("help", 1): return CommandSpec.all.map(\.name)
         case ("settings", 1): return ["show", "set", "reset"]
         case ("settings", 2): return ["app", "player"]
@@ -136,5 +141,26 @@ public final class Console {
         case red = "31"
         case green = "32"
         case cyan = "36"
+    }
+}
+
+/// The key names the prompt completes, shared between the session (which sets them) and the
+/// line editor (which reads them).
+final class CompletionKeys: @unchecked Sendable {  // `stored` is only touched while holding `lock`
+    private let lock = NSLock()
+    private var stored = SampleKey.allCases.map(\.rawValue)
+
+    /// The names; the sample's aliases until a session sets others.
+    var names: [String] {
+        get {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+        set {
+            lock.lock()
+            stored = newValue
+            lock.unlock()
+        }
     }
 }

@@ -94,6 +94,11 @@ public struct Interactive {
         }
     }
 
+    /// The key names Tab completes on `set`: the sample's aliases, or a program's key names.
+    static func completionNames(_ set: HarnessSet) -> [String] {
+        set.isSample ? SampleKey.allCases.map(\.rawValue) : set.keys.map(\.name)
+    }
+
     /// The commands the prompt takes, one line each (what `help` shows there).
     static func promptHelp() -> [String] {
         let specs = CommandSpec.all.filter { !["batch", "watch"].contains($0.name) }
@@ -112,6 +117,8 @@ public struct Interactive {
     /// stays empty); returns an error message when it cannot be read.
     private func opening() -> [String] {
         do {
+            let set = try HarnessSet.of(session)
+            Console.completionKeys.names = Self.completionNames(set)
             _ = try session.storedValues()
             return []
         } catch let error as HarnessError {

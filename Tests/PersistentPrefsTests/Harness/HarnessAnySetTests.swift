@@ -151,6 +151,9 @@ struct HarnessAnySetTests {
         #expect(rows.first { $0["key"] as? String == "Volume" }?["value"] as? Int == 5)
         #expect(try fixture.stored()["Volume"] == nil && fixture.stored()["Theme"] == nil)
         #expect(HarnessAppPrefs(key: "Main", store: fixture.store).volume == 5)
+        let set = try HarnessSet.of(HarnessSession(rootKey: "Main", store: fixture.store))
+        #expect(Set(Interactive.completionNames(set)) == ["Volume", "Name", "Theme", "Muted", "Since", "Level"])
+        #expect(Interactive.completionNames(try HarnessSet.of(HarnessSession(rootKey: "Main", store: InMemoryStore()))).contains("int"))
     }
 
     @Test("watch NAME resolves names in the program's schema")
