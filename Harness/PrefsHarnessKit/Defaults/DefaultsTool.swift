@@ -318,11 +318,16 @@ struct Domain {
                     }
                 }
             case .root(let store):
-                var after = try store.load(root: name) ?? [:]
-                let before = after
-                try change(&after)
-                let view = PersistentPrefs(key: name, store: store)
-                try SchemaCommands.checkLocks(from: before, to: after, isLocked: view.isLocked)
+                // Locks first, on the set as read now (a set that cannot be read is left to the
+                // write, which reports it); the write checks them again under the store's lock.
+                let loaded: [String: Any]??
+                do { loaded = try store.load(root: name) } catch { loaded = nil }
+                if let current = loaded.map({ $0 ?? [:] }) {
+                    var after = current
+                    try change(&after)
+                    let view = PersistentPrefs(key: name, store: store)
+                    try SchemaCommands.checkLocks(from: current, to: after, isLocked: view.isLocked)
+                }
                 try withoutActuallyEscaping(change) { change in
                     _ = try store.apply(
                         .transform { current in
@@ -343,7 +348,10 @@ struct Domain {
     /// nothing about. Checked on the file as read now; the write checks the locks again under
     /// the suite's lock.
     private func checkLocksFirst(in file: PreferencesFile, _ change: (inout [String: Any]) throws -> Void) throws {
-        var after = try file.contents() ?? [:]
+        // A file that cannot be read is left to the write, which moves it aside and reports it.
+        let read: [String: Any]?
+        do { read = try file.contents() } catch { return }
+        var after = read ?? [:]
         let before = after
         try change(&after)
         let folder = file.url.deletingLastPathComponent().standardizedFileURL.path
