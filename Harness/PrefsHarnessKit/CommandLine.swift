@@ -171,7 +171,8 @@ public struct CommandSpec: Equatable, Sendable {
                 under the store's lock (exactly once, however many programs open the set). With
                 --dry-run it prints the steps that would run and the set before and after them,
                 and writes nothing. The sample is at version 1; its step renames "Int Value"
-                to "Integer Value". A set stored by a newer version is left alone (exit 1).
+                to "Integer Value". A set stored by a newer version is left alone (exit 1), and so
+                is a program's set (one with a schema file): only its program migrates it.
                 """, acceptsJSON: true, flags: ["--dry-run"]),
         CommandSpec(
             name: "defaults", arguments: ["SUBCOMMAND", "ARGS..."],

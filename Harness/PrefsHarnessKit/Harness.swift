@@ -334,6 +334,11 @@ public final class HarnessSession {
 
     /// `migrate [--dry-run]`: runs the sample's pending migration steps, or shows them.
     func migrate(dryRun: Bool, json: Bool, console: Console) throws {
+        // The steps are the sample's: a program's set is migrated by its program only.
+        if let file = try HarnessSet.of(self).file {
+            throw HarnessError.refused(
+                "The set \"\(rootKey)\" is a program's set (schema file \(file)): only its program knows its migration steps, and migrates it when it next runs; nothing was changed.")
+        }
         // Never creates the set: an empty root key has nothing to migrate.
         guard let stored = try refusing({ try store.load(root: rootKey) }), !stored.isEmpty else {
             throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\"; there is nothing to migrate.")

@@ -156,6 +156,18 @@ struct HarnessAnySetTests {
         #expect(Interactive.completionNames(try HarnessSet.of(HarnessSession(rootKey: "Main", store: InMemoryStore()))).contains("int"))
     }
 
+    @Test("migrate runs the sample's steps on the sample's set only; a program's set is refused, unchanged")
+    func migrate() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        let before = try fixture.stored()
+        for words in [["migrate"], ["migrate", "--dry-run"]] {
+            let (status, out) = HarnessCommandTests.run(words, HarnessSession(rootKey: "Main", store: fixture.store))
+            #expect(status == 1 && out.err.contains("only its program knows its migration steps"), "\(out.err)")
+        }
+        #expect(NSDictionary(dictionary: try fixture.stored()).isEqual(to: before))
+    }
+
     @Test("watch NAME resolves names in the program's schema")
     func watch() throws {
         let fixture = try AppFixture()
