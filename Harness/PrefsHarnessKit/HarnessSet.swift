@@ -1,5 +1,6 @@
 import Foundation
 import PersistentPrefs
+import PersistentPrefsSample
 
 /// The set the harness acts on, as one model: the sample's set (no schema file, or the one the
 /// sample writes itself) or a program's set described by its schema file. Every command reads
@@ -22,14 +23,17 @@ struct HarnessSet {
     ///
     /// - Throws: ``HarnessError/refused(_:)`` when the schema file cannot be used.
     static func of(_ session: HarnessSession) throws -> HarnessSet {
-        // The sample's schema is made once: making it makes an instance of the sample's class.
-        let sample = SchemaCommands.sampleSchema(session.rootKey)
-        if let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey), let schema = try SchemaCommands.load(url),
-            !SchemaCommands.isSampleSchema(schema, sample: sample)
-        {
-            return HarnessSet(schema: schema, file: url.path, root: session.rootKey)
+        let root = session.rootKey
+        guard let url = PrefsSchema.fileURL(in: session.store, root: root), let schema = try SchemaCommands.load(url) else {
+            return HarnessSet(schema: SchemaCommands.sampleSchema(root), file: nil, root: root)
         }
-        return HarnessSet(schema: sample, file: nil, root: session.rootKey)
+        // A schema of another class is a program's, without making the sample's schema (which
+        // makes an instance of the sample's class) to compare; one naming the sample's class is
+        // the sample's only when it is the sample's in every respect.
+        guard schema.className == String(describing: SamplePrefs.self) else { return HarnessSet(schema: schema, file: url.path, root: root) }
+        let sample = SchemaCommands.sampleSchema(root)
+        return SchemaCommands.isSampleSchema(schema, sample: sample)
+            ? HarnessSet(schema: sample, file: nil, root: root) : HarnessSet(schema: schema, file: url.path, root: root)
     }
 
     /// The keys in the order `list` shows them: the sample's in its own order, a program's as
