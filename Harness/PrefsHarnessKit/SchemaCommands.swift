@@ -2,37 +2,21 @@ import Foundation
 import PersistentPrefs
 import PersistentPrefsSample
 
-/// The schema verbs (`describe`, `range`, `writable`, `list-keys`) and the schema-checked `set`,
-/// modelled on `gsettings`: they work on any set whose program wrote its schema beside it (see
-/// ``PersistentPrefs/PrefsSchema``), and on the sample's own set without one.
+/// The schema verbs (`describe`, `range`, `writable`, `list-keys`, `schema-file`) and the
+/// schema's rules for values, modelled on `gsettings`: they work on any set whose program wrote
+/// its schema beside it (see ``PersistentPrefs/PrefsSchema`` and ``HarnessSet``), and on the
+/// sample's own set without one.
 enum SchemaCommands {
-    /// The schema of the session's set: its schema file, else (no file) the sample's own.
-    /// `file` is the schema file's path when the schema came from one.
-    ///
-    /// - Throws: ``HarnessError/refused(_:)`` naming the schema file when there is one that
-    ///   cannot be used (see ``load(_:)``).
-    static func schema(_ session: HarnessSession) throws -> (schema: PrefsSchema, file: String?) {
-        if let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey), let schema = try load(url) {
-            return (schema, url.path)
-        }
-        return (sampleSchema(session.rootKey), nil)
-    }
-
     /// The sample's own schema for the set under `root`.
     static func sampleSchema(_ root: String) -> PrefsSchema {
         SamplePrefs(key: root, store: InMemoryStore()).schema
     }
 
-    /// Whether `schema`, read from a set's schema file, is the one the sample itself writes for
-    /// the set under `root`: the same class, version, keys, types, kinds, rules and summaries,
-    /// not just the same class name (which any program's schema file may claim). Defaults are
-    /// left out: the sample's date default is the moment it is made.
-    static func isSampleSchema(_ schema: PrefsSchema, root: String) -> Bool {
-        isSampleSchema(schema, sample: sampleSchema(root))
-    }
-
-    /// ``isSampleSchema(_:root:)`` against `sample`, the sample's own schema for the set's root
-    /// key (``sampleSchema(_:)``).
+    /// Whether `schema`, read from a set's schema file, is `sample`, the one the sample itself
+    /// writes for the set's root key (``sampleSchema(_:)``): the same class, version, keys,
+    /// types, kinds, rules and summaries, not just the same class name (which any program's
+    /// schema file may claim). Defaults are left out: the sample's date default is the moment it
+    /// is made.
     static func isSampleSchema(_ schema: PrefsSchema, sample: PrefsSchema) -> Bool {
         func shape(_ schema: PrefsSchema) -> Data {
             let keys = schema.keys.map {

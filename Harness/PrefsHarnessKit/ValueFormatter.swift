@@ -46,11 +46,6 @@ public enum ValueFormatter {
         return "\(actualTypeName(value)) (expected \(key.typeName))"
     }
 
-    /// The name of the type a value is (`Int`, `String`, `Bool`, `Array`, …).
-    static func typeNameOf(_ value: Any) -> String {
-        actualTypeName(value)
-    }
-
     /// A value as JSON: dates as ISO 8601 strings, data as base64.
     ///
     /// - Parameters:
