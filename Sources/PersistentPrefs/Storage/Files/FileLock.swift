@@ -84,12 +84,20 @@ enum FileLock {
             _ = pwrite(descriptor, &digest, 8, FileLock.digestOffset)
         }
 
-        /// Replaces the notes block (a failure just loses the hint).
+        /// Replaces the notes block, and cuts the lock file after it, so the file is never larger
+        /// than its record and notes (a failure just loses the hint).
         func storeNotes(_ data: Data) {
             guard data.count < Self.notesLimit else { return }
             var block = withUnsafeBytes(of: UInt32(data.count)) { Data($0) }
             block.append(data)
-            _ = block.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset)) }
+            let written = block.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset)) }
+            if written == block.count { _ = ftruncate(descriptor, off_t(notesOffset) + off_t(block.count)) }
+        }
+
+        /// How many bytes the lock file holds (its record and notes).
+        var fileSize: Int {
+            var info = stat()
+            return fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
         }
 
         /// The largest notes block kept.
