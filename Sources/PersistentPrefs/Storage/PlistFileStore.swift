@@ -189,7 +189,10 @@ public final class PlistFileStore: PrefsStore, Sendable {
         _ = try apply(.replace(values), root: root)
     }
 
-    /// Removes the file for `root`, durably.
+    /// Removes the file for `root`, durably, with what the library kept beside it: its lock file
+    /// (`<file>.lock`), the note of a damaged file and the note of the full root key
+    /// (`<file>.root`). The set's schema file (the program's declaration) and damaged copies moved
+    /// aside stay. A change that leaves the set empty removes it the same way.
     ///
     /// - Parameter root: The root key.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
@@ -318,7 +321,7 @@ extension PlistFileStore: VersionedStore {
     func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
         let url = try fileURL(forRoot: root)
         let memory = memoryLayers(root: root)
-        return try FileLock.withLock(for: url, label: root) {
+        return try FileLock.withLock(for: url, label: root) { lock in
             // Under the file's lock, with the layer files read again: a key locked while this
             // write waited for the lock is refused (see LayeredStore).
             let change = guarded(change, root: root, memory: memory)
@@ -333,6 +336,13 @@ extension PlistFileStore: VersionedStore {
                 version = try PlistFile.write(updated, to: url, format: .binary)
             }
             DamageNote.clear(for: url)  // the set is whole again
+            if updated.isEmpty {
+                // An empty set has no file, nor anything beside it: the full root key's note and,
+                // last, while still held, the lock file (see FileLock.Held.removeFile()).
+                let sidecar = url.path + ".root"
+                if let kind = SharedFolders.kind(sidecar), kind == S_IFREG || kind == S_IFLNK { unlink(sidecar) }
+                lock.removeFile()
+            }
             return (updated, version)
         }
     }

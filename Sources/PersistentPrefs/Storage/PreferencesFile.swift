@@ -149,7 +149,11 @@ public struct PreferencesFile: Sendable {
         }
     }
 
-    /// Removes the file (the whole suite), under the suite's lock.
+    /// Removes the file (the whole suite), under the suite's lock, with what the library kept
+    /// beside it for its values: the lock file (`<file>.lock`, with the ledger of recent writes)
+    /// and the note of a damaged file (`<file>.damaged`). The suite's schemas
+    /// (`<suite>.schemas/`, the declarations of the programs that use it) and damaged copies
+    /// moved aside (`<file>.corrupt-…`, kept for recovery) stay.
     ///
     /// - Returns: Whether there was a file to remove.
     /// - Throws: ``PersistentPrefs/PrefsError/keyLocked(key:)`` when the file holds a value of a
@@ -162,8 +166,9 @@ public struct PreferencesFile: Sendable {
             if let stored = try PlistFile.read(url, movingAside: movesDamagedFileAside) { try checkLocks(from: stored, to: [:]) }
             let existed = FileManager.default.fileExists(atPath: url.path)
             try PlistFile.write(nil, to: url, format: .xml)
-            SuiteLedger.clear(lock)  // removed on purpose: nothing to put back
+            SuiteLedger.clear(lock)  // removed on purpose: nothing to put back (kept should the removal below fail)
             DamageNote.clear(for: url)
+            lock.removeFile()  // last, while still held: see FileLock.Held.removeFile()
             return existed
         }
     }

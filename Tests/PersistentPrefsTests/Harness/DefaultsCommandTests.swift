@@ -105,6 +105,8 @@ struct DefaultsCommandTests {
         #expect(Self.run(["read", domain]).1.out == "{\n    a = 1;\n    b =     (\n        x\n    );\n}\n")
         #expect(Self.run(["delete", domain]).0 == 0)
         #expect(!FileManager.default.fileExists(atPath: domain))
+        #expect(!FileManager.default.fileExists(atPath: domain + ".plist"))
+        #expect(!FileManager.default.fileExists(atPath: domain + ".plist.lock"), "the domain's lock file goes with it")
         let gone = Self.run(["read", domain])
         #expect(gone.0 == 1 && gone.1.err == "Domain \(domain) does not exist")
         #expect(Self.run(["delete", domain]).0 == 1)

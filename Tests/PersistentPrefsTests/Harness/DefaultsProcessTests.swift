@@ -32,6 +32,23 @@ struct DefaultsProcessTests {
         #expect(refused.stderr.hasSuffix("page faults)\n"))
     }
 
+    @Test("defaults delete DOMAIN leaves nothing of the domain's values: no file, no lock file; its schemas stay")
+    func deleteRemovesTheLockFile() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        for n in 1...20 { #expect(try child.run("prefs-harness", ["defaults", "write", "gone", "K", "-int", "\(n)"]).status == 0) }
+        try FileManager.default.createDirectory(atPath: directory.path + "/gone.schemas", withIntermediateDirectories: true)
+        try Data("{}".utf8).write(to: URL(fileURLWithPath: directory.path + "/gone.schemas/Set.json"))
+        #expect(FileManager.default.fileExists(atPath: directory.path + "/gone.plist.lock"))
+        let delete = try child.run("prefs-harness", ["defaults", "delete", "gone"])
+        #expect(delete.status == 0, "\(delete.stderr)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("gone") }
+        #expect(left == ["gone.schemas"], "left: \(left)")
+        let again = try child.run("prefs-harness", ["defaults", "delete", "gone"])
+        #expect(again.status == 1 && again.stderr.contains("not found"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("gone") } == ["gone.schemas"])
+    }
+
     @Test("with XDG_CONFIG_HOME=/ (which Foundation ignores) the tool and plain UserDefaults both use $HOME/.config")
     func homeFolderRule() throws {
         let (plain, directory) = ChildProcess.inTemporaryConfigHome()

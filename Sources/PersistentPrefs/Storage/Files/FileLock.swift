@@ -24,8 +24,10 @@ import Foundation
 /// ``PersistentPrefs/PrefsError/transactionInProgress(root:)``.
 ///
 /// A lock is held on the file the path names: a writer that locked a lock file someone removed
-/// or replaced meanwhile lets it go and locks the one at the path (see `lockedFile`), so two
-/// writers that waited on different files never hold the lock at once.
+/// or replaced meanwhile lets it go and locks the one at the path (see `lockedFile`, the only
+/// road to the lock), so two writers that waited on different files never hold the lock at once.
+/// That makes removing the lock file safe for its holder (``Held/removeFile()``): removing a whole
+/// suite or set removes its lock file as well.
 ///
 /// The lock file is never a link and always this user's own, mode 0600: it is opened with
 /// `O_NOFOLLOW`, and one another user made (or one with other names, hard links) is refused
@@ -62,6 +64,8 @@ enum FileLock {
     /// A lock being held, with access to the lock file's ``Record`` and notes.
     struct Held {
         fileprivate let descriptor: Int32
+        /// The lock file's path.
+        fileprivate let path: String
 
         /// The record in the lock file (empty when there is none yet).
         var record: Record {
@@ -84,12 +88,31 @@ enum FileLock {
             _ = pwrite(descriptor, &digest, 8, FileLock.digestOffset)
         }
 
-        /// Replaces the notes block (a failure just loses the hint).
+        /// Replaces the notes block, and cuts the lock file after it, so the file is never larger
+        /// than its record and notes (a failure just loses the hint).
         func storeNotes(_ data: Data) {
             guard data.count < Self.notesLimit else { return }
             var block = withUnsafeBytes(of: UInt32(data.count)) { Data($0) }
             block.append(data)
-            _ = block.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset)) }
+            let written = block.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset)) }
+            if written == block.count { _ = ftruncate(descriptor, off_t(notesOffset) + off_t(block.count)) }
+        }
+
+        /// How many bytes the lock file holds (its record and notes).
+        var fileSize: Int {
+            var info = stat()
+            return fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
+        }
+
+        /// Removes the lock file, for a writer that removed the file it locks: call it last in the
+        /// body of ``FileLock/withLock(for:label:_:)``, after the file is gone. The lock is held
+        /// until the body returns, so a writer waiting for this lock file takes it only after it
+        /// was removed, finds that the path no longer names it, and locks the file at the path (a
+        /// new one) instead: never two holders at once. Nothing is removed when the path names
+        /// another file; a failure leaves the lock file, which is harmless.
+        func removeFile() {
+            guard FileLock.isNamed(descriptor, by: path) else { return }
+            unlink(path)
         }
 
         /// The largest notes block kept.
@@ -161,7 +184,7 @@ enum FileLock {
         }
         let descriptor = try lockedFile(lockPath, file: file, waiting: true)
         defer { close(descriptor) }
-        return try holding(descriptor, lockPath: lockPath, label: label) { try body(Held(descriptor: descriptor)) }
+        return try holding(descriptor, lockPath: lockPath, label: label) { try body(Held(descriptor: descriptor, path: lockPath)) }
     }
 
     /// ``withLock(for:label:_:)`` without the record.
@@ -198,7 +221,7 @@ enum FileLock {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_nlink == 1 else { return nil }
-        return body(Held(descriptor: descriptor))
+        return body(Held(descriptor: descriptor, path: file.path + ".lock"))
     }
 
     // MARK: - Private
@@ -230,7 +253,7 @@ enum FileLock {
     /// the one at the path now is opened and locked instead.
     private static func lockedFile(_ lockPath: String, file: URL, waiting: Bool) throws -> Int32 {
         while true {
-            let descriptor = try openLockFile(lockPath)
+            guard let descriptor = try openLockFile(lockPath) else { continue }  // removed as it was opened
             do {
                 if waiting {
                     try acquire(descriptor, lockPath: lockPath, file: file)
@@ -252,7 +275,7 @@ enum FileLock {
     private struct Busy: Error {}
 
     /// Whether `path` names the open file `descriptor` (the same device and inode; no link followed).
-    private static func isNamed(_ descriptor: Int32, by path: String) -> Bool {
+    fileprivate static func isNamed(_ descriptor: Int32, by path: String) -> Bool {
         var open = stat()
         var named = stat()
         guard fstat(descriptor, &open) == 0, lstat(path, &named) == 0 else { return false }
@@ -276,8 +299,9 @@ enum FileLock {
     }
 
     /// Opens (creating it, mode 0600) the lock file, refusing one that is a link, not a regular
-    /// file, another user's, or has other names.
-    private static func openLockFile(_ lockPath: String) throws -> Int32 {
+    /// file, another user's, or has other names; `nil` when the file opened was removed (by a
+    /// writer that removed the suite) before it could be looked at: the caller opens the path again.
+    private static func openLockFile(_ lockPath: String) throws -> Int32? {
         // O_NONBLOCK: a FIFO planted as the lock file must not block the open (refused below).
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
@@ -290,6 +314,10 @@ enum FileLock {
         }
         var info = stat()
         var problem: String?
+        if fstat(descriptor, &info) == 0, info.st_nlink == 0 {
+            close(descriptor)
+            return nil
+        }
         if fstat(descriptor, &info) != 0 {
             problem = "fstat failed: \(String(cString: strerror(errno)))"
         } else if info.st_mode & S_IFMT != S_IFREG {

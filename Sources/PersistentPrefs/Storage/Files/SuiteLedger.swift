@@ -26,10 +26,16 @@ import Foundation
 /// the whole journal; a process that keeps writing keeps its view of the journal
 /// (``load(_:forgettingAll:)``) and reads only the steps other processes appended since. A
 /// journal that does not replay (damaged) is replaced by an empty one, so a step is never
-/// appended after a damaged one. Once the journal has grown to four times what it held after
-/// its last rewrite (and past ``compactionFloor``), the next write rewrites it as the entries
-/// it amounts to (the ``capacity`` most recent within the horizon), under a new generation, so
-/// every process's view starts again from the rewrite.
+/// appended after a damaged one. Once the journal has grown to ``compactionFactor`` times what
+/// it held after its last rewrite (and past ``compactionFloor``), the next write rewrites it as
+/// the entries it amounts to (the ``capacity`` most recent within the horizon), under a new
+/// generation, so every process's view starts again from the rewrite.
+///
+/// So the journal holds no more than what the ledger needs, twice: per key written within the
+/// horizon, its latest value's XML and 8 bytes for each value it replaced (at most
+/// ``historyLength``), or ``compactionFloor`` when that is more, plus the steps of one write. A
+/// 500-byte suite whose one key was written 1,000 times within the horizon keeps a lock file of
+/// about 10 KB; one written now and then, a few hundred bytes.
 struct SuiteLedger {
     /// One key: the library's latest value (as XML; `nil` for removed) and its hash, the hashes
     /// of the values it replaced, oldest first, and when it last wrote the key.
@@ -61,8 +67,13 @@ struct SuiteLedger {
     /// hundreds of writes ago when its process is descheduled between its read and its write
     /// on a busy machine (16 remembered values lost writes that way under load); 8 bytes each.
     static let historyLength = 512
-    /// The journal is rewritten only past this size (and four times its size after the last rewrite).
-    static let compactionFloor = 256 * 1024
+    /// The journal is rewritten only past this size (and ``compactionFactor`` times its size
+    /// after the last rewrite): small enough that a process's first write reads little, large
+    /// enough that a suite written now and then is rarely rewritten.
+    static let compactionFloor = 8 * 1024
+    /// How many times its size after the last rewrite the journal grows before it is rewritten:
+    /// the steps appended since cost at most as much again as what the ledger needs.
+    static let compactionFactor = 2
 
     /// The entries, as the journal's steps left them (including ones past the horizon until a
     /// rewrite drops them: ``current(_:)`` leaves those out).
@@ -253,7 +264,7 @@ extension SuiteLedger {
         if !ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
             ledger.readAll(lock)
         }
-        if length > max(compactionFloor, 4 * rewritten) { ledger.rewrite(lock, identity: identity) }
+        if length > max(compactionFloor, compactionFactor * rewritten) { ledger.rewrite(lock, identity: identity) }
         ledger.remember()
         if forgettingAll { ledger.take(.forgetAll) }
         return ledger
@@ -304,25 +315,30 @@ extension SuiteLedger {
         guard !suite.isEmpty else { return suite }
         return FileLock.peek(for: file) { lock -> [String: Any] in
             guard lock.record.writtenDigest != digest, let identity = lock.identity else { return suite }
-            let length = lock.notesLength
-            guard length >= headerSize, let header = lock.notes(in: 0..<headerSize), let (generation, _) = Self.header(header) else {
-                return suite
+            // A journal caught while a writer rewrites it reads damaged: read again (a rewrite is
+            // one write of a few kilobytes).
+            for _ in 0..<3 {
+                let length = lock.notesLength
+                guard length >= headerSize, let header = lock.notes(in: 0..<headerSize), let (generation, _) = Self.header(header) else {
+                    continue
+                }
+                // This process's view of the journal, brought up to date (the whole journal without
+                // one). Never remembered: a journal read without the lock may hold a try's steps that
+                // the writer replaces, at the same length, before it lets go of the lock.
+                var ledger = SuiteLedger()
+                let view = views.withLock { $0[identity] }
+                if ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
+                    // up to date from this process's view
+                } else if let body = lock.notes(in: headerSize..<length), ledger.replay(body, from: [:]) {
+                    count(identity, replayed: body.count)
+                } else {
+                    continue
+                }
+                var repaired = suite
+                ledger.reconcile(&repaired)  // the steps it stages are never saved
+                return repaired
             }
-            // This process's view of the journal, brought up to date (the whole journal without
-            // one). Never remembered: a journal read without the lock may hold a try's steps that
-            // the writer replaces, at the same length, before it lets go of the lock.
-            var ledger = SuiteLedger()
-            let view = views.withLock { $0[identity] }
-            if ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
-                // up to date from this process's view
-            } else if let body = lock.notes(in: headerSize..<length), ledger.replay(body, from: [:]) {
-                count(identity, replayed: body.count)
-            } else {
-                return suite  // being rewritten: no repair this time
-            }
-            var repaired = suite
-            ledger.reconcile(&repaired)  // the steps it stages are never saved
-            return repaired
+            return suite  // being rewritten throughout: no repair this time
         } ?? suite
     }
 
