@@ -63,14 +63,17 @@ struct SamplePrefsTests {
     }
 
     @Test("a value of the wrong type reads as the default and is reported, without crashing")
-    func wrongType() {
-        let prefs = SamplePrefs(key: "A", store: InMemoryStore())
-        prefs["Integer Value"] = "not a number"
+    func wrongType() throws {
+        let store = InMemoryStore()
+        try store.save(["Integer Value": "not a number", "Array Value": 5], root: "A")  // written by another program
+        let prefs = SamplePrefs(key: "A", store: store)
         #expect(prefs.int == 12345)
         #expect(prefs.lastError == .typeMismatch(key: "Integer Value", expected: "Int", found: "a String (\"not a number\")"))
-        prefs["Array Value"] = 5
         #expect(prefs.array == ["One", "Two", "Three", "Four", "Five"])
         #expect(prefs["Array Value"] as? Int == 5)
+        // The set itself refuses to store what its declarations cannot read back.
+        prefs["Integer Value"] = "not a number"
+        #expect(prefs.lastError == .invalidValue(key: "Integer Value", reason: "\"not a number\" is a string, not an integer"))
     }
 
     @Test("declaredDefaults are the @Pref defaults in stored form")

@@ -88,9 +88,15 @@ extension PersistentPrefs {
         /// body's dictionary, or the batch, and write the other set after the `update` returns.
         case transactionInProgress(root: String)
 
-        /// The value for `key` breaks the key's rule (a `@Pref` range or `validate:` closure, or
-        /// ``PersistentPrefs/validators``); `reason` says how. A refused write changes nothing; a
-        /// stored value that breaks it reads as the default and stays stored.
+        /// The value for `key` is not one its declaration allows: it cannot be read as the
+        /// `@Pref`'s type (another kind, not one of an enum's raw values), or it breaks the key's
+        /// rule (an `in:` range, a `validate:` closure, ``PersistentPrefs/validators``); `reason`
+        /// says which, naming the value, in the words the harness uses too.
+        ///
+        /// Reported for a refused write, which changes nothing, and for a stored value a read
+        /// finds (in ``PersistentPrefs/lastError`` and ``PersistentPrefs/problems``), which reads
+        /// as the default and stays stored. A locked key is reported as
+        /// ``keyLocked(key:)`` instead, whatever the value.
         case invalidValue(key: String, reason: String)
 
         /// The set under the root key `root` could not be carried to the subclass's
@@ -170,46 +176,47 @@ extension PersistentPrefs.PrefsError: Equatable {
 // MARK: - CustomStringConvertible
 
 extension PersistentPrefs.PrefsError: CustomStringConvertible {
-    /// One sentence that names the offending keys, root key or path.
+    /// One sentence that names the offending keys, value, rule, root key or path, and says what
+    /// was left as it was.
     public var description: String {
         switch self {
         case .incorrectKeys(let keys):
-            return "Keys not allowed in this preference set: \(Self.list(keys)). Nothing was written."
+            return "\(Self.list(keys)) \(keys.count == 1 ? "is not a key" : "are not keys") of this preference set, so nothing was written."
         case .valuesNotPlistCompatible(let keys):
-            return "Values that a property list cannot store, under: \(Self.list(keys)). Nothing was written."
+            return "The \(keys.count == 1 ? "value" : "values") for \(Self.list(keys)) cannot be stored in a property list, so nothing was written."
         case .noStoredPrefsForKey(let key):
             return "Nothing is stored under the root key \"\(key)\"."
         case .unknownError(let error):
-            return "Unexpected error: \(error.map { String(describing: $0) } ?? "no details")."
+            return "An unexpected error occurred: \(error.map { String(describing: $0).asClause } ?? "no details")."
         case .userDefaultsUnavailable:
-            return "The UserDefaults suite for these preferences could not be opened. Nothing was read or written."
+            return "The UserDefaults suite for these preferences could not be opened, so nothing was read or written."
         case .invalidStoredValue(let key):
-            return "The value stored under the root key \"\(key)\" is not a dictionary with String keys; it was left untouched."
+            return "The value stored under the root key \"\(key)\" is not a dictionary with String keys, so the set reads as empty and the stored value is left untouched."
         case .corruptStore(let path, let reason):
             return "The preferences store at \(path) is unreadable: \(reason.asClause)."
         case .ioError(let path, let reason):
-            return "Could not read or write \(path): \(reason.asClause). Nothing was changed."
+            return "Could not read or write \(path) (\(reason.asClause)), so nothing was changed."
         case .invalidSuiteName(let name, let reason):
-            return "\"\(name)\" cannot be a UserDefaults suite: \(reason.asClause). Nothing was read or written."
+            return "\"\(name)\" cannot be a UserDefaults suite (\(reason.asClause)), so nothing was read or written."
         case .typeMismatch(let key, let expected, let found):
-            return "The value stored under \"\(key)\" is \(found), not \(expected); the default was used and the stored value left as it is."
+            return "The value stored under \"\(key)\" is \(found), not \(expected), so it reads as the default and stays stored as it is."
         case .invalidValue(let key, let reason):
-            return "The value for \"\(key)\" is not allowed (\(reason)): a write of it stores nothing, and found stored it reads as the default."
+            return "The value for \"\(key)\" is not allowed: \(reason.asClause)."
         case .migrationFailed(let root, let step, let name, let reason):
-            return "The set \"\(root)\" could not be migrated: the step to version \(step) (\(name)) failed: \(reason.asClause). Nothing was written; the set stays as stored, and writes to it are refused until it can be migrated."
+            return "The set \"\(root)\" could not be migrated because the step to version \(step) (\(name)) failed (\(reason.asClause)), so nothing was written: the set stays as stored, and writes to it are refused until it can be migrated."
         case .conflictingDeclarations(let key, let types):
             return "Several @Pref properties use the key \"\(key)\" with different types (\(types.joined(separator: ", "))), so they overwrite each other's values; give each its own key."
         case .newerSchemaVersion(let root, let stored, let supported):
-            return "The set \"\(root)\" was stored by a newer version of the program (schema version \(stored); this code knows up to \(supported)). It stays readable and untouched; writes to it are refused."
+            return "The set \"\(root)\" was stored by a newer version of the program (schema version \(stored); this code knows up to \(supported)), so it stays readable and untouched, and writes to it are refused."
         case .lockTimeout(let path, let holder, let waited):
             let who = holder.map { "process \($0) holds it" } ?? "another process holds it"
-            return "Gave up writing \(path) after waiting \(String(format: "%.1f", waited)) s for its lock (\(path).lock): \(who), perhaps stopped or stuck. Nothing was written; reads are not affected."
+            return "Gave up writing \(path) after waiting \(String(format: "%.1f", waited)) s for its lock (\(path).lock): \(who), perhaps stopped or stuck; nothing was written, and reads are not affected."
         case .watchDegraded(let path, let reason):
-            return "Changes to \(path) by other programs are not reported at once: \(reason.asClause). Values stay current, a little later."
+            return "Changes to \(path) by other programs are not reported at once (\(reason.asClause)); values stay current, a little later."
         case .keyLocked(let key):
-            return "The key \"\(key)\" is locked by the system administrator, so it cannot be changed here; it reads the value the system sets. Nothing was written."
+            return "The key \"\(key)\" is locked by the system administrator, so nothing was written: it reads the value the system sets."
         case .transactionInProgress(let root):
-            return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here (it would wait for itself, as would a write of another set in the same file, or of a set whose writer is waiting for this one); make the change through the batch or the update's dictionary, or after it. Nothing was written."
+            return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here and nothing was written (it would wait for itself, as would a write of another set in the same file, or of a set whose writer is waiting for this one); make the change through the batch or the update's dictionary, or after it."
         }
     }
 

@@ -163,10 +163,14 @@ open class PersistentPrefs: NSObject {
     /// The outcome of the most recent operation on this instance: `nil` after a successful
     /// read or write, otherwise the reason it failed.
     ///
-    /// As in RVS_PersistentPrefs, every operation sets it, so a problem one read reports is gone
-    /// after the next successful read. Check it right after the operation you care about (a
-    /// write, a migration); for what is wrong with the set as it stands, whatever was read last,
-    /// use ``problems``.
+    /// As in RVS_PersistentPrefs, every operation of RVS's API sets it (the subscript,
+    /// ``values``, ``value(forKey:as:)``, writes), so a problem one read reports is gone after
+    /// the next successful read. A `@Pref` property read sets it only when it finds a stored
+    /// value it cannot use, and otherwise leaves it alone: `prefs.volume = 12;
+    /// print(prefs.volume, prefs.lastError!)` prints the refusal. Check it right after the
+    /// operation you care about (a write, a migration), or use the throwing
+    /// ``PrefsTransacting/set(_:_:)``; for what is wrong with the set as it stands, whatever was
+    /// read last, use ``problems``.
     open var lastError: PrefsError? {
         get { state.withLock { $0.lastError } }
         set { state.withLock { $0.lastError = newValue } }
@@ -520,7 +524,7 @@ open class PersistentPrefs: NSObject {
     /// ``value(forKey:as:)`` for a ``Pref`` read: its key and observation key, read in place.
     @inlinable
     func value<T>(as type: T.Type, _ pref: PrefKey) -> T? {
-        typed(type, number: { numberCasts(pref) }, string: { cachedString(pref) }, raw: { rawValue(forKey: pref.key, tracking: pref.observationKey) })
+        typed(type, number: { numberCasts(pref) }, string: { cachedString(pref) }, raw: { rawValue(pref) })
     }
 
     /// A value as `T`, from the answer that serves `T`: the number's answers for `Int`,
@@ -549,10 +553,10 @@ open class PersistentPrefs: NSObject {
         answer(forKey: key, tracking: tracking, { $0.loadedNumber(forKey: $1) }, SetView.number)
     }
 
-    /// ``numberCasts(forKey:tracking:)`` for a ``Pref`` read.
+    /// ``numberCasts(forKey:tracking:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
     @usableFromInline
     func numberCasts(_ pref: PrefKey) -> NumberCasts? {
-        answer(forKey: pref.key, tracking: pref.observationKey, { $0.loadedNumber(forKey: $1) }, SetView.number)
+        answer(forKey: pref.key, tracking: pref.observationKey, keepingError: true, { $0.loadedNumber(forKey: $1) }, SetView.number)
     }
 
     /// A value as a `String` from the answers worked out once per change (no cast per read),
@@ -562,10 +566,10 @@ open class PersistentPrefs: NSObject {
         answer(forKey: key, tracking: tracking, { $0.loadedString(forKey: $1) }, SetView.string)
     }
 
-    /// ``cachedString(forKey:tracking:)`` for a ``Pref`` read.
+    /// ``cachedString(forKey:tracking:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
     @usableFromInline
     func cachedString(_ pref: PrefKey) -> String? {
-        answer(forKey: pref.key, tracking: pref.observationKey, { $0.loadedString(forKey: $1) }, SetView.string)
+        answer(forKey: pref.key, tracking: pref.observationKey, keepingError: true, { $0.loadedString(forKey: $1) }, SetView.string)
     }
 
     /// A worked-out answer for the value under `key`: `known`'s when the set is loaded and
@@ -575,11 +579,11 @@ open class PersistentPrefs: NSObject {
     /// and a release of what it holds on every read.
     @inline(__always)
     private func answer<Answer>(
-        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, _ known: (SharedSet, String) -> Answer??,
+        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ known: (SharedSet, String) -> Answer??,
         _ slow: (String, SharedSet, PendingChanges.Box?) throws -> Answer?
     ) -> Answer? {
-        if let answer = readPublished(tracking: tracking, { known($0, key) }) { return answer }
-        return read(tracking: tracking) { try slow(key, $0, $1) } ?? nil
+        if let answer = readPublished(tracking: tracking, keepingError: keepingError, { known($0, key) }) { return answer }
+        return read(tracking: tracking, keepingError: keepingError) { try slow(key, $0, $1) } ?? nil
     }
 
     /// The subscript getter, callable from inlinable code.
@@ -587,6 +591,13 @@ open class PersistentPrefs: NSObject {
     func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet) -> Any? {
         if let known = readPublished(tracking: tracking, { $0.loadedValue(forKey: key) }) { return known }
         return read(tracking: tracking) { try SetView.value(forKey: key, $0, $1) } ?? nil
+    }
+
+    /// The stored value of a ``Pref``, callable from inlinable code; leaves ``lastError`` alone.
+    @usableFromInline
+    func rawValue(_ pref: PrefKey) -> Any? {
+        if let known = readPublished(tracking: pref.observationKey, keepingError: true, { $0.loadedValue(forKey: pref.key) }) { return known }
+        return read(tracking: pref.observationKey, keepingError: true) { try SetView.value(forKey: pref.key, $0, $1) } ?? nil
     }
 
     // MARK: - Throwing API
@@ -771,22 +782,26 @@ open class PersistentPrefs: NSObject {
     // MARK: - Private
 
     /// The common path of a read: `body`'s answer from the published views, or `nil` when the
-    /// read must take ``read(tracking:_:)``'s way (``lastError`` is set, a batch is running,
-    /// the set is not resolved or loaded or is damaged). Nothing to report: ``lastError`` is
-    /// already `nil`.
+    /// read must take ``read(tracking:keepingError:_:)``'s way (a batch is running, the set is not
+    /// resolved or loaded or is damaged, or ``lastError`` is set and the read clears it).
+    /// Nothing to report: ``lastError`` is already `nil`, or stays as it is.
     @inline(__always)
-    private func readPublished<Result>(tracking: KeyPath<PrefsKeySpace, Int>, _ body: (SharedSet) -> Result??) -> Result?? {
-        guard fast.flags.load() == 0, let domain = fast.domain(generation: currentGeneration()), !domain.isDamaged,
+    private func readPublished<Result>(
+        tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ body: (SharedSet) -> Result??
+    ) -> Result?? {
+        guard fast.flags.load() & (keepingError ? 2 : 3) == 0, let domain = fast.domain(generation: currentGeneration()), !domain.isDamaged,
             let known = body(domain)
         else { return nil }
         domain.feed.access(tracking)
         return known
     }
 
-    /// Runs a read; on success clears ``lastError``, on failure reports the error there and returns `nil`.
+    /// Runs a read; on success clears ``lastError`` (as RVS_PersistentPrefs does) unless
+    /// `keepingError` (a ``Pref`` read), on failure reports the error there and returns `nil`.
     /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
     func read<Result>(
-        tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, _ body: (SharedSet, PendingChanges.Box?) throws -> Result
+        tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, keepingError: Bool = false,
+        _ body: (SharedSet, PendingChanges.Box?) throws -> Result
     ) -> Result? {
         // The way of a read that `readPublished` leaves: no lock until the batch or the set's
         // loading needs one.
@@ -803,7 +818,7 @@ open class PersistentPrefs: NSObject {
             let result = try body(domain, pending)
             if let notice = domain.damageNotice() {
                 lastError = notice  // every reader of a damaged store learns it
-            } else if hadError {
+            } else if hadError && !keepingError {
                 state.withLock { $0.lastError = nil }
             }
             return result
@@ -817,7 +832,8 @@ open class PersistentPrefs: NSObject {
     /// damage its store reports (see ``acknowledgeDamage()``), else `nil`.
     ///
     /// An error recorded while `body` ran by a step that does not fail it (a migration on first
-    /// use, which leaves the set readable) is kept.
+    /// use, which leaves the set readable) is kept. The error is also given to the typed `set`
+    /// running on this thread, if any (see ``WriteOutcome``), which throws it.
     func reportingErrors(_ body: () throws -> Void) {
         let hadError = state.withLock { $0.failed }
         do {
@@ -826,7 +842,9 @@ open class PersistentPrefs: NSObject {
             let notice = fast.domain(generation: generation)?.damageNotice()
             if notice != nil || hadError { state.withLock { $0.lastError = notice } }
         } catch {
-            lastError = SharedSet.mapped(error)
+            let mapped = SharedSet.mapped(error)
+            lastError = mapped
+            WriteOutcome.current?.record(mapped)
         }
     }
 
@@ -843,6 +861,9 @@ open class PersistentPrefs: NSObject {
     private func currentGeneration() -> Int {
         followsGroupID ? Self.groupGeneration.load() : 0
     }
+
+    /// The shared set this instance has resolved, without resolving it (`nil` when it has not).
+    var cachedDomain: SharedSet? { fast.domain(generation: currentGeneration()) }
 
     /// The shared set for this instance's root key and store.
     func resolvedDomain() throws -> SharedSet {

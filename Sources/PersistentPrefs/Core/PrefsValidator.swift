@@ -30,14 +30,17 @@ public struct PrefsValidator {
         }
     }
 
-    /// Values that read as `T` (with `as?`) and lie in `range`.
+    /// Values that read as `T` (with `as?`) and lie in `range`. A refusal is worded as a `@Pref`'s
+    /// `in:` range words it ("12 is outside the range 0...11").
     ///
     /// - Parameter range: The values allowed.
     /// - Returns: The rule.
     public static func range<T: Comparable>(_ range: ClosedRange<T>) -> PrefsValidator {
         PrefsValidator(reason: { value in
-            guard let typed = value as? T else { return "\(PlistValue.describe(value)) is not of type \(T.self)" }
-            return range.contains(typed) ? nil : "\(typed) is outside \(range)"
+            guard let typed = value as? T else { return PrefsSchema.unreadable(value, as: "\(T.self)") }
+            guard !range.contains(typed) else { return nil }
+            let stored = { (value: T) -> Any in PlistValue.normalized(value) ?? value }
+            return PrefsSchema.outsideRange(stored(typed), minimum: stored(range.lowerBound), maximum: stored(range.upperBound))
         })
     }
 

@@ -24,7 +24,11 @@ import Foundation
 ///   ``PersistentPrefs/resetAll()`` return keys to their defaults by removing them.
 /// - Reads and writes go through the instance's shared, locked set, with the same guarantees
 ///   as ``PersistentPrefs/values``. A refused write leaves the set unchanged and sets
-///   ``PersistentPrefs/lastError``.
+///   ``PersistentPrefs/lastError``, which reads of `@Pref` properties leave alone when they
+///   succeed; ``PrefsTransacting/set(_:_:)`` (`try prefs.set(\.fontSize, 100)`) throws it instead.
+/// - Untyped writes of the key (the subscript, ``PersistentPrefs/values``, batches, updates) are
+///   checked against the declaration: a value its type cannot read back, or its rule refuses,
+///   is refused with ``PersistentPrefs/PrefsError/invalidValue(key:reason:)``.
 /// - When a subclass does not override ``PersistentPrefs/keys``, its keys are the keys of its
 ///   `@Pref` properties.
 /// - Storage: property-list types as themselves, `RawRepresentable` types (enums, `OptionSet`)
@@ -65,9 +69,14 @@ public struct Pref<Value> {
         { PrefsValidator.reason(validate, $0, rule: "the rule of \"\(key)\"") }
     }
 
-    /// The rule of an `in:` range.
+    /// The rule of an `in:` range. Its reason is the one a ``PrefsSchema/Key`` gives for the same
+    /// value (see ``PrefsSchema/Key/problem(with:)``), so the library and the harness say the same.
     static func rule(_ range: ClosedRange<Value>) -> (Value) -> String? where Value: Comparable {
-        { range.contains($0) ? nil : "\($0) is outside \(range)" }
+        { value in
+            guard !range.contains(value) else { return nil }
+            let stored = { (value: Value) -> Any in PlistValue.normalized(value) ?? value }
+            return PrefsSchema.outsideRange(stored(value), minimum: stored(range.lowerBound), maximum: stored(range.upperBound))
+        }
     }
 
     /// The reason `value` is not allowed, or `nil` when it is.
@@ -159,10 +168,8 @@ protocol DeclaredPref {
     var key: String { get }
     /// The default in its stored form; `nil` for an optional whose default is `nil`.
     var storedDefault: Any? { get }
-    /// Whether this `@Pref` has a rule for its values.
-    var hasRule: Bool { get }
-    /// Why the stored value `stored` is not allowed (its rule refuses it, or it is not of the
-    /// declared type), or `nil` when it is.
+    /// Why the stored value `stored` is not allowed (it cannot be read as the declared type, or
+    /// its rule refuses it), or `nil` when it is.
     func problem(withStored stored: Any) -> String?
     /// The declared type's name.
     var typeName: String { get }
@@ -190,7 +197,6 @@ extension Pref: DeclaredPref {
     private static func allCases<Cases: CaseIterable>(of type: Cases.Type) -> [Any] {
         type.allCases.map { $0 }
     }
-    var hasRule: Bool { rule != nil }
     var typeName: String { "\(Value.self)" }
 
     func readingProblem(_ stored: Any) -> PersistentPrefs.PrefsError? {
@@ -201,9 +207,14 @@ extension Pref: DeclaredPref {
     }
 
     func problem(withStored stored: Any) -> String? {
-        guard let rule else { return nil }
-        guard let value = codec.decode(stored) else { return nil }  // a type mismatch: reported by readers
-        return rule(value)
+        guard let value = codec.decode(stored) else { return typeProblem(stored) }
+        return rule?(value)
+    }
+
+    /// Why `stored` cannot be read as the declared type: the words of the key's schema (another
+    /// kind, not one of an enum's choices), else that it is not a `Value`.
+    private func typeProblem(_ stored: Any) -> String {
+        schemaKey.problem(with: stored) ?? PrefsSchema.unreadable(stored, as: typeName)
     }
 }
 
@@ -214,7 +225,7 @@ extension PersistentPrefs {
     /// (absent, `RawRepresentable`, `URL`, `Codable`, or of the wrong type).
     @usableFromInline
     func read<Value>(_ pref: Pref<Value>) -> Value {
-        guard let stored = rawValue(forKey: pref.key, tracking: pref.observationKey) else {
+        guard let stored = rawValue(pref.core) else {
             // Not stored: the defaults file's value, then the declared one.
             if let fileDefault = fileDefaults[pref.key], let value = pref.codec.decode(fileDefault) {
                 return value
@@ -241,7 +252,7 @@ extension PersistentPrefs {
     func write<Value>(_ value: Value, _ pref: Pref<Value>) {
         reportingErrors {
             try submit {
-                if let reason = pref.problem(with: value) { throw PrefsError.invalidValue(key: pref.key, reason: reason) }
+                if let reason = pref.problem(with: value) { throw refusal(key: pref.key, reason: reason) }
                 let encoded: Any?
                 do {
                     encoded = try pref.codec.encode(value)
@@ -278,13 +289,14 @@ extension PersistentPrefs {
         return prefs
     }
 
-    /// The `@Pref` properties of this instance's class that have a rule, by key; found once per
-    /// class.
+    /// The `@Pref` properties of this instance's class, by key (the first of a key): every
+    /// untyped write of a declared key is checked against its declaration (its type and rule).
+    /// Found once per class.
     var declaredRules: [String: any DeclaredPref] {
         let type = ObjectIdentifier(Swift.type(of: self))
         if let known = declaredRulesByClass.withLock({ $0[type] }) { return known }
         var rules: [String: any DeclaredPref] = [:]
-        for pref in declaredPrefs() where pref.hasRule { rules[pref.key] = pref }
+        for pref in declaredPrefs() where rules[pref.key] == nil { rules[pref.key] = pref }
         declaredRulesByClass.withLock { $0[type] = rules }
         return rules
     }
@@ -318,6 +330,6 @@ private let declaredKeysByClass = Locked<[ObjectIdentifier: [String]]>([:])
 /// The conflicting `@Pref` declarations of each class, found once by reflection.
 private let declarationConflictsByClass = Locked<[ObjectIdentifier: [PersistentPrefs.PrefsError]]>([:])
 
-/// The `@Pref` properties with a rule of each class, found once by reflection. The rules are
-/// the declarations' own (the same for every instance of a class).
+/// The `@Pref` properties of each class, by key, found once by reflection. Their checks are the
+/// declarations' own (the same for every instance of a class).
 private let declaredRulesByClass = Locked<[ObjectIdentifier: [String: any DeclaredPref]]>([:])

@@ -90,25 +90,15 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         /// - Returns: A short reason, or `nil`.
         public func problem(with value: Any) -> String? {
             if let kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") {
-                return "\(PrefsSchema.text(value)) is \(PrefsSchema.article(found)) \(found), not \(PrefsSchema.article(kind)) \(kind)"
+                return PrefsSchema.wrongKind(value, found: found, expected: kind)
             }
             if let choices, choices.isEmpty {
                 return "the schema lists no value that \(name) may hold (its choices are empty)"
             }
             if let choices, !choices.contains(where: { PlistValue.same($0, value) }) {
-                return "\(PrefsSchema.text(value)) is not one of \(choices.map(PrefsSchema.text).joined(separator: ", "))"
+                return PrefsSchema.notAChoice(value, choices)
             }
-            // A bound the value cannot be ordered against (another kind, NaN) refuses it: the
-            // check fails closed.
-            for (bound, side, outside) in [(minimum, "minimum", ComparisonResult.orderedAscending), (maximum, "maximum", .orderedDescending)] {
-                guard let bound else { continue }
-                switch PrefsSchema.compare(value, bound) {
-                case nil: return "\(PrefsSchema.text(value)) cannot be compared with the \(side), \(PrefsSchema.text(bound))"
-                case outside?: return "\(PrefsSchema.text(value)) is \(outside == .orderedAscending ? "below" : "above") the \(side), \(PrefsSchema.text(bound))"
-                default: continue
-                }
-            }
-            return nil
+            return PrefsSchema.rangeProblem(value, minimum: minimum, maximum: maximum)
         }
 
         /// The key with its lock state.
@@ -244,6 +234,55 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         case let number as NSNumber: return number.stringValue
         case let date as Date: return "\(date)"
         default: return PlistValue.describe(value)
+        }
+    }
+
+    // MARK: - Reasons
+    //
+    // The words for a value of the wrong kind, not among the choices or outside a range: shared
+    // by ``Key/problem(with:)`` (the harness, `defaults write`) and the library's own `@Pref`
+    // checks, so one refusal reads the same wherever it is made. Values are in stored form.
+
+    /// "`value` is a string, not an integer".
+    static func wrongKind(_ value: Any, found: String, expected: String) -> String {
+        "\(text(value)) is \(article(found)) \(found), not \(article(expected)) \(expected)"
+    }
+
+    /// "`value` cannot be read as `type`", for a value of the right kind that the type still
+    /// cannot read back.
+    static func unreadable(_ value: Any, as type: String) -> String {
+        "\(text(value)) cannot be read as \(type)"
+    }
+
+    /// "`value` is not one of `choices`".
+    static func notAChoice(_ value: Any, _ choices: [Any]) -> String {
+        "\(text(value)) is not one of \(choices.map(text).joined(separator: ", "))"
+    }
+
+    /// Why `value` lies outside the range from `minimum` to `maximum` (either may be absent), or
+    /// `nil` when it lies inside. A bound the value cannot be ordered against (another kind, NaN)
+    /// refuses it: the check fails closed.
+    static func rangeProblem(_ value: Any, minimum: Any?, maximum: Any?) -> String? {
+        var outside = false
+        for (bound, side, beyond) in [(minimum, "minimum", ComparisonResult.orderedAscending), (maximum, "maximum", .orderedDescending)] {
+            guard let bound else { continue }
+            switch compare(value, bound) {
+            case nil: return "\(text(value)) cannot be compared with the \(side), \(text(bound))"
+            case beyond?: outside = true
+            default: continue
+            }
+        }
+        return outside ? outsideRange(value, minimum: minimum, maximum: maximum) : nil
+    }
+
+    /// "`value` is outside the range `minimum`...`maximum`" (or below the minimum, or above the
+    /// maximum, when the range has one end), for a value known to be outside it.
+    static func outsideRange(_ value: Any, minimum: Any?, maximum: Any?) -> String {
+        switch (minimum, maximum) {
+        case let (minimum?, maximum?): return "\(text(value)) is outside the range \(text(minimum))...\(text(maximum))"
+        case let (minimum?, nil): return "\(text(value)) is below the minimum, \(text(minimum))"
+        case let (nil, maximum?): return "\(text(value)) is above the maximum, \(text(maximum))"
+        case (nil, nil): return "\(text(value)) is outside its range"
         }
     }
 

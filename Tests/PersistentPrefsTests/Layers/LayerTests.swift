@@ -131,6 +131,35 @@ struct LayerTests {
         locked.batch { batch in #expect(batch.volume == 7) }
     }
 
+    @Test("a locked key is refused as locked before its value's rule or type is checked, on every write road")
+    func lockBeforeRule() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try fixture.writeVendor(["Volume": 7, "PersistentPrefs.locked": ["Volume"]])
+        let locked = fixture.prefs()
+        #expect(eventually { locked.isLocked("Volume") && locked.volume == 7 })
+        let refused = PersistentPrefs.PrefsError.keyLocked(key: "Volume")
+        locked.volume = 20
+        #expect(locked.lastError == refused)
+        #expect(throws: refused) { try locked.set(\.volume, 20) }
+        locked["Volume"] = 20
+        #expect(locked.lastError == refused)
+        locked["Volume"] = "loud"  // of another type, too
+        #expect(locked.lastError == refused)
+        locked.values = ["Volume": 20, "Name": "x"]
+        #expect(locked.lastError == refused)
+        #expect(throws: refused) { try locked.set(20, forKey: "Volume") }
+        #expect(throws: refused) { try locked.setValues(["Volume": 20]) }
+        locked.batch { $0.name = "batched"; $0.volume = 20 }
+        #expect(locked.lastError == refused)
+        #expect(throws: refused) { try locked.transaction { $0["Volume"] = 20 } }
+        #expect(throws: refused) { try locked.update { $0["Volume"] = 20 } }
+        #expect(throws: refused) { try locked.update(\.volume) { $0 = 20 } }
+        #expect(locked.name == "code" && locked.volume == 7, "nothing was written")
+        try locked.set(\.name, "free")  // a key that is not locked is written
+        #expect(locked.name == "free")
+    }
+
     @Test("a lock in a less important layer wins over a value in a more important one; a whole set can be locked")
     func lockOrderAndWholeSet() throws {
         let fixture = try LayerFixture()

@@ -23,7 +23,7 @@ struct ObservingTests {
         #expect(log.keys == [["A"], ["B", "C"]])
         prefs.reset("B")
         #expect(log.keys == [["A"], ["B", "C"], ["B"]])
-        prefs["A"] = 1.5  // same number, another kind: a change
+        prefs["A"] = 1.0  // same number, another kind: a change
         #expect(log.keys.last == ["A"])
 
         // Another root key is another set.

@@ -204,7 +204,9 @@ struct MigrationTests {
         #expect(try Self.stored(store, "Failing").count == 2)
         #expect(try Self.stored(store, "Failing")["Size"] as? Int == 2)
         #expect(prefs.size == 2)  // the old value, where the key is unchanged
-        #expect(prefs.lastError == nil)  // a successful read clears it, as every read does
+        #expect(prefs.lastError == failure)  // a @Pref read leaves it alone
+        _ = prefs["Size"]
+        #expect(prefs.lastError == nil)  // a successful untyped read clears it, as in RVS_PersistentPrefs
         // Writes are refused while the set cannot be migrated: nothing is mixed into the old version.
         prefs.size = 5
         #expect(prefs.lastError == failure)

@@ -26,7 +26,9 @@ struct ProblemsTests {
         #expect(prefs.lastError == conflict)
         #expect(prefs.problems == [conflict])
         _ = prefs.other
-        #expect(prefs.lastError == nil)  // RVS's rule: a successful read clears it
+        #expect(prefs.lastError == conflict)  // a @Pref read leaves it alone
+        _ = prefs["Other"]
+        #expect(prefs.lastError == nil)  // RVS's rule for its API: a successful read clears it
         #expect(prefs.problems == [conflict])  // the record that stays
     }
 
@@ -37,13 +39,15 @@ struct ProblemsTests {
         let prefs = CheckedPrefs(key: "Checked", store: store)
         #expect(prefs.problems == [
             .typeMismatch(key: "Count", expected: "Int", found: "a String (\"many\")"),
-            .invalidValue(key: "Volume", reason: "40 is outside 0...11"),
-            .invalidValue(key: "Level", reason: "9 is outside 1...3"),
+            .invalidValue(key: "Volume", reason: "40 is outside the range 0...11"),
+            .invalidValue(key: "Level", reason: "9 is outside the range 1...3"),
         ])
         // print(p.a, p.b, p.c): the mismatch one read reports is gone after the next read...
         _ = prefs.counted
         #expect(prefs.lastError == .typeMismatch(key: "Count", expected: "Int", found: "a String (\"many\")"))
         _ = prefs.name
+        #expect(prefs.lastError == .typeMismatch(key: "Count", expected: "Int", found: "a String (\"many\")"), "a @Pref read leaves it alone")
+        _ = prefs["Name"]
         #expect(prefs.lastError == nil)
         // ...while problems still has it, until the key is written.
         #expect(prefs.problems.count == 3)

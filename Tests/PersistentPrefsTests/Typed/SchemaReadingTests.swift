@@ -58,25 +58,27 @@ struct SchemaReadingTests {
     func exactBounds() throws {
         let wide = try PrefsSchema(jsonData: Self.file(volume: #"{"kind": "integer", "range": {"min": 9223372036854775808, "max": 18446744073709551615}}"#))
         let key = try #require(wide["Volume"])
-        #expect(key.problem(with: 99) == "99 is below the minimum, 9223372036854775808")
+        #expect(key.problem(with: 99) == "99 is outside the range 9223372036854775808...18446744073709551615")
         #expect(key.problem(with: UInt64(9_223_372_036_854_775_809)) == nil)
         let full = try #require(try PrefsSchema(jsonData: Self.file(volume: #"{"kind": "integer", "range": {"min": -9223372036854775808, "max": 9223372036854775807}}"#))["Volume"])
         #expect(full.problem(with: Int.min) == nil && full.problem(with: Int.max) == nil && full.problem(with: 7) == nil)
         let real = try #require(try PrefsSchema(jsonData: Self.file(volume: #"{"kind": "real", "range": {"min": -1e300, "max": 1e300}}"#))["Volume"])
         #expect(real.problem(with: 7) == nil && real.problem(with: 7.5) == nil)
-        #expect(real.problem(with: 1e301) == "1e+301 is above the maximum, 1e+300")
+        #expect(real.problem(with: 1e301) == "1e+301 is outside the range -1e+300...1e+300")
         // 2^53 + 1 is above 2^53, which a Double holding both cannot tell; 0 is below 0.5.
         let exact = PrefsSchema.Key(name: "N", type: "Int", kind: "integer", minimum: 0.5, maximum: 9_007_199_254_740_992.0)
-        #expect(exact.problem(with: 9_007_199_254_740_993)?.contains("above the maximum") == true)
+        #expect(exact.problem(with: 9_007_199_254_740_993)?.contains("is outside the range 0.5...") == true)
         #expect(exact.problem(with: 9_007_199_254_740_992) == nil)
-        #expect(exact.problem(with: 0)?.contains("below the minimum") == true)
+        #expect(exact.problem(with: 0) == "0 is outside the range 0.5...9007199254740992.0")
     }
 
     @Test("a value that cannot be ordered against a bound, or any value against empty choices, is refused with a sentence")
     func failsClosed() {
         let ranged = PrefsSchema.Key(name: "Volume", type: nil, kind: nil, minimum: 0, maximum: 11)
         #expect(ranged.problem(with: "abc") == "\"abc\" cannot be compared with the minimum, 0")
-        #expect(ranged.problem(with: 99) == "99 is above the maximum, 11")
+        #expect(ranged.problem(with: 99) == "99 is outside the range 0...11")
+        #expect(PrefsSchema.Key(name: "Volume", type: nil, kind: nil, maximum: 11).problem(with: 99) == "99 is above the maximum, 11")
+        #expect(PrefsSchema.Key(name: "Volume", type: nil, kind: nil, minimum: 0).problem(with: -1) == "-1 is below the minimum, 0")
         #expect(ranged.problem(with: Double.nan) != nil)
         #expect(ranged.problem(with: 5) == nil)
         let none = PrefsSchema.Key(name: "Theme", type: "Theme", kind: "string", choices: [])

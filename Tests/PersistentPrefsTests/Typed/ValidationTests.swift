@@ -22,7 +22,7 @@ final class RuledPrefs: PersistentPrefs {
 
 @Suite("Validation on write")
 struct ValidationTests {
-    static let outside = PersistentPrefs.PrefsError.invalidValue(key: "Volume", reason: "12 is outside 0...11")
+    static let outside = PersistentPrefs.PrefsError.invalidValue(key: "Volume", reason: "12 is outside the range 0...11")
 
     @Test("a @Pref range refuses a value through every setter, naming the key and the reason")
     func rangeEverywhere() throws {
@@ -77,9 +77,9 @@ struct ValidationTests {
         prefs["Level"] = 2
         #expect(prefs.lastError == nil)
         prefs["Level"] = 9
-        #expect(prefs.lastError == .invalidValue(key: "Level", reason: "9 is outside 1...3"))
+        #expect(prefs.lastError == .invalidValue(key: "Level", reason: "9 is outside the range 1...3"))
         prefs["Level"] = "two"
-        #expect(prefs.lastError == .invalidValue(key: "Level", reason: "a String (\"two\") is not of type Int"))
+        #expect(prefs.lastError == .invalidValue(key: "Level", reason: "\"two\" cannot be read as Int"))
         #expect(prefs["Level"] as? Int == 2)
     }
 
@@ -89,7 +89,7 @@ struct ValidationTests {
         try store.save(["Volume": 99, "Name": ""], root: "Old")
         let prefs = RuledPrefs(key: "Old", store: store)
         #expect(prefs.volume == 5)
-        #expect(prefs.lastError == .invalidValue(key: "Volume", reason: "99 is outside 0...11"))
+        #expect(prefs.lastError == .invalidValue(key: "Volume", reason: "99 is outside the range 0...11"))
         #expect(prefs.name == "x")
         #expect(prefs.lastError?.description.contains("\"Name\"") == true)
         #expect(prefs["Volume"] as? Int == 99)  // untyped reads hand back what is stored
