@@ -82,10 +82,13 @@ struct SnapshotCellTests {
         #expect(other.int == 1)
         other.int = 2
         #expect(prefs.int == 2, "another instance's write, seen at once")
-        // A refused write sets lastError; the next read clears it (the slow path runs).
+        // A refused write sets lastError; a typed read leaves it for the next line to see, and an
+        // untyped read (RVS's rule) clears it.
         prefs["Not A Key"] = 1
         #expect(prefs.lastError != nil)
         #expect(prefs.int == 2)
+        #expect(prefs.lastError == .incorrectKeys(invalidElements: ["Not A Key"]))
+        #expect(prefs["Integer Value"] as? Int == 2)
         #expect(prefs.lastError == nil)
         // Inside a batch, reads see the batch's pending value.
         prefs.batch { batched in
