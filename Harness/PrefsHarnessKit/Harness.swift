@@ -205,11 +205,11 @@ public final class HarnessSession {
         openedStore = store
     }
 
-    /// The sample set under the current root key, reloaded from the store.
+    /// The sample set under the current root key, as stored now. Each command makes its own
+    /// instance and drops it, so the set is loaded afresh and its reads start no change watcher
+    /// (`watch` observes, which does).
     func prefs() throws -> SamplePrefs {
-        let prefs = SamplePrefs(key: rootKey, store: store)
-        try Self.check(prefs)
-        prefs.flush()
+        let prefs = SamplePrefs(readingOnce: rootKey, store: store)
         try Self.check(prefs)
         return prefs
     }
@@ -224,6 +224,7 @@ public final class HarnessSession {
     /// The set as stored and as programs read it (over the system layers, with locked keys).
     func shownSet() throws -> ShownSet {
         let view = PersistentPrefs(key: rootKey, store: store)
+        view.readsOnce()  // read once and dropped, as ``prefs()``'s instances
         try Self.check(view)
         let stored = view.values
         let effective = view.effectiveValues
