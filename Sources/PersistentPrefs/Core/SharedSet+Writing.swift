@@ -98,8 +98,9 @@ extension SharedSet {
     }
 
     /// Starts listening for outside changes of the set (see ``WatchableStore``) and of its system
-    /// layer files; once only. A set already loaded is then checked against the store, so a
-    /// change made before the watch began is not missed (see ``watchOnRead()``).
+    /// layer files; once only. A set already loaded is then checked against the store, as an
+    /// event of the watcher would be, so a change made before the watch began is not missed
+    /// (see ``watchOnRead()``).
     func startWatching() {
         let watchable = store as? any WatchableStore
         guard watchable != nil || !layerReader.files.isEmpty else { return }
@@ -114,8 +115,13 @@ extension SharedSet {
         }
         defer {
             attention.remove(Attention.unwatched)
-            storeChanged()
-            if !layerReader.files.isEmpty { layersChanged() }
+            // As an event of the watcher would: off the reader's thread, so a read never waits
+            // for a reload (nor for a write in progress).
+            let layered = !layerReader.files.isEmpty
+            DispatchQueue.global().async { [self] in
+                storeChanged()
+                if layered { layersChanged() }
+            }
         }
         // A strong reference, dropped by ``stopWatching()``: a weak one would move the domain's
         // reference count to a side table and slow every retain on the read path.
