@@ -208,11 +208,11 @@ public final class HarnessSession {
         openedStore = store
     }
 
-    /// The sample set under the current root key, reloaded from the store.
+    /// The sample set under the current root key, as stored now. Each command makes its own
+    /// instance and drops it, so the set is loaded afresh and its reads start no change watcher
+    /// (`watch` observes, which does).
     func prefs() throws -> SamplePrefs {
-        let prefs = SamplePrefs(key: rootKey, store: store)
-        try Self.check(prefs)
-        prefs.flush()
+        let prefs = SamplePrefs(readingOnce: rootKey, store: store)
         try Self.check(prefs)
         return prefs
     }
@@ -222,6 +222,7 @@ public final class HarnessSession {
     /// interactive screen shows).
     func storedValues() throws -> [String: Any] {
         let view = PersistentPrefs(key: rootKey, store: store)
+        view.readsOnce()  // read once and dropped, as ``prefs()``'s instances
         try Self.check(view)
         return view.values
     }

@@ -15,6 +15,7 @@
 //   prefs-test-helper loop-int SUITE ROOT         int = 1, 2, 3, … printing each once it returned
 //   prefs-test-helper clear SUITE ROOT            remove the set
 //   prefs-test-helper put-int SUITE ROOT N        SamplePrefs.int = N, print "done", exit
+//   prefs-test-helper put-int-watchers SUITE ROOT N   ROOT's "Integer Value" = N (no read), print "inotify=… threads=…", exit
 //   prefs-test-helper burst-int SUITE ROOT COUNT  int = 1 … COUNT as fast as it goes, print "done", exit
 //   prefs-test-helper plain-put-int SUITE ROOT N  plain UserDefaults: ROOT's "Integer Value" = N, synchronize()
 //   prefs-test-helper watch-int SUITE ROOT        print "ready", then the int after each change of it
@@ -420,6 +421,21 @@ case "put-int":
     prefs[SamplePrefs.Key.int.rawValue] = n
     guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
     say("done")
+
+case "put-int-watchers":
+    guard arguments.count == 4, let n = Int(arguments[3]) else { fail("put-int-watchers needs an integer") }
+    // Not the sample: its own init reads the set (to write its defaults into an empty one).
+    final class WriteOnlyPrefs: PersistentPrefs {
+        @Pref("Integer Value") var int = 0
+    }
+    let prefs = explicitStore.map { WriteOnlyPrefs(key: root, store: $0) } ?? WriteOnlyPrefs(key: root)
+    prefs.int = n
+    guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+    // What the process holds for watching: inotify descriptors and threads.
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    let inotify = descriptors.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == "anon_inode:inotify" }
+    let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task"))?.count ?? -1
+    say("inotify=\(inotify.count) threads=\(threads)")
 
 case "burst-int":
     guard arguments.count == 4, let count = Int(arguments[3]) else { fail("burst-int needs a count") }

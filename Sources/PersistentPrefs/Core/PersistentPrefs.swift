@@ -67,6 +67,8 @@ open class PersistentPrefs: NSObject {
         }
         /// Whether a batch is collecting changes.
         var batching: Bool { pending != nil }
+        /// Whether this instance's reads leave the set's watch alone (see ``readsOnce()``).
+        var readsOnce = false
         /// How many keys this instance's last batch changed: the next one sizes its table of
         /// edits by it once it grows past a few (see ``PendingChanges/expectedCount``).
         var lastBatchCount = 0
@@ -719,6 +721,15 @@ open class PersistentPrefs: NSObject {
         reportingErrors { try reload() }
     }
 
+    /// Makes this instance's reads leave the set's change watcher alone, for a program that
+    /// reads and writes a set once and exits (`prefs-harness get` and `set`): its reads are of
+    /// the set as it was loaded or last written, and no watcher thread is started for them.
+    /// Observing the set still starts the watch. Not for an instance a program keeps: its reads
+    /// would miss other programs' changes (unless something else reads or observes the set).
+    package func readsOnce() {
+        state.withLock { $0.readsOnce = true }
+    }
+
     /// Acknowledges that the store holding this set was damaged, so its readers stop reporting it.
     ///
     /// When a store file cannot be read, the library moves it aside (it is never overwritten)
@@ -789,7 +800,7 @@ open class PersistentPrefs: NSObject {
     private func readPublished<Result>(
         tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ body: (SharedSet) -> Result??
     ) -> Result?? {
-        guard fast.flags.load() & (keepingError ? 2 : 3) == 0, let domain = fast.domain(generation: currentGeneration()), !domain.isDamaged,
+        guard fast.flags.load() & (keepingError ? 2 : 3) == 0, let domain = fast.domain(generation: currentGeneration()), !domain.needsAttention,
             let known = body(domain)
         else { return nil }
         domain.feed.access(tracking)
@@ -812,6 +823,7 @@ open class PersistentPrefs: NSObject {
         let cached = fast.domain(generation: generation)
         do {
             let domain = try cached ?? resolvedDomain()
+            if domain.needsAttention, !state.withLock({ $0.readsOnce }) { domain.watchOnRead() }
             domain.feed.access(tracking)
             // Inside a batch, reads see its pending changes over the shared set.
             let pending = batching ? state.withLock { $0.pending.map(PendingChanges.Box.init) } : nil

@@ -98,7 +98,9 @@ extension SharedSet {
     }
 
     /// Starts listening for outside changes of the set (see ``WatchableStore``) and of its system
-    /// layer files; once only.
+    /// layer files; once only. A set already loaded is then checked against the store, as an
+    /// event of the watcher would be, so a change made before the watch began is not missed
+    /// (see ``watchOnRead()``).
     func startWatching() {
         let watchable = store as? any WatchableStore
         guard watchable != nil || !layerReader.files.isEmpty else { return }
@@ -107,7 +109,20 @@ extension SharedSet {
             state = .watching(nil)
             return true
         }
-        guard begins else { return }
+        guard begins else {
+            if case .stopped = watch.withLock({ $0 }) { attention.remove(Attention.unwatched) }  // no longer shared
+            return
+        }
+        defer {
+            attention.remove(Attention.unwatched)
+            // As an event of the watcher would: off the reader's thread, so a read never waits
+            // for a reload (nor for a write in progress).
+            let layered = !layerReader.files.isEmpty
+            DispatchQueue.global().async { [self] in
+                storeChanged()
+                if layered { layersChanged() }
+            }
+        }
         // A strong reference, dropped by ``stopWatching()``: a weak one would move the domain's
         // reference count to a side table and slow every retain on the read path.
         let storeCancel = watchable?.watch(root: root) { [self] in storeChanged() }
@@ -127,9 +142,16 @@ extension SharedSet {
         if late { cancel?() }  // stopped while the registration was being made
     }
 
+    /// Whether the set is watched for outside changes now.
+    var isWatching: Bool {
+        if case .watching = watch.withLock({ $0 }) { return true }
+        return false
+    }
+
     /// Why outside changes of the set reach it late (see ``WatchableStore/watchProblem(root:)``),
     /// or `nil`.
     func watchProblem() -> PersistentPrefs.PrefsError? {
+        startWatching()  // a caller asking how current the set is relies on the watch
         guard case .watching = watch.withLock({ $0 }) else { return nil }
         return (store as? any WatchableStore)?.watchProblem(root: root)
     }
@@ -270,7 +292,7 @@ extension SharedSet {
             install((snapshot, layered), changed: keys, in: &cache)
             feed.post(keys)
         }
-        damaged.store(0)  // the store is written again, so it reports no damage
+        attention.remove(Attention.damaged)  // the store is written again, so it reports no damage
     }
 
     /// Wraps what a transform's closure threw, so ``write(_:schema:onlyMigrate:log:)`` hands it back unchanged

@@ -4,7 +4,11 @@ import Foundation
 /// root key in this process.
 ///
 /// Reads are served from the cache (loaded on first use, reloaded by ``reload()``, and by
-/// ``storeChanged()`` when the store's watcher reports that someone changed the set). Writes
+/// ``storeChanged()`` when the store's watcher reports that someone changed the set). The watch
+/// starts with the set's first read through an instance or its first observation, and then
+/// checks the store once for what changed since the set was loaded (see ``watchOnRead()``):
+/// making an instance and writing never start it, so a program that writes a set and exits
+/// starts no watcher. Writes
 /// and reloads take turns under ``turn``: the store applies the change and returns only when
 /// it is durable, then the cache is replaced by the set the store returned. A failed write
 /// changes nothing. The cache lock is held only to read or replace the copy, never across the
@@ -23,7 +27,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
     let root: String
     /// Observers of this set, and the Observation framework's registrar.
     let feed: ChangeFeed
-    /// How the store tells this set of outside changes: `nil` before ``startWatching()``, then
+    /// How the store tells this set of outside changes: `.idle` before ``startWatching()``, then
     /// the registration to end (`nil` inside when the store cannot watch), `.stopped` after.
     let watch = Locked<WatchState>(.idle)
 
@@ -43,9 +47,17 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
     let publishedBy = Locked<Set<ObjectIdentifier>>([])
     /// Writes and reloads of this set, one at a time (see ``Turn``).
     let turn = Turn()
-    /// 1 while the store reports damage for this set: read on every read, so kept apart from
-    /// the locks.
-    let damaged = SharedInt()
+    /// ``Attention`` bits: read on every read, so kept apart from the locks. While any is set,
+    /// reads take the way that deals with it (see ``needsAttention``).
+    let attention = SharedInt()
+
+    /// What the read path must deal with before serving the cached copy.
+    enum Attention {
+        /// The store reports damage for this set (see ``damageNotice()``).
+        static let damaged = 1
+        /// The store can watch the set and its watch has not started (see ``watchOnRead()``).
+        static let unwatched = 2
+    }
 
     /// The set as readers see it.
     struct Snapshot {
@@ -150,6 +162,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
         self.root = root
         feed = ChangeFeed(root: root, storeIdentifier: store.identifier)
         layerReader = LayerReader(files: (store as? any LayeredStore)?.layerFiles(root: root) ?? [])
+        if store is any WatchableStore || !layerReader.files.isEmpty { attention.insert(Attention.unwatched) }
     }
 
     /// The user's whole set (without the system layers: what writes replace).
@@ -223,8 +236,12 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
         }
     }
 
-    /// Whether the store reports damage for this set (see ``damageNotice()``): one atomic load.
-    var isDamaged: Bool { damaged.load() != 0 }
+    /// Whether a read must take the way that reports damage and starts the watch when due,
+    /// rather than serve the published view as it is: one atomic load.
+    var needsAttention: Bool { attention.load() != 0 }
+
+    /// Whether the store reports damage for this set (see ``damageNotice()``).
+    var isDamaged: Bool { attention.load() & Attention.damaged != 0 }
 
     /// The schema version the set is stored at (0 when it has none).
     func schemaVersion() throws -> Int {
@@ -238,8 +255,16 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
     func damageNotice() -> PersistentPrefs.PrefsError? {
         guard isDamaged else { return nil }
         let notice = (store as? any DamageNoticing)?.damageNotice(root: root)
-        if notice == nil { damaged.store(0) }
+        if notice == nil { attention.remove(Attention.damaged) }
         return notice
+    }
+
+    /// Starts watching the set for outside changes, for a read: the Observation framework may
+    /// be tracking it, and a program that reads a set may keep it (see ``startWatching()``).
+    /// One atomic load once the watch has started.
+    func watchOnRead() {
+        guard attention.load() & Attention.unwatched != 0 else { return }
+        startWatching()
     }
 
     // MARK: - Private
@@ -308,7 +333,11 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
             }
             values = normalized
         }
-        damaged.store((store as? any DamageNoticing)?.damageNotice(root: root) == nil ? 0 : 1)
+        if (store as? any DamageNoticing)?.damageNotice(root: root) == nil {
+            attention.remove(Attention.damaged)
+        } else {
+            attention.insert(Attention.damaged)
+        }
         let (snapshot, layered, _) = Snapshot.make(values, version: version, layers: currentLayers())
         return (snapshot, layered)
     }

@@ -19,31 +19,32 @@ extension SharedSet {
     private static let registry = Locked<[Key: (domain: SharedSet, users: Int)]>([:])
 
     /// The shared set for `root` in `store`, counted as used until ``release(_:)``.
-    /// A new shared set starts watching its store for outside changes; the last release stops it.
+    /// A shared set starts watching its store for outside changes when it is first read or
+    /// observed (see ``SharedSet/watchOnRead()``); the last release stops it.
     static func acquire(store: any PrefsStore, root: String) -> SharedSet {
         let key = Key(store: store.identifier, root: root)
-        let (domain, isNew) = registry.withLock { registry in
+        return registry.withLock { registry in
             if let entry = registry[key] {
                 registry[key] = (entry.domain, entry.users + 1)
-                return (entry.domain, false)
+                return entry.domain
             }
             let domain = SharedSet(store: store, root: root)
             registry[key] = (domain, 1)
-            return (domain, true)
+            return domain
         }
-        if isNew { domain.startWatching() }
-        return domain
     }
 
-    /// One more use of a shared set already in use (an observation keeps its set live), or `false`
-    /// when `domain` is no longer the shared one.
+    /// One more use of a shared set already in use (an observation keeps its set live, and
+    /// watched from now on), or `false` when `domain` is no longer the shared one.
     static func retain(_ domain: SharedSet) -> Bool {
         let key = Key(store: domain.store.identifier, root: domain.root)
-        return registry.withLock { registry in
+        let retained = registry.withLock { registry in
             guard let entry = registry[key], entry.domain === domain else { return false }
             registry[key] = (entry.domain, entry.users + 1)
             return true
         }
+        if retained { domain.startWatching() }
+        return retained
     }
 
     /// Ends one use of `domain` begun by ``acquire(store:root:)`` or ``retain(_:)``.

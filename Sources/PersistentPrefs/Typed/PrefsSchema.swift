@@ -29,8 +29,11 @@ import Foundation
 ///                         "range": { "min": 0, "max": 11 }, "summary": "Output volume" } } }
 /// ```
 ///
-/// Dates are ISO 8601 strings and data Base64 strings in the file (their `kind` says so). Lock
-/// state is not in the file: it belongs to the machine's system layers, which a tool reads itself.
+/// Dates are ISO 8601 strings and data Base64 strings in the file (their `kind` says so). A
+/// date default made while the program runs (`= Date()`, the moment the instance was made) is
+/// not in the file: it differs in every process, so the file records the key without a default
+/// and stays as it is from one run to the next. Lock state is not in the file: it belongs to the
+/// machine's system layers, which a tool reads itself.
 public struct PrefsSchema: @unchecked Sendable {  // immutable property-list values
     /// One key of a set.
     public struct Key: @unchecked Sendable {  // immutable property-list values
@@ -363,8 +366,21 @@ extension PersistentPrefs {
         return SchemaPublication(classID: ObjectIdentifier(Swift.type(of: self))) { [self] root in
             let described = describedSchema
             guard !described.keys.isEmpty else { return nil }  // a class without keys has no schema to give
-            return PrefsSchema(root: root, className: described.className, schemaVersion: described.schemaVersion, keys: described.keys).jsonData
+            let keys = described.keys.map(\.published)
+            return PrefsSchema(root: root, className: described.className, schemaVersion: described.schemaVersion, keys: keys).jsonData
         }
+    }
+}
+
+extension PrefsSchema.Key {
+    /// The key as its schema file records it: without a default that is a date made while
+    /// this process runs (a `Date()` default: the moment the instance was made), which would
+    /// differ in every process and rewrite the file each time; with every other field as it is.
+    var published: PrefsSchema.Key {
+        guard let date = defaultValue as? Date, let started = ProcessEnvironment.startDate, date >= started else { return self }
+        return PrefsSchema.Key(
+            name: name, type: type, kind: kind, defaultValue: nil, minimum: minimum, maximum: maximum, choices: choices, summary: summary,
+            isLocked: isLocked)
     }
 }
 

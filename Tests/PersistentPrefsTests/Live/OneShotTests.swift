@@ -1,0 +1,116 @@
+import Foundation
+@testable import PersistentPrefs
+import Testing
+
+/// What a short-lived program pays: making an instance and writing start no watcher, the first
+/// read does (checking the store for what changed meanwhile), and a schema whose default is the
+/// moment an instance was made is not rewritten by every process.
+@Suite("One-shot programs: no watcher, no schema rewrite; reads stay live", waitLimit)
+struct OneShotTests {
+    @Test("making an instance and writing start no watcher; the first read starts it")
+    func writingStartsNoWatcher() throws {
+        let suite = TestSuite("oneshot-write")
+        defer { suite.remove() }
+        let prefs = LivePrefs(key: "Root", store: suite.store)
+        prefs.int = 7
+        let domain = try #require(SharedSet.existing(storeIdentifier: suite.store.identifier, root: "Root"))
+        #expect(!domain.isWatching)
+        #expect(prefs.int == 7)
+        #expect(domain.isWatching)
+    }
+
+    @Test("an instance that reads once leaves the watch alone; observing the set starts it")
+    func readingOnceStartsNoWatcher() throws {
+        let suite = TestSuite("oneshot-read")
+        defer { suite.remove() }
+        let prefs = LivePrefs(key: "Root", store: suite.store)
+        prefs.readsOnce()
+        prefs.int = 7
+        #expect(prefs.int == 7)
+        #expect(prefs.values["Integer Value"] as? Int == 7)
+        let domain = try #require(SharedSet.existing(storeIdentifier: suite.store.identifier, root: "Root"))
+        #expect(!domain.isWatching)
+        let observation = prefs.observeChanges { _ in }
+        defer { observation.cancel() }
+        #expect(domain.isWatching)
+    }
+
+    @Test("a process that writes a set and exits opens no inotify descriptor and no thread")
+    func oneShotProcessStartsNothing() throws {
+        let (child, home) = ChildProcess.inTemporaryConfigHome()
+        defer { home.remove() }
+        for value in [1, 2] {  // a new set, then one that exists
+            let run = try child.run("prefs-test-helper", ["put-int-watchers", "oneshot", "Root", "\(value)"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(run.stdout == "inotify=0 threads=1\n")
+        }
+        let read = try child.run("prefs-test-helper", ["get-int", "oneshot", "Root"])
+        #expect(read.stdout == "2\n")
+    }
+
+    @Test("the first read starts the watch, which finds another process's write made before it, without flush()")
+    func firstReadChecksTheStore() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        let prefs = LivePrefs(key: "Root", store: store)
+        prefs.int = 1
+        let domain = try #require(SharedSet.existing(storeIdentifier: store.identifier, root: "Root"))
+        let (child, home) = ChildProcess.inTemporaryConfigHome()
+        defer { home.remove() }
+        let run = try child.run("prefs-test-helper", ["put-int", directory.path, "Root", "2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(!domain.isWatching)
+        _ = prefs.int  // the first read starts the watch, which checks the store at once
+        #expect(domain.isWatching)
+        let deadline = Date().addingTimeInterval(10)
+        while prefs.int != 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(prefs.int == 2)  // no flush(), no observer
+    }
+
+    @Test("a schema whose date default is the moment of use is not rewritten by the next process")
+    func dateDefaultDoesNotRewriteSchema() throws {
+        let (child, home) = ChildProcess.inTemporaryConfigHome()
+        defer { home.remove() }
+        let first = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "set", "int", "1"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let folder = home.path + "/s.schemas"
+        let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".json") })
+        let path = folder + "/" + name
+        func signature() throws -> (inode: UInt64, modified: Int, bytes: Data) {
+            var info = stat()
+            #expect(stat(path, &info) == 0)
+            return (UInt64(info.st_ino), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec, try Data(contentsOf: URL(fileURLWithPath: path)))
+        }
+        let before = try signature()
+        Thread.sleep(forTimeInterval: 0.02)  // a rewrite would show in the time too
+        let second = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "set", "int", "2"])
+        #expect(second.status == 0, "\(second.stderr)")
+        let after = try signature()
+        #expect(after.inode == before.inode)
+        #expect(after.modified == before.modified)
+        #expect(after.bytes == before.bytes)
+        // The date key is described without its per-process default; the others keep theirs.
+        let object = try #require(try JSONSerialization.jsonObject(with: after.bytes) as? [String: Any])
+        let keys = try #require(object["keys"] as? [String: [String: Any]])
+        #expect(keys["Date Value"]?["kind"] as? String == "date")
+        #expect(keys["Date Value"]?["default"] == nil)
+        #expect(keys["Integer Value"]?["default"] as? Int == 12345)
+        // The harness still knows the file as the sample's own schema.
+        let describe = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "set", "int", "3"])
+        #expect(describe.status == 0, "\(describe.stderr)")
+    }
+
+    @Test("a published schema leaves out a date default made while the process runs, and keeps a fixed one")
+    func publishedDateDefaults() {
+        let now = PrefsSchema.Key(name: "When", type: "Date", kind: "date", defaultValue: Date(), summary: "made now")
+        #expect(now.published.defaultValue == nil)
+        #expect(now.published.summary == "made now")
+        #expect(now.published.kind == "date")
+        let fixed = Date(timeIntervalSinceReferenceDate: 0)
+        let constant = PrefsSchema.Key(name: "Epoch", type: "Date", kind: "date", defaultValue: fixed)
+        #expect(constant.published.defaultValue as? Date == fixed)
+        let number = PrefsSchema.Key(name: "Volume", type: "Int", kind: "integer", defaultValue: 5)
+        #expect(number.published.defaultValue as? Int == 5)
+    }
+}
