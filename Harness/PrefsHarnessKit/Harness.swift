@@ -212,7 +212,7 @@ public final class HarnessSession {
     /// instance and drops it, so the set is loaded afresh and its reads start no change watcher
     /// (`watch` observes, which does).
     func prefs() throws -> SamplePrefs {
-        let prefs = SamplePrefs(readingOnce: rootKey, store: store)
+        let prefs = SamplePrefs(key: rootKey, store: store)
         try Self.check(prefs)
         return prefs
     }
@@ -222,7 +222,6 @@ public final class HarnessSession {
     /// interactive screen shows).
     func storedValues() throws -> [String: Any] {
         let view = PersistentPrefs(key: rootKey, store: store)
-        view.readsOnce()  // read once and dropped, as ``prefs()``'s instances
         try Self.check(view)
         return view.values
     }

@@ -1,7 +1,13 @@
-// prefs-harness: view and edit the sample preference set from a terminal.
+// prefs-harness: view and edit preference sets from a terminal.
 // All the logic lives in PrefsHarnessKit; `prefs-harness --help` lists the commands.
 
 import Foundation
+import PersistentPrefs
 import PrefsHarnessKit
 
-exit(Harness(console: .standard()).run(Array(CommandLine.arguments.dropFirst())))
+// Each command reads and writes once and exits: no change watcher for its reads. The commands
+// that stay (`watch`, the interactive screen) observe their sets, which starts the watch.
+let status = PersistentPrefs.$readsStartWatching.withValue(false) {
+    Harness(console: .standard()).run(Array(CommandLine.arguments.dropFirst()))
+}
+exit(status)

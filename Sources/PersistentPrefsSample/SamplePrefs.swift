@@ -59,19 +59,6 @@ public final class SamplePrefs: PersistentPrefs {
         writeDefaultsIfEmpty()
     }
 
-    /// The sample set for a program that reads and writes it once and exits (`prefs-harness`):
-    /// as ``init(key:values:store:)``, with reads, its own included, that start no change watcher
-    /// (see ``PersistentPrefs/PersistentPrefs/readsOnce()``).
-    ///
-    /// - Parameters:
-    ///   - key: The root key.
-    ///   - store: Where the set lives.
-    package init(readingOnce key: String, store: any PrefsStore) {
-        super.init(key: key, values: [:], store: store)
-        readsOnce()
-        writeDefaultsIfEmpty()
-    }
-
     private func writeDefaultsIfEmpty() {
         // Only when the set was read successfully and holds nothing: an unreadable store
         // keeps its error in lastError and is not overwritten.

@@ -67,8 +67,6 @@ open class PersistentPrefs: NSObject {
         }
         /// Whether a batch is collecting changes.
         var batching: Bool { pending != nil }
-        /// Whether this instance's reads leave the set's watch alone (see ``readsOnce()``).
-        var readsOnce = false
         /// How many keys this instance's last batch changed: the next one sizes its table of
         /// edits by it once it grows past a few (see ``PendingChanges/expectedCount``).
         var lastBatchCount = 0
@@ -721,14 +719,12 @@ open class PersistentPrefs: NSObject {
         reportingErrors { try reload() }
     }
 
-    /// Makes this instance's reads leave the set's change watcher alone, for a program that
-    /// reads and writes a set once and exits (`prefs-harness get` and `set`): its reads are of
-    /// the set as it was loaded or last written, and no watcher thread is started for them.
-    /// Observing the set still starts the watch. Not for an instance a program keeps: its reads
-    /// would miss other programs' changes (unless something else reads or observes the set).
-    package func readsOnce() {
-        state.withLock { $0.readsOnce = true }
-    }
+    /// Whether a read starts the watch of its set's store (`true`, the default), so that values
+    /// stay current however the set is used. A program that reads and writes once and exits
+    /// (`prefs-harness get` and `set`) runs with it bound to `false`: its reads are then of the
+    /// set as loaded or last written, and no watcher thread is started for them. Observing a set
+    /// starts its watch either way.
+    @TaskLocal package static var readsStartWatching = true
 
     /// Acknowledges that the store holding this set was damaged, so its readers stop reporting it.
     ///
@@ -823,7 +819,7 @@ open class PersistentPrefs: NSObject {
         let cached = fast.domain(generation: generation)
         do {
             let domain = try cached ?? resolvedDomain()
-            if domain.needsAttention, !state.withLock({ $0.readsOnce }) { domain.watchOnRead() }
+            if domain.needsAttention, Self.readsStartWatching { domain.watchOnRead() }
             domain.feed.access(tracking)
             // Inside a batch, reads see its pending changes over the shared set.
             let pending = batching ? state.withLock { $0.pending.map(PendingChanges.Box.init) } : nil
