@@ -7,7 +7,7 @@ import PrefsHarnessKit
 
 // Each command reads and writes once and exits: no change watcher for its reads. The commands
 // that stay (`watch`, the interactive screen) observe their sets, which starts the watch.
-let status = PersistentPrefs.$readsStartWatching.withValue(false) {
+let status = PersistentPrefs.$watchesSets.withValue(false) {
     Harness(console: .standard()).run(Array(CommandLine.arguments.dropFirst()))
 }
 exit(status)

@@ -15,7 +15,7 @@
 //   prefs-test-helper loop-int SUITE ROOT         int = 1, 2, 3, … printing each once it returned
 //   prefs-test-helper clear SUITE ROOT            remove the set
 //   prefs-test-helper put-int SUITE ROOT N        SamplePrefs.int = N, print "done", exit
-//   prefs-test-helper put-int-watchers SUITE ROOT N   ROOT's "Integer Value" = N (no read), print "inotify=… threads=…", exit
+//   prefs-test-helper put-int-watchers SUITE ROOT N   as a one-shot program, ROOT's "Integer Value" = N, print "inotify=… threads=…", exit
 //   prefs-test-helper burst-int SUITE ROOT COUNT  int = 1 … COUNT as fast as it goes, print "done", exit
 //   prefs-test-helper plain-put-int SUITE ROOT N  plain UserDefaults: ROOT's "Integer Value" = N, synchronize()
 //   prefs-test-helper watch-int SUITE ROOT        print "ready", then the int after each change of it
@@ -428,9 +428,12 @@ case "put-int-watchers":
     final class WriteOnlyPrefs: PersistentPrefs {
         @Pref("Integer Value") var int = 0
     }
-    let prefs = explicitStore.map { WriteOnlyPrefs(key: root, store: $0) } ?? WriteOnlyPrefs(key: root)
-    prefs.int = n
-    guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+    // A one-shot program, as prefs-harness runs its commands: sets are not watched unobserved.
+    PersistentPrefs.$watchesSets.withValue(false) {
+        let prefs = explicitStore.map { WriteOnlyPrefs(key: root, store: $0) } ?? WriteOnlyPrefs(key: root)
+        prefs.int = n
+        guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+    }
     // What the process holds for watching: inotify descriptors and threads.
     let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
     let inotify = descriptors.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == "anon_inode:inotify" }

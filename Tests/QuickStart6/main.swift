@@ -1,6 +1,6 @@
 import PersistentPrefs
 
-enum Theme: String { case system, light, dark }
+enum Theme: String, CaseIterable { case system, light, dark }   // CaseIterable: tools can check it
 
 final class EditorPrefs: PersistentPrefs {
     @Pref("Font Size", in: 6...72) var fontSize = 12

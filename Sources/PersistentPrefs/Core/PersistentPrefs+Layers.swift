@@ -140,7 +140,9 @@ extension PersistentPrefs {
     /// - Returns: The source of the key's value, or `nil`.
     public func valueSource(forKey key: String) -> ValueSource? {
         let layers = (try? resolvedDomain().layers()) ?? .empty
-        if !layers.isLocked(key), values[key] != nil { return .user }
+        // The user's own value, read as a `@Pref` reads: ``lastError`` is left as it is.
+        let stored = read(keepingError: true) { domain, pending in try SetView.values(domain, pending)[key] }
+        if !layers.isLocked(key), stored.flatMap({ $0 }) != nil { return .user }
         if let layer = layers.layerGiving(key) {
             switch layer.kind {
             case .site: return .site(URL(fileURLWithPath: layer.source))

@@ -89,7 +89,7 @@ extension PersistentPrefs {
         // Worked out only when a migration runs (under the store's lock): the keys, rules and steps.
         return SchemaPlan(
             version: version, writesNewer: type.writesNewerSchemaVersions,
-            migration: { [self] in SchemaPlan.Migration(steps: type.migrations, allowed: Set(keys), rules: ruleCheck()) },
+            migration: { [self] in SchemaPlan.Migration(steps: type.migrations, allowed: Set(keys), rules: ruleCheck(checkingTypes: false)) },
             publication: schemaPublication)
     }
 

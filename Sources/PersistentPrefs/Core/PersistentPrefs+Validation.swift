@@ -18,14 +18,19 @@ extension PersistentPrefs {
     /// - Parameter skippingDeclared: Whether the `@Pref` declaration was already checked on the
     ///   typed value.
     func checkRule(_ value: Any, forKey key: String, skippingDeclared: Bool) throws {
-        let rules = Rules(declared: skippingDeclared ? [:] : declaredRules, extra: validators, domain: { [self] in cachedDomain })
+        let rules = Rules(declared: skippingDeclared ? [:] : declaredRules, extra: validators, checksTypes: true, domain: { [self] in cachedDomain })
         if let problem = rules.problem(forKey: key, value: value) { throw problem }
     }
 
     /// The checks of this set, worked out outside every lock (``validators`` is overridable), so
     /// they can run later, under a store's lock; `nil` when there are none.
-    func ruleCheck() -> Rules? {
-        let rules = Rules(declared: declaredRules, extra: validators, domain: { [self] in cachedDomain })
+    ///
+    /// - Parameter checkingTypes: Whether a value its `@Pref` type cannot read is refused
+    ///   (`true`, for writes), or only values that break a rule (`false`, for what a migration
+    ///   carries over: such a value stays stored, reads as the default and is listed in
+    ///   ``problems``, rather than failing the migration and every later write).
+    func ruleCheck(checkingTypes: Bool = true) -> Rules? {
+        let rules = Rules(declared: declaredRules, extra: validators, checksTypes: checkingTypes, domain: { [self] in cachedDomain })
         return rules.isEmpty ? nil : rules
     }
 
@@ -39,6 +44,8 @@ extension PersistentPrefs {
     struct Rules {
         let declared: [String: any DeclaredPref]
         let extra: [String: PrefsValidator]
+        /// Whether a value its `@Pref` type cannot read is refused, or only one that breaks a rule.
+        let checksTypes: Bool
         /// The set written, for its locks (see ``refusal(key:reason:domain:)``), looked up only
         /// when a value is refused; `nil` when the instance has not resolved it.
         let domain: () -> SharedSet?
@@ -57,7 +64,7 @@ extension PersistentPrefs {
         /// The refusal of `value` under `key`, or `nil` when its declaration and rules allow it
         /// (or it has none).
         func problem(forKey key: String, value: Any) -> PrefsError? {
-            guard let reason = declared[key]?.problem(withStored: value) ?? extra[key]?.problem(with: value) else { return nil }
+            guard let reason = declared[key]?.problem(withStored: value, checkingType: checksTypes) ?? extra[key]?.problem(with: value) else { return nil }
             return Self.refusal(key: key, reason: reason, domain: domain())
         }
 

@@ -165,8 +165,8 @@ open class PersistentPrefs: NSObject {
     ///
     /// As in RVS_PersistentPrefs, every operation of RVS's API sets it (the subscript,
     /// ``values``, ``value(forKey:as:)``, writes), so a problem one read reports is gone after
-    /// the next successful read. A `@Pref` property read sets it only when it finds a stored
-    /// value it cannot use, and otherwise leaves it alone: `prefs.volume = 12;
+    /// the next successful read. A `@Pref` property read sets it only when something is wrong
+    /// (a stored value it cannot use, a damaged or unreadable store), and otherwise leaves it alone: `prefs.volume = 12;
     /// print(prefs.volume, prefs.lastError!)` prints the refusal. Check it right after the
     /// operation you care about (a write, a migration), or use the throwing
     /// ``PrefsTransacting/set(_:_:)``; for what is wrong with the set as it stands, whatever was
@@ -719,12 +719,13 @@ open class PersistentPrefs: NSObject {
         reportingErrors { try reload() }
     }
 
-    /// Whether a read starts the watch of its set's store (`true`, the default), so that values
-    /// stay current however the set is used. A program that reads and writes once and exits
-    /// (`prefs-harness get` and `set`) runs with it bound to `false`: its reads are then of the
-    /// set as loaded or last written, and no watcher thread is started for them. Observing a set
-    /// starts its watch either way.
-    @TaskLocal package static var readsStartWatching = true
+    /// Whether the sets used in this scope watch their stores for other programs' changes
+    /// without being observed (`true`, the default): a set starts its watch when it is first
+    /// used, so its values stay current however it is used. A program that reads and writes once
+    /// and exits (`prefs-harness get` and `set`) runs with it bound to `false`: its sets are then
+    /// read as loaded or last written, and no watcher thread is started for them. Observing a
+    /// set starts its watch either way.
+    @TaskLocal package static var watchesSets = true
 
     /// Acknowledges that the store holding this set was damaged, so its readers stop reporting it.
     ///
@@ -819,7 +820,7 @@ open class PersistentPrefs: NSObject {
         let cached = fast.domain(generation: generation)
         do {
             let domain = try cached ?? resolvedDomain()
-            if domain.needsAttention, Self.readsStartWatching { domain.watchOnRead() }
+            if domain.needsAttention, Self.watchesSets { domain.watchOnRead() }
             domain.feed.access(tracking)
             // Inside a batch, reads see its pending changes over the shared set.
             let pending = batching ? state.withLock { $0.pending.map(PendingChanges.Box.init) } : nil
@@ -953,7 +954,11 @@ open class PersistentPrefs: NSObject {
     func vetted(_ values: [String: Any]) throws -> [String: Any] {
         try checkKeys(values.keys)
         let normalized = try PlistValue.normalizedSet(values).get()
-        try checkRules(normalized)
+        // Only what the write changes is checked: a value handed back as it is stored (`var v =
+        // prefs.values; v["Name"] = "x"; prefs.values = v`) is not the caller's to answer for.
+        let current = (try? resolvedDomain().values()) ?? [:]
+        let changed = Set(PlistValue.changedKeys(current, normalized))
+        try checkRules(normalized.filter { changed.contains($0.key) })
         return normalized
     }
 }

@@ -5,10 +5,10 @@ import Foundation
 ///
 /// Reads are served from the cache (loaded on first use, reloaded by ``reload()``, and by
 /// ``storeChanged()`` when the store's watcher reports that someone changed the set). The watch
-/// starts with the set's first read through an instance or its first observation, and then
-/// checks the store once for what changed since the set was loaded (see ``watchOnRead()``):
-/// making an instance and writing never start it, so a program that writes a set and exits
-/// starts no watcher. Writes
+/// starts when the set is first used (see ``acquire(store:root:)``), and then checks the store
+/// once for what changed since the set was loaded; where ``PersistentPrefs/watchesSets`` is
+/// `false` (a program that writes a set and exits), it starts with the set's first observation
+/// instead, and no watcher runs for reads and writes alone. Writes
 /// and reloads take turns under ``turn``: the store applies the change and returns only when
 /// it is durable, then the cache is replaced by the set the store returned. A failed write
 /// changes nothing. The cache lock is held only to read or replace the copy, never across the
@@ -259,8 +259,8 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
         return notice
     }
 
-    /// Starts watching the set for outside changes, for a read: the Observation framework may
-    /// be tracking it, and a program that reads a set may keep it (see ``startWatching()``).
+    /// Starts watching the set for outside changes, for a read of a set whose watch has not
+    /// started (see ``startWatching()``): the Observation framework may be tracking the read.
     /// One atomic load once the watch has started.
     func watchOnRead() {
         guard attention.load() & Attention.unwatched != 0 else { return }

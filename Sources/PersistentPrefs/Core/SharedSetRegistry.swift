@@ -19,19 +19,22 @@ extension SharedSet {
     private static let registry = Locked<[Key: (domain: SharedSet, users: Int)]>([:])
 
     /// The shared set for `root` in `store`, counted as used until ``release(_:)``.
-    /// A shared set starts watching its store for outside changes when it is first read or
-    /// observed (see ``SharedSet/watchOnRead()``); the last release stops it.
+    /// A new shared set starts watching its store for outside changes (unless
+    /// ``PersistentPrefs/watchesSets`` is `false` here: then its first observation starts the
+    /// watch); the last release stops it.
     static func acquire(store: any PrefsStore, root: String) -> SharedSet {
         let key = Key(store: store.identifier, root: root)
-        return registry.withLock { registry in
+        let (domain, isNew) = registry.withLock { registry in
             if let entry = registry[key] {
                 registry[key] = (entry.domain, entry.users + 1)
-                return entry.domain
+                return (entry.domain, false)
             }
             let domain = SharedSet(store: store, root: root)
             registry[key] = (domain, 1)
-            return domain
+            return (domain, true)
         }
+        if isNew, PersistentPrefs.watchesSets { domain.startWatching() }
+        return domain
     }
 
     /// One more use of a shared set already in use (an observation keeps its set live, and

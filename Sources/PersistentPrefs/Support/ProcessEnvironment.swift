@@ -40,7 +40,7 @@ extension ProcessEnvironment {
             var size = MemoryLayout<kinfo_proc>.stride
             var name: [Int32] = [CTL_KERN, KERN_PROC, KERN_PROC_PID, getpid()]
             guard sysctl(&name, 4, &info, &size, nil, 0) == 0 else { return nil }
-            let started = info.kp_proc.p_starttime
+            let started = info.kp_proc.p_un.__p_starttime  // `p_starttime` is a C macro for this field
             return Date(timeIntervalSince1970: Double(started.tv_sec) + Double(started.tv_usec) / 1e6)
         #else
             return nil

@@ -170,7 +170,7 @@ protocol DeclaredPref {
     var storedDefault: Any? { get }
     /// Why the stored value `stored` is not allowed (it cannot be read as the declared type, or
     /// its rule refuses it), or `nil` when it is.
-    func problem(withStored stored: Any) -> String?
+    func problem(withStored stored: Any, checkingType: Bool) -> String?
     /// The declared type's name.
     var typeName: String { get }
     /// What a read of `stored` reports: a type mismatch or a refused value; `nil` when it reads fine.
@@ -206,8 +206,8 @@ extension Pref: DeclaredPref {
         return problem(with: value).map { .invalidValue(key: key, reason: $0) }
     }
 
-    func problem(withStored stored: Any) -> String? {
-        guard let value = codec.decode(stored) else { return typeProblem(stored) }
+    func problem(withStored stored: Any, checkingType: Bool) -> String? {
+        guard let value = codec.decode(stored) else { return checkingType ? typeProblem(stored) : nil }
         return rule?(value)
     }
 

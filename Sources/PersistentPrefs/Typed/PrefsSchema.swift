@@ -377,7 +377,7 @@ extension PrefsSchema.Key {
     /// this process runs (a `Date()` default: the moment the instance was made), which would
     /// differ in every process and rewrite the file each time; with every other field as it is.
     var published: PrefsSchema.Key {
-        guard let date = defaultValue as? Date, let started = ProcessEnvironment.startDate, date >= started else { return self }
+        guard let date = defaultValue as? Date, let started = ProcessEnvironment.startDate, date >= started, date <= Date() else { return self }
         return PrefsSchema.Key(
             name: name, type: type, kind: kind, defaultValue: nil, minimum: minimum, maximum: maximum, choices: choices, summary: summary,
             isLocked: isLocked)

@@ -7,36 +7,43 @@ import Testing
 /// moment an instance was made is not rewritten by every process.
 @Suite("One-shot programs: no watcher, no schema rewrite; reads stay live", waitLimit)
 struct OneShotTests {
-    @Test("making an instance and writing start no watcher; the first read starts it")
-    func writingStartsNoWatcher() throws {
-        let suite = TestSuite("oneshot-write")
-        defer { suite.remove() }
-        let prefs = LivePrefs(key: "Root", store: suite.store)
-        prefs.int = 7
-        let domain = try #require(SharedSet.existing(storeIdentifier: suite.store.identifier, root: "Root"))
-        #expect(!domain.isWatching)
-        #expect(prefs.int == 7)
+    @Test("a set starts watching when it is first used: another process's write reaches it before its first read")
+    func watchStartsWithTheInstance() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        let prefs = LivePrefs(key: "Root", store: store)
+        prefs.int = 1
+        let domain = try #require(SharedSet.existing(storeIdentifier: store.identifier, root: "Root"))
         #expect(domain.isWatching)
+        let (child, home) = ChildProcess.inTemporaryConfigHome()
+        defer { home.remove() }
+        let run = try child.run("prefs-test-helper", ["put-int", directory.path, "Root", "2"])
+        #expect(run.status == 0, "\(run.stderr)")
+        // No read in between: the watch, not a read, brings the change in.
+        let deadline = Date().addingTimeInterval(10)
+        while (try? domain.value(forKey: "Integer Value")) as? Int != 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(prefs.int == 2)  // the very first read after the write: no flush(), no observer
     }
 
-    @Test("with reads that start no watch (a one-shot program), reads leave it alone; observing the set starts it")
-    func readsThatStartNoWatch() throws {
+    @Test("where sets are not watched (a one-shot program), writes and reads start no watch; observing the set starts it")
+    func oneShotScopeStartsNoWatch() throws {
         let suite = TestSuite("oneshot-read")
         defer { suite.remove() }
-        let prefs = LivePrefs(key: "Root", store: suite.store)
-        prefs.int = 7
-        let domain = try #require(SharedSet.existing(storeIdentifier: suite.store.identifier, root: "Root"))
-        PersistentPrefs.$readsStartWatching.withValue(false) {
+        try PersistentPrefs.$watchesSets.withValue(false) {
+            let prefs = LivePrefs(key: "Root", store: suite.store)
+            prefs.int = 7
+            let domain = try #require(SharedSet.existing(storeIdentifier: suite.store.identifier, root: "Root"))
             #expect(prefs.int == 7)
             #expect(prefs.values["Integer Value"] as? Int == 7)
+            #expect(!domain.isWatching)
+            let observation = prefs.observeChanges { _ in }
+            defer { observation.cancel() }
+            #expect(domain.isWatching)
         }
-        #expect(!domain.isWatching)
-        let observation = prefs.observeChanges { _ in }
-        defer { observation.cancel() }
-        #expect(domain.isWatching)
     }
 
-    @Test("a process that writes a set and exits opens no inotify descriptor and no thread")
+    @Test("a one-shot process that writes a set and exits opens no inotify descriptor and no thread")
     func oneShotProcessStartsNothing() throws {
         let (child, home) = ChildProcess.inTemporaryConfigHome()
         defer { home.remove() }
@@ -47,26 +54,6 @@ struct OneShotTests {
         }
         let read = try child.run("prefs-test-helper", ["get-int", "oneshot", "Root"])
         #expect(read.stdout == "2\n")
-    }
-
-    @Test("the first read starts the watch, which finds another process's write made before it, without flush()")
-    func firstReadChecksTheStore() throws {
-        let directory = TemporaryDirectory()
-        defer { directory.remove() }
-        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
-        let prefs = LivePrefs(key: "Root", store: store)
-        prefs.int = 1
-        let domain = try #require(SharedSet.existing(storeIdentifier: store.identifier, root: "Root"))
-        let (child, home) = ChildProcess.inTemporaryConfigHome()
-        defer { home.remove() }
-        let run = try child.run("prefs-test-helper", ["put-int", directory.path, "Root", "2"])
-        #expect(run.status == 0, "\(run.stderr)")
-        #expect(!domain.isWatching)
-        _ = prefs.int  // the first read starts the watch, which checks the store at once
-        #expect(domain.isWatching)
-        let deadline = Date().addingTimeInterval(10)
-        while prefs.int != 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
-        #expect(prefs.int == 2)  // no flush(), no observer
     }
 
     @Test("a schema whose date default is the moment of use is not rewritten by the next process")
@@ -111,6 +98,8 @@ struct OneShotTests {
         let fixed = Date(timeIntervalSinceReferenceDate: 0)
         let constant = PrefsSchema.Key(name: "Epoch", type: "Date", kind: "date", defaultValue: fixed)
         #expect(constant.published.defaultValue as? Date == fixed)
+        let future = PrefsSchema.Key(name: "Until", type: "Date", kind: "date", defaultValue: Date.distantFuture)
+        #expect(future.published.defaultValue as? Date == Date.distantFuture)
         let number = PrefsSchema.Key(name: "Volume", type: "Int", kind: "integer", defaultValue: 5)
         #expect(number.published.defaultValue as? Int == 5)
     }

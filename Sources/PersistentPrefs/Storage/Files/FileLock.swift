@@ -290,7 +290,11 @@ enum FileLock {
         _ = pwrite(descriptor, &pid, 8, holderOffset)
         holders.withLock { $0[lockPath] = Holder(thread: pthread_self(), label: label) }
         defer {
-            holders.withLock { $0[lockPath] = nil }
+            // Only this thread's entry: once `body` removed the lock file, another thread may
+            // already hold the lock of the new one at the same path.
+            holders.withLock { holders in
+                if let holder = holders[lockPath], pthread_equal(holder.thread, pthread_self()) != 0 { holders[lockPath] = nil }
+            }
             var none: Int64 = 0
             _ = pwrite(descriptor, &none, 8, holderOffset)
             flock(descriptor, LOCK_UN)
