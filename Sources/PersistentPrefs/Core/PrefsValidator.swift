@@ -38,9 +38,7 @@ public struct PrefsValidator {
     public static func range<T: Comparable>(_ range: ClosedRange<T>) -> PrefsValidator {
         PrefsValidator(reason: { value in
             guard let typed = value as? T else { return PrefsSchema.unreadable(value, as: "\(T.self)") }
-            guard !range.contains(typed) else { return nil }
-            let stored = { (value: T) -> Any in PlistValue.normalized(value) ?? value }
-            return PrefsSchema.outsideRange(stored(typed), minimum: stored(range.lowerBound), maximum: stored(range.upperBound))
+            return PrefsSchema.problem(typed, outside: range)
         })
     }
 

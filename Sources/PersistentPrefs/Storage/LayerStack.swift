@@ -116,11 +116,7 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
     /// The value `key` has without the user's layer: what a removal of the user's value reveals,
     /// or what a locked key reads.
     func layerValue(forKey key: String) -> Any? {
-        let start = layers.firstIndex { $0.locks(key) } ?? 0
-        for layer in layers[start...] {
-            if let value = layer.values[key] { return value }
-        }
-        return nil
+        layerGiving(key)?.values[key]
     }
 
     /// The layer `key`'s value comes from when the user's value does not count (it is locked) or

@@ -72,11 +72,7 @@ public struct Pref<Value> {
     /// The rule of an `in:` range. Its reason is the one a ``PrefsSchema/Key`` gives for the same
     /// value (see ``PrefsSchema/Key/problem(with:)``), so the library and the harness say the same.
     static func rule(_ range: ClosedRange<Value>) -> (Value) -> String? where Value: Comparable {
-        { value in
-            guard !range.contains(value) else { return nil }
-            let stored = { (value: Value) -> Any in PlistValue.normalized(value) ?? value }
-            return PrefsSchema.outsideRange(stored(value), minimum: stored(range.lowerBound), maximum: stored(range.upperBound))
-        }
+        { PrefsSchema.problem($0, outside: range) }
     }
 
     /// The reason `value` is not allowed, or `nil` when it is.

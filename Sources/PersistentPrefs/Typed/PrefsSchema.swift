@@ -278,6 +278,14 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         return outside ? outsideRange(value, minimum: minimum, maximum: maximum) : nil
     }
 
+    /// Why `value` lies outside `range` (an `in:` range or ``PrefsValidator/range(_:)``), in the
+    /// words of ``outsideRange(_:minimum:maximum:)`` with the values as stored; `nil` inside it.
+    static func problem<T: Comparable>(_ value: T, outside range: ClosedRange<T>) -> String? {
+        guard !range.contains(value) else { return nil }
+        let stored = { (value: T) -> Any in PlistValue.normalized(value) ?? value }
+        return outsideRange(stored(value), minimum: stored(range.lowerBound), maximum: stored(range.upperBound))
+    }
+
     /// "`value` is outside the range `minimum`...`maximum`" (or below the minimum, or above the
     /// maximum, when the range has one end), for a value known to be outside it.
     static func outsideRange(_ value: Any, minimum: Any?, maximum: Any?) -> String {
