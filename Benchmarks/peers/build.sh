@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the peer programs prefs-bench measures beside the library, when their libraries are
-# installed; prints the path of each program built, one per line ("kconfig-bench PATH").
-# Nothing is printed for a peer that is not installed (KConfig: apt-get install libkf5config-dev).
+# installed; prints the path of each program built, one per line ("kconfig-bench PATH",
+# "gsettings-bench PATH"; the GSettings program's compiled schema is in PATH's folder, gsettings-schemas).
+# Nothing is printed for a peer that is not installed (KConfig: apt-get install libkf5config-dev;
+# GSettings: apt-get install libglib2.0-dev, and dconf-service dbus for its usual backend).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:-$here/../../.build/peers}"
@@ -14,4 +16,25 @@ if [ -f /usr/include/KF5/KConfigCore/KConfig ] && command -v g++ >/dev/null && p
             -I/usr/include/KF5/KConfigCore $(pkg-config --cflags --libs Qt5Core) -lKF5ConfigCore >&2
     fi
     echo "kconfig-bench $binary"
+fi
+if command -v gcc >/dev/null && pkg-config --exists gio-2.0 2>/dev/null && command -v glib-compile-schemas >/dev/null; then
+    binary="$out/gsettings-bench"
+    if [ ! -x "$binary" ] || [ "$here/gsettings-bench.c" -nt "$binary" ]; then
+        # shellcheck disable=SC2046
+        gcc -O2 -std=gnu11 "$here/gsettings-bench.c" -o "$binary" $(pkg-config --cflags --libs gio-2.0) >&2
+    fi
+    # The program's schema, compiled beside it (prefs-bench passes the folder as GSETTINGS_SCHEMA_DIR).
+    schemas="$out/gsettings-schemas"
+    if [ ! -f "$schemas/gschemas.compiled" ] || [ "$here/build.sh" -nt "$schemas/gschemas.compiled" ]; then
+        mkdir -p "$schemas"
+        {
+            echo '<schemalist>'
+            echo '  <schema id="org.prefsbench.Burst" path="/org/prefsbench/burst/">'
+            for k in 0 1 2 3 4 5 6 7 8 9 10; do echo "    <key name=\"k$k\" type=\"i\"><default>0</default></key>"; done
+            echo '  </schema>'
+            echo '</schemalist>'
+        } >"$schemas/org.prefsbench.Burst.gschema.xml"
+        glib-compile-schemas "$schemas" >&2
+    fi
+    echo "gsettings-bench $binary"
 fi

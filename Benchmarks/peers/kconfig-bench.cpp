@@ -7,21 +7,28 @@
 //         batch1000   writeEntry of 1,000 keys + one sync
 //         readint     readEntry(key, int), N times
 //         readstring  readEntry(key, QString), N times
+//         burst       N writeEntry calls of one key (in memory until sync), group of 11 keys,
+//                     each timed, then the one sync() that makes them durable
+// Output: one number, nanoseconds per operation; for burst one line of three numbers,
+// "MEDIAN_NS P99_NS SYNC_NS": the median and 99th percentile of one writeEntry call and the
+// time of the sync() after the last call.
 // Built by Benchmarks/peers/build.sh when KConfig's headers are installed (libkf5config-dev).
 #include <KConfig>
 #include <KConfigGroup>
 #include <QCoreApplication>
 #include <QString>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 static volatile long long sink;
 
 int main(int argc, char **argv) {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: kconfig-bench FILE write11|write1000|batch1000|readint|readstring N\n");
+        std::fprintf(stderr, "usage: kconfig-bench FILE write11|write1000|batch1000|readint|readstring|burst N\n");
         return 2;
     }
     const QString file = QString::fromLocal8Bit(argv[1]);
@@ -31,7 +38,7 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "kconfig-bench: N must be a positive number, not '%s'\n", argv[3]);
         return 2;
     }
-    const int width = (mode == "write11" || mode == "readint" || mode == "readstring") ? 11 : 1000;
+    const int width = (mode == "write11" || mode == "readint" || mode == "readstring" || mode == "burst") ? 11 : 1000;
     QStringList keys;
     for (int k = 0; k < width; ++k) keys << QStringLiteral("k%1").arg(k);
 
@@ -42,6 +49,24 @@ int main(int argc, char **argv) {
     if (!config.sync()) {
         std::fprintf(stderr, "kconfig-bench: cannot write %s\n", argv[1]);
         return 1;
+    }
+
+    if (mode == "burst") {
+        using Clock = std::chrono::steady_clock;
+        std::vector<double> calls(size_t(n), 0.0);
+        for (long i = 0; i < n; ++i) {
+            const auto before = Clock::now();
+            group.writeEntry(keys[0], int(i + 1));
+            calls[size_t(i)] = std::chrono::duration<double, std::nano>(Clock::now() - before).count();
+        }
+        const auto before = Clock::now();
+        if (!config.sync()) return 1;
+        const double sync = std::chrono::duration<double, std::nano>(Clock::now() - before).count();
+        std::sort(calls.begin(), calls.end());
+        const double median = calls[calls.size() / 2];
+        const double p99 = calls[std::min(calls.size() - 1, calls.size() * 99 / 100)];
+        std::printf("%.1f %.1f %.1f\n", median, p99, sync);
+        return 0;
     }
 
     const auto started = std::chrono::steady_clock::now();
