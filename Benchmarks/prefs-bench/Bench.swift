@@ -22,6 +22,8 @@ enum Bench {
         var transactionsOnly = false
         /// Whether to time the peers' programs too (see ``Peers``).
         var peers = true
+        /// Only the coalesced-write rows (see ``CoalescingRows``).
+        var coalescingOnly = false
     }
 
     /// Nanoseconds per operation, median over repetitions.
@@ -75,19 +77,23 @@ enum Bench {
                 let (readsOnly, transactionsOnly, peers) = (config.readsOnly, config.transactionsOnly, config.peers)
                 config = Config(
                     repetitions: 7, readIterations: 20_000, writeIterations: 10, otherRoots: 100, propagationChanges: 50,
-                    idleSeconds: 2, readsOnly: readsOnly, quickIncrements: true, transactionsOnly: transactionsOnly, peers: peers)
+                    idleSeconds: 2, readsOnly: readsOnly, quickIncrements: true, transactionsOnly: transactionsOnly, peers: peers,
+                    coalescingOnly: config.coalescingOnly)
             case "--transactions":
                 config.transactionsOnly = true
             case "--reads":
                 config.readsOnly = true
+            case "--coalescing":
+                config.coalescingOnly = true
             case "--no-peers":
                 config.peers = false
             case "--help", "-h":
-                print("usage: prefs-bench [--quick] [--reads | --transactions] [--no-peers]")
+                print("usage: prefs-bench [--quick] [--reads | --transactions | --coalescing] [--no-peers]")
                 print("  --quick         fewer repetitions (a smoke run)")
                 print("  --reads         only the read rows (for comparing read-path changes)")
                 print("  --transactions  only the write, batch and update rows")
-                print("  --no-peers      leave out the KConfig rows (timed when KConfig is installed)")
+                print("  --coalescing    only the coalesced-write rows (bursts of setter calls)")
+                print("  --no-peers      leave out the KConfig and GSettings rows (timed when installed)")
                 return 0
             case _ where argument.hasPrefix("--propagation-writer="):
                 // The other process of the propagation row (see ``Live/propagation``).
@@ -113,6 +119,9 @@ enum Bench {
         #if DEBUG
             print("warning: a debug build; run `swift run -c release prefs-bench` for real figures\n")
         #endif
+        if config.coalescingOnly {
+            return CoalescingRows.run(suite: suite + "-co", config: config) ? 0 : 1
+        }
         // Built (when installed) before anything is timed.
         let kconfig = Peers.kconfig(enabled: config.peers)
         if config.transactionsOnly {
@@ -268,7 +277,9 @@ enum Bench {
             print("        (the crash-safe write replaces the file atomically: a rename and a directory fsync")
             print("         more than UserDefaults' in-place rewrite, which a crash can leave empty)")
         }
-        return 0
+        // Last, so that no background write of a coalesced set overlaps another row.
+        print(String(repeating: "-", count: 78))
+        return CoalescingRows.run(suite: suite + "-co", config: config) ? 0 : 1
     }
 
     static func removeSuite(_ store: UserDefaultsStore, suite: String) {
