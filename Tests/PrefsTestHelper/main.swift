@@ -49,6 +49,11 @@
 //   prefs-test-helper hold-lock - FILE             take FILE's writers' lock (flock on FILE.lock), print "held PID", wait
 //   prefs-test-helper hold-inotify - -             take inotify instances until none is left, print "held N", wait
 //   prefs-test-helper put-int-within SUITE ROOT N SECONDS  lockTimeout = SECONDS, int = N; print "ok" or "error …"
+//   prefs-test-helper drag SUITE ROOT COUNT GAP_MS END   a coalescing set (interval 0.1 s; "slow-drag": 60 s):
+//                                                  "Integer Value" = 1 … COUNT, GAP_MS apart, printing "started"
+//                                                  after the first; END: "exit" (end normally, no synchronize),
+//                                                  "sync" (synchronize(), print "synced", wait to be killed),
+//                                                  "again" (start over at 1, forever)
 //   prefs-test-helper watch-report SUITE ROOT      print "ready PROBLEM", "problems K lastError watchDegraded|other"
 //                                                  (K: watchDegraded entries in problems), then "int N PROBLEM" after each
 //                                                  change of the int (PROBLEM: the observation's problem, or "live")
@@ -775,6 +780,37 @@ case "watch-report":
     say("ready \(describe())")
     say("problems \(degradedProblems.count) lastError \(degradedError ? "watchDegraded" : "other")")
     while true { sleep(60) }
+
+case "drag", "slow-drag":
+    guard arguments.count == 6, let count = Int(arguments[3]), let gap = UInt32(arguments[4]) else {
+        fail("\(command) needs COUNT GAP_MS exit|sync|again")
+    }
+    /// State that changes many times a second: its changes coalesce.
+    class DragPrefs: PersistentPrefs {
+        override class var coalescingInterval: TimeInterval? { 0.1 }
+        @Pref("Integer Value") var position = 0
+    }
+    final class SlowDragPrefs: DragPrefs {
+        override class var coalescingInterval: TimeInterval? { 60 }
+    }
+    let prefs: DragPrefs = command == "drag" ? explicitStore.map { DragPrefs(key: root, store: $0) } ?? DragPrefs(key: root)
+        : explicitStore.map { SlowDragPrefs(key: root, store: $0) } ?? SlowDragPrefs(key: root)
+    repeat {
+        for n in 1...count {
+            prefs.position = n
+            guard prefs.lastError == nil else { fail("set failed: \(prefs.lastError!)") }
+            if n == 1 { say("started") }
+            if gap > 0 { usleep(gap * 1000) }
+        }
+    } while arguments[5] == "again"
+    if arguments[5] == "sync" {
+        do { try prefs.synchronize() } catch { fail("synchronize failed: \(error)") }
+        say("synced")
+        waitToBeKilled()
+    }
+    say("done")
+    // The instance is still in use when the process exits: the exit writes what waits.
+    withExtendedLifetime(prefs) { exit(0) }
 
 case "raw-read":
     guard let defaults = UserDefaults(suiteName: suite) else { fail("cannot open suite \(suite)") }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// The changes a running batch has collected, as this instance's reads see them.
+/// Changes collected to be written together later: by a running batch (as its instance's reads
+/// see them), or staged on a coalescing set (see `SharedSet+Staging.swift`).
 struct PendingChanges {
     /// One collected change of a key.
     enum Edit {
@@ -58,6 +59,19 @@ struct PendingChanges {
         case .transform:
             preconditionFailure("an update is never collected")
         }
+    }
+
+    /// Adds the changes of `later`, collected after these: the result applies as these, then
+    /// `later`, would.
+    mutating func append(_ later: PendingChanges) {
+        if let base = later.base { collect(.replace(base)) }
+        for (key, edit) in later.edits {
+            switch edit {
+            case .set(let value): collect(.set(key: key, value: value))
+            case .remove: collect(.set(key: key, value: nil))
+            }
+        }
+        if !later.fills.isEmpty { collect(.fillMissing(later.fills)) }
     }
 
     /// Spoils the batch: it will not be written. Refusals of one kind are merged, so every

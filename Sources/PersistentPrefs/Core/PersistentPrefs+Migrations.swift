@@ -93,6 +93,26 @@ extension PersistentPrefs {
             publication: schemaPublication)
     }
 
+    /// ``schemaPlan`` worked out now, holding nothing of this instance: the plan of staged
+    /// changes (see ``coalescingInterval``), which their background write may use after the
+    /// last instance is gone. Its schema is published only if it is not yet beside `domain`.
+    func detachedSchemaPlan(for domain: SharedSet) -> SchemaPlan {
+        let type = type(of: self)
+        var migration: (() -> SchemaPlan.Migration)?
+        if type.schemaVersion != 0 {
+            // Without the instance's set for its locks: a refusal then reads as a rule's.
+            let rules = Rules(declared: declaredRules, extra: validators, checksTypes: false, domain: { nil })
+            let worked = SchemaPlan.Migration(steps: type.migrations, allowed: Set(keys), rules: rules.isEmpty ? nil : rules)
+            migration = { worked }
+        }
+        var publication: SchemaPublication?
+        if let publishing = schemaPublication, !domain.publishedBy.withLock({ $0.contains(publishing.classID) }) {
+            let contents = publishing.contents(domain.root)
+            publication = SchemaPublication(classID: publishing.classID) { _ in contents }
+        }
+        return SchemaPlan(version: type.schemaVersion, writesNewer: type.writesNewerSchemaVersions, migration: migration, publication: publication)
+    }
+
     /// Migrates the set of a newly resolved `domain` if it is stored at an older version, and
     /// reports a failure in ``lastError`` without failing the operation that resolved it: the
     /// set stays readable. (A set stored at a newer version is readable as it is; its writes

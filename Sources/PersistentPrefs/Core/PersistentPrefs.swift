@@ -190,6 +190,8 @@ open class PersistentPrefs: NSObject {
     ///   (see <doc:EvolvingAPreferenceSet>; pending steps run as a dry run, writing nothing) —
     ///   also when it would change a key locked in the system layers, which blocks every write
     ///   to the set: the reason names the key.
+    /// - A failed background write of a coalescing set (see ``coalescingInterval``): until a
+    ///   write of its waiting changes succeeds.
     /// - Changes by other programs reaching the set late, because the operating system cannot
     ///   watch its file (``PrefsError/watchDegraded(path:reason:)``): the library polls meanwhile.
     ///
@@ -213,6 +215,7 @@ open class PersistentPrefs: NSObject {
             return [SharedSet.mapped(error)] + declarationConflicts
         }
         if let notice = domain.damageNotice() { found.append(notice) }
+        if let failure = domain.stagingFailure { found.append(failure) }
         if let degraded = domain.watchProblem() { found.append(degraded) }
         let layers = try? domain.layers()
         found += layers?.problems ?? []
@@ -281,6 +284,42 @@ open class PersistentPrefs: NSObject {
     /// `true` by default (a class without keys never does). Override with `false` for a set
     /// whose shape is private.
     open class var publishesSchema: Bool { true }
+
+    /// How long a change of this class's sets may wait before it is written, for state that
+    /// changes many times a second (a slider being dragged, a window being resized); `nil` (the
+    /// default) makes every write durable when it returns.
+    ///
+    /// With an interval, a setter — a ``Pref`` property, the subscript, ``values``,
+    /// ``set(_:forKey:)``, ``setValues(_:)`` — is checked as any write (a refused value is
+    /// refused when it is set, in ``lastError`` or by the throwing form) and changes the set in
+    /// memory at once: every instance and observer in the process sees it when the setter
+    /// returns. The changes of one interval reach the store in one durable write on a background
+    /// queue, merged per key with what other programs wrote meanwhile, as any write is. Other
+    /// processes see a change once it is written.
+    ///
+    /// ```swift
+    /// final class WindowState: PersistentPrefs {
+    ///     override class var coalescingInterval: TimeInterval? { 0.25 }
+    ///     @Pref("Sidebar Width") var sidebarWidth = 240.0
+    /// }
+    /// ```
+    ///
+    /// - ``synchronize()`` writes the waiting changes now and throws when that fails;
+    ///   ``PrefsTransacting/batch(_:)``, ``PrefsTransacting/transaction(_:)``, ``update(_:)``,
+    ///   ``addMissingValues(_:)`` and migrations stay durable when they return, and write the
+    ///   waiting changes first, in the same store write.
+    /// - Waiting changes are also written when the last instance of the set goes away and when
+    ///   the process exits normally (`exit`, or the end of `main`). A crash, `SIGKILL` or a
+    ///   signal that ends the process loses at most the changes of the last interval; the file
+    ///   always holds a whole set, never a torn one.
+    /// - A background write that fails (a full disk, a lock held past its bound) loses nothing:
+    ///   the set keeps the values in memory, lists the failure in ``problems``, and retries an
+    ///   interval later; ``synchronize()`` throws it.
+    /// - A key an administrator locks after it was set and before it is written keeps its locked
+    ///   value (see <doc:LayersAndLockdown>).
+    ///
+    /// Read once per write; a value that is not positive and finite means `nil`.
+    open class var coalescingInterval: TimeInterval? { nil }
 
     /// A property-list file with defaults for this set (a bundled resource or a path), or `nil`.
     ///
@@ -664,7 +703,22 @@ open class PersistentPrefs: NSObject {
             state.pending!.collect(change)
             return true
         }
-        if !collected { try resolvedDomain().write(change, schema: schemaPlan) }
+        guard !collected else { return }
+        let domain = try resolvedDomain()
+        if let interval = stagingInterval, change.isStageable {
+            let owner = ObjectIdentifier(type(of: self))
+            let plan = domain.stagingPlanOwner == owner ? nil : detachedSchemaPlan(for: domain)
+            try domain.stage(change, plan: plan, owner: owner, interval: interval)
+        } else {
+            try domain.write(change, schema: schemaPlan)
+        }
+    }
+
+    /// ``coalescingInterval`` when it makes this class's setters coalesce (a positive, finite
+    /// interval), else `nil`.
+    private var stagingInterval: TimeInterval? {
+        guard let interval = Self.coalescingInterval, interval > 0, interval.isFinite else { return nil }
+        return interval
     }
 
     /// Stores each of `values` whose key holds nothing yet, in one step under the store's lock,
@@ -700,6 +754,21 @@ open class PersistentPrefs: NSObject {
     public func reload() throws -> [String: Any] {
         dropDomain()
         return try resolvedDomain().reload()
+    }
+
+    /// Writes the changes of the set still waiting for their write (see
+    /// ``coalescingInterval``) now, and returns once they are durable; returns at once when none
+    /// is waiting.
+    ///
+    /// ```swift
+    /// slider.onEditingEnded { try? windowState.synchronize() }
+    /// ```
+    ///
+    /// - Throws: Why the write failed (a store error such as ``PrefsError/ioError(path:reason:)``
+    ///   or ``PrefsError/lockTimeout(path:holderPID:waited:)``); the changes stay in memory and
+    ///   are retried an interval later.
+    public func synchronize() throws {
+        try reportingAndThrowing { try resolvedDomain().writeStaged() }
     }
 
     // MARK: - Utilities

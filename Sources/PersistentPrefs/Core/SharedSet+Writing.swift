@@ -56,6 +56,7 @@ extension SharedSet {
             throw error
         }
         cache.withLock { cache in
+            let built = staged(built)
             let changed = cache.map { PlistValue.changedKeys($0.values, built.0.values) }
             install(built, changed: changed, in: &cache)
             if let changed { feed.post(changed) }
@@ -184,25 +185,32 @@ extension SharedSet {
     ///   - log: Receives what a migration did, when one ran.
     ///   - report: Where a batch's transform leaves the keys it changed (see ``BatchReport``).
     func write(
-        _ change: PrefsChange, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil,
+        _ change: PrefsChange?, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil,
         report: BatchReport.Box? = nil
     ) throws {
         defer { feed.deliver() }
+        var releasesStagedUse = false
         try turn.take(root: root) {
+            // Staged changes go first, in the same store write (a migration alone leaves them).
+            let staged = onlyMigrate ? nil : takeStaged()
             // The store refuses a change of a locked key under its lock (see ``LayeredStore``).
             let layers = currentLayers()
+            guard let change = Self.composed(change, after: staged, layers: layers) else { return }
+            let writesStaged = staged != nil
             do {
-                try writeTakingTurn(
-                    schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent, layers: layers,
-                    touching: change.touchedKeys, report: report)
+                releasesStagedUse = try writeTakingTurn(
+                    schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent,
+                    layers: layers, touching: writesStaged ? nil : change.touchedKeys, report: report, writesStaged: writesStaged)
             } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !change.buildsOnCurrent {
                 // The root holds something that is not a set (so no version either): a whole-set
                 // replacement may still repair it.
-                try writeTakingTurn(schema.wrapped(change, root: root), buildsOnCurrent: false, layers: layers, reading: false)
+                releasesStagedUse = try writeTakingTurn(
+                    schema.wrapped(change, root: root), buildsOnCurrent: false, layers: layers, reading: false, writesStaged: writesStaged)
             } catch is SchemaPlan.AlreadyCurrent {
                 _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
             }
         }
+        if releasesStagedUse { SharedSet.release(self) }
         // Written: the writer's schema beside the set (once per process and class), outside the turn.
         if let publication = schema.publication, publishedBy.withLock({ $0.insert(publication.classID).inserted }),
             let publishing = store as? any SchemaPublishingStore
@@ -219,10 +227,13 @@ extension SharedSet {
     ///   - touching: The only keys `change` can change, when known (``PrefsChange/touchedKeys``):
     ///     when the store applied it to the very set cached here, only they are compared to tell
     ///     observers what changed (comparing a large set is a good part of a write's work).
+    ///   - writesStaged: Whether `change` writes the staged changes ``takeStaged()`` took.
+    /// - Returns: Whether nothing is staged any more and the use the staged changes held is to be
+    ///   released (see ``wroteStaged()``).
     private func writeTakingTurn(
         _ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, touching: Set<String>? = nil,
-        report: BatchReport.Box? = nil
-    ) throws {
+        report: BatchReport.Box? = nil, writesStaged: Bool = false
+    ) throws -> Bool {
         report?.report = nil
         // Loaded first, so observers can be told what changed; a whole-set replacement does
         // not need it, so it can still repair a set that cannot be read.
@@ -280,19 +291,45 @@ extension SharedSet {
         // Built before taking the lock readers wait for.
         let (snapshot, layered, changed) = Snapshot.make(
             values, version: version, layers: layers, previous: previous, touched: touched, changed: knownChanged)
-        cache.withLock { cache in
+        let releasesStagedUse = cache.withLock { cache -> Bool in
+            let releases = writesStaged && wroteStaged()
+            // Changes staged while the store wrote stay shown over what it wrote.
+            let built = staged((snapshot, layered))
             let before = cache?.values ?? [:]
             // Worked out while making it, unless a reader replaced the snapshot meanwhile.
             let keys: Set<String>
-            if let changed, PlistValue.identical(before, previous?.values) {
+            if let changed, PlistValue.identical(before, previous?.values), PlistValue.identical(built.0.values, snapshot.values) {
                 keys = changed
             } else {
-                keys = PlistValue.changedKeys(before, snapshot.values)
+                keys = PlistValue.changedKeys(before, built.0.values)
             }
-            install((snapshot, layered), changed: keys, in: &cache)
+            install(built, changed: keys, in: &cache)
             feed.post(keys)
+            return releases
         }
         attention.remove(Attention.damaged)  // the store is written again, so it reports no damage
+        return releasesStagedUse
+    }
+
+    /// The one change that writes `staged` (when given), then `change`; `nil` when there is
+    /// neither.
+    ///
+    /// A key `layers` lock keeps its stored value against a staged change: it was locked after
+    /// the change was staged (a staged change of a locked key is refused), and the lock wins, as
+    /// it does for any write.
+    private static func composed(_ change: PrefsChange?, after staged: PendingChanges?, layers: LayerStack) -> PrefsChange? {
+        guard let staged else { return change }
+        // A replacement leaves nothing of what was staged before it.
+        if let change, !change.buildsOnCurrent { return change }
+        let writeStaged = { (current: [String: Any]) -> [String: Any] in
+            var result = staged.applied(to: current)
+            if layers.hasLocks {
+                for key in Set(result.keys).union(current.keys) where layers.isLocked(key) { result[key] = current[key] }
+            }
+            return result
+        }
+        guard let change else { return .transform(writeStaged) }
+        return .transform { try change.applied(to: writeStaged($0)) }
     }
 
     /// Wraps what a transform's closure threw, so ``write(_:schema:onlyMigrate:log:)`` hands it back unchanged

@@ -16,12 +16,18 @@ import Foundation
 /// ``PersistentPrefs/update(_:)`` body) can still read the set. Each copy is also published
 /// as a view of its own lock (``published``), which the common read path uses.
 ///
-/// Every change of the cache — a write, a reload, another process's write — goes the same way:
-/// the keys whose value changed are posted to ``feed`` under the cache lock, and delivered to
-/// observers once the lock is released.
+/// Every change of the cache — a write, a reload, another process's write, a staged change —
+/// goes the same way: the keys whose value changed are posted to ``feed`` under the cache lock,
+/// and delivered to observers once the lock is released.
+///
+/// A coalescing set (see ``PersistentPrefs/coalescingInterval``) also has staged changes
+/// (``staging``): setters apply them to the cache at once, and the next write of the set, a
+/// background one within the interval at the latest, writes them first. Every snapshot installed
+/// shows them over the set as the store holds it, so a reload never steps a staged value back.
 ///
 /// This file holds the cache and what readers see; the write protocol is in
-/// `SharedSet+Writing.swift`, the registry of shared sets in `SharedSetRegistry.swift`.
+/// `SharedSet+Writing.swift`, staged changes in `SharedSet+Staging.swift`, the registry of
+/// shared sets in `SharedSetRegistry.swift`.
 final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or SharedInt; the rest is immutable
     let store: any PrefsStore
     let root: String
@@ -47,6 +53,10 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
     let publishedBy = Locked<Set<ObjectIdentifier>>([])
     /// Writes and reloads of this set, one at a time (see ``Turn``).
     let turn = Turn()
+    /// The changes of a coalescing set that readers see and the store does not hold yet (see
+    /// `SharedSet+Staging.swift`). What they change together changes only holding the cache lock
+    /// (lock order: `cache`, then this), so every snapshot installed shows them.
+    let staging = Locked<Staging>(Staging())
     /// ``Attention`` bits: read on every read, so kept apart from the locks. While any is set,
     /// reads take the way that deals with it (see ``needsAttention``).
     let attention = SharedInt()
@@ -91,6 +101,18 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
             }
             let snapshot = Snapshot(values: effective, version: version, storedSchema: Int32(clamping: schema))
             return (snapshot, layered, changed)
+        }
+
+        /// This snapshot with `user` as the user's values, under the layers of `layered` (`nil`:
+        /// none); version and schema version stay.
+        func holding(_ user: [String: Any], under layered: Layered?) -> (Snapshot, Layered?) {
+            var snapshot = self
+            guard let stack = layered?.stack else {
+                snapshot.values = user
+                return (snapshot, nil)
+            }
+            snapshot.values = stack.effective(user)
+            return (snapshot, Layered(stored: user, stack: stack))
         }
     }
 
@@ -280,6 +302,12 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
     /// reported meanwhile) is read again rather than installed, so a newer set is never
     /// replaced by an older one.
     func withLoaded<Result>(_ body: (inout Snapshot) throws -> Result) throws -> Result {
+        try withLoadedCache { try body(&$0!) }
+    }
+
+    /// ``withLoaded(_:)``, giving `body` the cache itself (never `nil` there), so it can
+    /// ``install(_:changed:in:)`` a new snapshot.
+    func withLoadedCache<Result>(_ body: (inout Snapshot?) throws -> Result) throws -> Result {
         var fresh: (built: (Snapshot, Layered?), since: Int)?
         var discarded = 0
         while true {
@@ -289,7 +317,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
                 if cache == nil, let loaded = fresh {
                     // Read while nothing changed, or read again often enough: a set that keeps
                     // changing is installed as last read, and its next change reloads it.
-                    if loaded.since == cacheChanges.load() || discarded >= 8 { install(loaded.built, changed: nil, in: &cache) }
+                    if loaded.since == cacheChanges.load() || discarded >= 8 { install(staged(loaded.built), changed: nil, in: &cache) }
                     discarded += 1
                 }
                 fresh = nil
@@ -297,7 +325,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is Locked or 
                     since = cacheChanges.load()
                     return nil
                 }
-                return try body(&cache!)
+                return try body(&cache)
             }
             if let done { return done }
             fresh = (try fetched(), since)

@@ -37,28 +37,42 @@ extension SharedSet {
         return domain
     }
 
-    /// One more use of a shared set already in use (an observation keeps its set live, and
-    /// watched from now on), or `false` when `domain` is no longer the shared one.
-    static func retain(_ domain: SharedSet) -> Bool {
+    /// One more use of a shared set already in use, or `false` when `domain` is no longer the
+    /// shared one. An observation keeps its set live, and watched from now on (`watching`); staged
+    /// changes keep it live until they are written.
+    static func retain(_ domain: SharedSet, watching: Bool = true) -> Bool {
         let key = Key(store: domain.store.identifier, root: domain.root)
         let retained = registry.withLock { registry in
             guard let entry = registry[key], entry.domain === domain else { return false }
             registry[key] = (entry.domain, entry.users + 1)
             return true
         }
-        if retained { domain.startWatching() }
+        if retained, watching { domain.startWatching() }
         return retained
     }
 
-    /// Ends one use of `domain` begun by ``acquire(store:root:)`` or ``retain(_:)``.
+    /// Ends one use of `domain` begun by ``acquire(store:root:)`` or ``retain(_:watching:)``.
+    /// When the last instance goes and only staged changes still use the set, they are written
+    /// now (a failure leaves them staged, retried by their background write).
     static func release(_ domain: SharedSet) {
         let key = Key(store: domain.store.identifier, root: domain.root)
-        let last = registry.withLock { registry in
-            guard let entry = registry[key], entry.domain === domain else { return false }
+        let left = registry.withLock { registry -> Int in
+            guard let entry = registry[key], entry.domain === domain else { return -1 }
             registry[key] = entry.users > 1 ? (entry.domain, entry.users - 1) : nil
-            return entry.users == 1
+            return entry.users - 1
         }
-        if last { domain.stopWatching() }
+        if left == 0 {
+            domain.stopWatching()
+        } else if left == 1, domain.holdsStagedUse {
+            try? domain.writeStaged()
+        }
+    }
+
+    /// Writes the staged changes of every shared set (see ``writesStagedAtExit``); failures stay
+    /// staged.
+    static func writeAllStaged() {
+        let domains = registry.withLock { $0.values.map(\.domain) }
+        for domain in domains { try? domain.writeStaged() }
     }
 
     /// The shared set in use for `root` in the store named `identifier`, if any.

@@ -23,7 +23,7 @@ final class LayeredPrefs: PersistentPrefs {
 }
 
 /// A set in a PlistFileStore whose vendor layer file the test writes.
-private struct LayerFixture {
+struct LayerFixture {
     let storeFolder: TemporaryDirectory
     let store: PlistFileStore
     let root = "Main"
@@ -53,7 +53,7 @@ private struct LayerFixture {
 }
 
 /// Waits up to `seconds` for `condition`.
-private func eventually(_ seconds: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+func eventually(_ seconds: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
     let end = Date().addingTimeInterval(seconds)
     while Date() < end {
         if condition() { return true }

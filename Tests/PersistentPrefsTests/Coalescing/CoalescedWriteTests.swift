@@ -1,0 +1,287 @@
+import Foundation
+@testable import PersistentPrefs
+import Testing
+
+/// A set whose setters coalesce: its changes reach the store within `interval`.
+class SliderPrefs: PersistentPrefs {
+    override class var coalescingInterval: TimeInterval? { 0.1 }
+    @Pref("Position") var position = 0
+    @Pref("Label") var label = ""
+    @Pref("Count") var counter = 0
+    @Pref("Level", in: 0...10) var level = 5
+}
+
+/// The same keys, waiting a minute: only `synchronize()`, another write, the last instance going
+/// away or the process exiting writes its changes in a test's time.
+final class SlowSliderPrefs: SliderPrefs {
+    override class var coalescingInterval: TimeInterval? { 60 }
+}
+
+/// The same keys, durable when each setter returns.
+final class DurableSliderPrefs: SliderPrefs {
+    override class var coalescingInterval: TimeInterval? { nil }
+}
+
+/// An in-memory store that counts the writes it makes and can be made to fail them.
+final class FlakyStore: PrefsStore, @unchecked Sendable {  // the counters are only touched under `lock`
+    private let inner = InMemoryStore()
+    private let lock = NSLock()
+    private var writes = 0
+    private var failing = false
+
+    var identifier: String { inner.identifier }
+    /// How many writes were stored.
+    var writeCount: Int { lock.withLock { writes } }
+    /// Whether writes fail with an I/O error.
+    var fails: Bool {
+        get { lock.withLock { failing } }
+        set { lock.withLock { failing = newValue } }
+    }
+
+    func load(root: String) throws -> [String: Any]? { try inner.load(root: root) }
+    func save(_ values: [String: Any], root: String) throws {
+        _ = try apply(.replace(values), root: root)
+    }
+    func remove(root: String) throws {
+        _ = try apply(.replace([:]), root: root)
+    }
+    func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
+        if fails { throw PersistentPrefs.PrefsError.ioError(path: "/flaky/\(root)", reason: "the disk is full") }
+        let updated = try change.applied(to: try inner.load(root: root) ?? [:])
+        if updated.isEmpty { try inner.remove(root: root) } else { try inner.save(updated, root: root) }
+        lock.withLock { writes += 1 }
+        return updated
+    }
+    func roots() throws -> [String] { try inner.roots() }
+    /// Writes behind the library's back, as another process would.
+    func writeBehind(_ key: String, _ value: Any?, root: String) throws {
+        var set = try inner.load(root: root) ?? [:]
+        set[key] = value
+        try inner.save(set, root: root)
+    }
+}
+
+@Suite("Coalesced writes: setters in memory at once, on disk within the interval", waitLimit)
+struct CoalescedWriteTests {
+    @Test("a setter changes every instance and observer at once; the store only at synchronize()")
+    func inMemoryAtOnce() throws {
+        let store = FlakyStore()
+        let prefs = SlowSliderPrefs(key: "Main", store: store)
+        let other = SlowSliderPrefs(key: "Main", store: store)
+        let heard = Locked<[Set<String>]>([])
+        let observation = other.observeChanges { event in heard.withLock { $0.append(event.keys) } }
+        defer { observation.cancel() }
+        let before = store.writeCount
+        prefs.position = 7
+        #expect(prefs.lastError == nil)
+        #expect(other.position == 7 && prefs.values["Position"] as? Int == 7)
+        #expect(heard.withLock { $0 } == [["Position"]], "the observer hears of it when the setter returns")
+        #expect(store.writeCount == before, "nothing is written before the interval")
+        #expect(try store.load(root: "Main")?["Position"] == nil)
+        try prefs.synchronize()
+        #expect(store.writeCount == before + 1)
+        #expect(try store.load(root: "Main")?["Position"] as? Int == 7)
+        try prefs.synchronize()
+        #expect(store.writeCount == before + 1, "synchronize() with nothing waiting writes nothing")
+    }
+
+    @Test("1,000 setter calls, then synchronize(): one store write holding the last value of each key")
+    func burstIsOneWrite() throws {
+        let store = FlakyStore()
+        let prefs = SlowSliderPrefs(key: "Main", store: store)
+        let before = store.writeCount
+        for n in 1...1000 {
+            prefs.position = n
+            if n % 10 == 0 { prefs.label = "at \(n)" }
+        }
+        #expect(store.writeCount == before)
+        try prefs.synchronize()
+        #expect(store.writeCount == before + 1)
+        let stored = try #require(try store.load(root: "Main"))
+        #expect(stored["Position"] as? Int == 1000 && stored["Label"] as? String == "at 1000")
+    }
+
+    @Test("without synchronize(), the changes of an interval reach the store in one write, soon after")
+    func backgroundWrite() throws {
+        let store = FlakyStore()
+        let prefs = SliderPrefs(key: "Main", store: store)
+        let before = store.writeCount
+        let started = Date()
+        for n in 1...300 { prefs.position = n }
+        #expect(eventually { (try? store.load(root: "Main")?["Position"] as? Int) == 300 })
+        let elapsed = Date().timeIntervalSince(started)
+        // One write per interval at most, plus the one after the last change.
+        let bound = Int((elapsed / SliderPrefs.coalescingInterval!).rounded(.up)) + 1
+        #expect(store.writeCount - before <= bound, "\(store.writeCount - before) writes in \(elapsed) s")
+        #expect(prefs.problems.isEmpty)
+    }
+
+    @Test("changes spread over half a second make at most one write per interval, plus one")
+    func spreadBurst() throws {
+        let store = FlakyStore()
+        let prefs = SliderPrefs(key: "Main", store: store)
+        let before = store.writeCount
+        let started = Date()
+        for n in 1...100 {
+            prefs.position = n
+            usleep(5_000)
+        }
+        try prefs.synchronize()
+        let elapsed = Date().timeIntervalSince(started)
+        let bound = Int((elapsed / SliderPrefs.coalescingInterval!).rounded(.up)) + 1
+        let writes = store.writeCount - before
+        #expect(writes >= 2, "a write within each interval, not only at the end (\(writes) in \(elapsed) s)")
+        #expect(writes <= bound, "\(writes) writes in \(elapsed) s")
+        #expect(try store.load(root: "Main")?["Position"] as? Int == 100)
+    }
+
+    @Test("a refused value is refused when it is set, and nothing is staged")
+    func refusedAtOnce() throws {
+        let store = FlakyStore()
+        let prefs = SlowSliderPrefs(key: "Main", store: store)
+        prefs.level = 12
+        #expect(prefs.lastError == .invalidValue(key: "Level", reason: "12 is outside the range 0...10"))
+        prefs["Nope"] = 1
+        #expect(prefs.lastError == .incorrectKeys(invalidElements: ["Nope"]))
+        #expect(throws: PersistentPrefs.PrefsError.self) { try prefs.set(Date.distantFuture as Any, forKey: "Level") }
+        #expect(prefs.level == 5 && prefs.values.isEmpty)
+        let before = store.writeCount
+        try prefs.synchronize()
+        #expect(store.writeCount == before, "nothing was staged")
+    }
+
+    @Test("a key the system layers lock is refused when it is set; a lock set later wins at the write")
+    func lockedKeys() throws {
+        let fixture = try LayerFixture()
+        defer { fixture.remove() }
+        try fixture.writeVendor(["Volume": 7, "PersistentPrefs.locked": ["Volume"]])
+        final class Layered: PersistentPrefs {
+            override class var coalescingInterval: TimeInterval? { 60 }
+            @Pref("Volume") var volume = 5
+            @Pref("Name") var name = "code"
+        }
+        let prefs = Layered(key: fixture.root, store: fixture.store)
+        prefs.volume = 3
+        #expect(prefs.lastError == .keyLocked(key: "Volume"))
+        #expect(prefs.volume == 7)
+        prefs.name = "mine"
+        #expect(prefs.lastError == nil && prefs.name == "mine")
+        // The administrator locks Name before the staged change is written.
+        try fixture.writeVendor(["Volume": 7, "Name": "site", "PersistentPrefs.locked": ["Volume", "Name"]])
+        try prefs.synchronize()
+        #expect(prefs.name == "site")
+        #expect(try fixture.store.load(root: fixture.root)?["Name"] == nil, "the locked key is not written")
+        prefs.reset("Name")
+        #expect(prefs.problems.isEmpty, "\(prefs.problems)")
+    }
+
+    @Test("a batch, a transaction and an update write the staged changes first, in the same write")
+    func durableRoadsWriteStagedFirst() throws {
+        let store = FlakyStore()
+        let prefs = SlowSliderPrefs(key: "Main", store: store)
+        var before = store.writeCount
+        prefs.position = 1
+        prefs.batch { $0.label = "batch" }
+        #expect(prefs.lastError == nil)
+        #expect(store.writeCount == before + 1)
+        #expect(try store.load(root: "Main")?["Position"] as? Int == 1)
+        before = store.writeCount
+        prefs.position = 2
+        try prefs.update(\.counter) { $0 += 1 }
+        #expect(store.writeCount == before + 1)
+        let stored = try #require(try store.load(root: "Main"))
+        #expect(stored["Position"] as? Int == 2 && stored["Count"] as? Int == 1 && stored["Label"] as? String == "batch")
+        before = store.writeCount
+        prefs.position = 3
+        #expect(throws: SomeFailure.self) {
+            try prefs.transaction { prefs in
+                prefs.label = "never"
+                throw SomeFailure()
+            }
+        }
+        #expect(prefs.position == 3 && prefs.label == "batch", "a failed transaction leaves the staged change staged")
+        try prefs.synchronize()
+        #expect(try store.load(root: "Main")?["Position"] as? Int == 3)
+        #expect(store.writeCount == before + 1)
+    }
+
+    @Test("another writer's change of another key is kept; a reload never steps a staged value back")
+    func mergedPerKey() throws {
+        let store = FlakyStore()
+        let prefs = SlowSliderPrefs(key: "Main", store: store)
+        prefs.counter = 1
+        try prefs.synchronize()
+        prefs.position = 42
+        try store.writeBehind("Count", 9, root: "Main")
+        try store.writeBehind("Position", 1, root: "Main")
+        try prefs.reload()
+        #expect(prefs.counter == 9, "the other writer's key is read")
+        #expect(prefs.position == 42, "the staged value stays what readers see")
+        try prefs.synchronize()
+        let stored = try #require(try store.load(root: "Main"))
+        #expect(stored["Count"] as? Int == 9 && stored["Position"] as? Int == 42)
+    }
+
+    @Test("a failed background write keeps the values, is listed in problems, thrown by synchronize(), retried")
+    func failedWriteIsRetried() throws {
+        let store = FlakyStore()
+        let prefs = SliderPrefs(key: "Main", store: store)
+        store.fails = true
+        prefs.position = 5
+        #expect(prefs.lastError == nil, "the setter does not wait for the write")
+        #expect(eventually { prefs.problems.contains { if case .ioError = $0 { return true } else { return false } } })
+        #expect(prefs.position == 5, "the value is kept in memory")
+        #expect(throws: PersistentPrefs.PrefsError.ioError(path: "/flaky/Main", reason: "the disk is full")) { try prefs.synchronize() }
+        store.fails = false
+        #expect(eventually { (try? store.load(root: "Main")?["Position"] as? Int) == 5 }, "retried an interval later")
+        #expect(prefs.problems.isEmpty)
+        try prefs.synchronize()
+    }
+
+    @Test("the changes are written when the last instance of the set goes away")
+    func writtenWhenLastInstanceGoes() throws {
+        let store = FlakyStore()
+        // In a function of its own, so both instances are gone when it returns.
+        func stage() {
+            let prefs = SlowSliderPrefs(key: "Main", store: store)
+            let second = SlowSliderPrefs(key: "Main", store: store)
+            prefs.position = 11
+            withExtendedLifetime(second) {}
+        }
+        stage()
+        #expect(try store.load(root: "Main")?["Position"] as? Int == 11)
+        let again = SlowSliderPrefs(key: "Main", store: store)
+        #expect(again.position == 11)
+    }
+
+    @Test("durable sets still write at return; a plain instance of a coalescing set sees its staged values")
+    func mixedClasses() throws {
+        let store = FlakyStore()
+        let durable = DurableSliderPrefs(key: "Main", store: store)
+        let before = store.writeCount
+        durable.position = 3
+        #expect(store.writeCount == before + 1)
+        let slow = SlowSliderPrefs(key: "Main", store: store)
+        slow.label = "staged"
+        #expect(durable.label == "staged")
+        durable.position = 4  // a durable write writes what is staged first
+        let stored = try #require(try store.load(root: "Main"))
+        #expect(stored["Label"] as? String == "staged" && stored["Position"] as? Int == 4)
+    }
+
+    @Test("whole-set writes and removals coalesce too")
+    func wholeSetWrites() throws {
+        let store = FlakyStore()
+        let prefs = SlowSliderPrefs(key: "Main", store: store)
+        prefs.values = ["Position": 1, "Label": "x"]
+        prefs.reset("Label")
+        #expect(prefs.values.count == 1 && prefs.position == 1)
+        try prefs.synchronize()
+        let stored = try #require(try store.load(root: "Main"))
+        #expect(stored.count == 1 && stored["Position"] as? Int == 1)
+        prefs.clear()
+        #expect(prefs.values.isEmpty)
+        try prefs.synchronize()
+        #expect(try store.load(root: "Main") == nil)
+    }
+}
