@@ -296,7 +296,7 @@ enum CoalescingRows {
                     spreadReplacements.map(String.init).joined(separator: ", ")))
             if let untilFigure {
                 row("fast burst     last call -> file replaced", Bench.format(untilFigure),
-                    String(format: "interval + %.2f× a durable setter", (untilFigure - interval * 1e9) / dMedian))
+                    String(format: "interval %+.1f ms (a durable setter: %.1f ms)", (untilFigure - interval * 1e9) / 1e6, dMedian / 1e6))
             } else {
                 row("fast burst     last call -> file replaced", "     none   ", "no replacement in a burst")
             }
