@@ -11,7 +11,7 @@ struct ReadmeTests {
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
     }
 
-    @Test("README.md quotes Tests/QuickStart6/main.swift, Tasks.swift, Transactions.swift and Migrations.swift verbatim")
+    @Test("README.md quotes Tests/QuickStart6/main.swift, Tasks.swift, Transactions.swift, Coalescing.swift and Migrations.swift verbatim")
     func quickStartIsBuilt() throws {
         let readme = try Self.read("README.md")
         let swift6 = try Self.read("Tests/QuickStart6/main.swift")
@@ -20,6 +20,8 @@ struct ReadmeTests {
         #expect(readme.contains("```swift\n" + tasks6 + "```"))
         let transactions6 = try Self.read("Tests/QuickStart6/Transactions.swift")
         #expect(readme.contains("```swift\n" + transactions6 + "```"))
+        let coalescing6 = try Self.read("Tests/QuickStart6/Coalescing.swift")
+        #expect(readme.contains("```swift\n" + coalescing6 + "```"))
         let migrations6 = try Self.read("Tests/QuickStart6/Migrations.swift")
         #expect(readme.contains("```swift\n" + migrations6 + "```"))
     }

@@ -7,7 +7,8 @@ import Foundation
 /// Each instance works on the set named by its root key ``key``; several root keys give
 /// several independent sets. Writes are checked before anything is stored: keys must be in
 /// ``keys`` and values must be property-list values (at any depth). A refused write changes
-/// nothing and says why in ``lastError``; a successful one is durable when it returns.
+/// nothing and says why in ``lastError``; a successful one is durable when it returns (or,
+/// for a set with a ``coalescingInterval``, within that interval).
 ///
 /// ```swift
 /// final class AppPrefs: PersistentPrefs {

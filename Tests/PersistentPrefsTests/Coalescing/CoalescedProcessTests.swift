@@ -27,14 +27,17 @@ struct CoalescedProcessTests {
         #expect(read.stdout == "500\n", "\(read.stderr)")
     }
 
-    @Test("SIGKILL at random moments of bursts leaves a whole file holding a value the program set")
-    func sigkillDuringBursts() throws {
+    @Test("SIGKILL at random moments of bursts leaves a whole file holding a value the program set", arguments: ["suite", "files"])
+    func sigkillDuringBursts(store: String) throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
-        let file = directory.path + "/killed.plist"
+        // A UserDefaults suite file holds the set under its root key; a PlistFileStore file is the set.
+        let folder = directory.path + "/files"
+        let suite = store == "suite" ? "killed" : folder
+        let file = store == "suite" ? directory.path + "/killed.plist" : try PlistFileStore(directory: URL(fileURLWithPath: folder)).fileURL(forRoot: "Root").path
         var written = 0
         for trial in 1...12 {
-            let (process, output) = try child.start("prefs-test-helper", ["drag", "killed", "Root", "400", "1", "again"])
+            let (process, output) = try child.start("prefs-test-helper", ["drag", suite, "Root", "400", "1", "again"])
             var printed = ""
             while !printed.contains("started") {
                 let chunk = output.availableData
@@ -47,11 +50,12 @@ struct CoalescedProcessTests {
             #expect(printed.contains("started"), "trial \(trial): the helper did not start")
             guard let data = FileManager.default.contents(atPath: file) else { continue }  // killed before the first write
             let plist = try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any]
-            let set = try #require(plist?["Root"] as? [String: Any], "trial \(trial): the file holds no set")
+            let set = try #require(store == "suite" ? plist?["Root"] as? [String: Any] : plist, "trial \(trial): the file holds no set")
             let value = try #require(set["Integer Value"] as? Int, "trial \(trial): no value")
             #expect((1...400).contains(value), "trial \(trial): \(value) was never set")
             written += 1
         }
+        print("SIGKILL during coalesced bursts (\(store)): 12 trials, \(written) files written, each whole with a value the program set")
         #expect(written > 0, "no burst lasted long enough to be written")
     }
 
