@@ -70,7 +70,8 @@ enum Peers {
         let sync: Double
         /// Replacements of the backend's file from the burst's first call until 300 ms after the sync.
         let replacements: Int
-        /// The backend, as the row names it: "dconf" or "keyfile backend: no dconf here".
+        /// The backend, as the row names it: "dconf", or "keyfile" (GLib's keyfile backend, when
+        /// dconf cannot run here).
         let label: String
     }
 
@@ -92,7 +93,7 @@ enum Peers {
             guard let figures = run(iterations: iterations, backend: "keyfile"), figures.label == "GKeyfileSettingsBackend" else { return nil }
             return GSettingsBurst(
                 median: figures.median, p99: figures.p99, sync: figures.sync, replacements: figures.replacements,
-                label: "keyfile backend: no dconf here")
+                label: "keyfile")
         }
 
         /// One run with `backend` (`GSETTINGS_BACKEND`); the label is the backend's type the
