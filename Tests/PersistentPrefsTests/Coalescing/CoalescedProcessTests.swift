@@ -6,6 +6,17 @@ import Testing
 /// a coalescing set, with `XDG_CONFIG_HOME` in a temporary directory.
 @Suite("Coalesced writes across processes: exit, SIGKILL, another process's update", waitLimit)
 struct CoalescedProcessTests {
+    /// What `output` printed up to and including `line` (or to its end).
+    static func read(_ output: FileHandle, until line: String) -> String {
+        var printed = ""
+        while !printed.contains(line) {
+            let chunk = output.availableData
+            if chunk.isEmpty { break }
+            printed += String(decoding: chunk, as: UTF8.self)
+        }
+        return printed
+    }
+
     @Test("changes still waiting when the process exits normally are written, and read by a fresh process")
     func writtenAtExit() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
@@ -38,12 +49,7 @@ struct CoalescedProcessTests {
         var written = 0
         for trial in 1...12 {
             let (process, output) = try child.start("prefs-test-helper", ["drag", suite, "Root", "400", "1", "again"])
-            var printed = ""
-            while !printed.contains("started") {
-                let chunk = output.availableData
-                if chunk.isEmpty { break }
-                printed += String(decoding: chunk, as: UTF8.self)
-            }
+            let printed = Self.read(output, until: "started")
             usleep(UInt32.random(in: 20_000...450_000))
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -64,12 +70,7 @@ struct CoalescedProcessTests {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
         let (drag, output) = try child.start("prefs-test-helper", ["drag", "merge", "Root", "1500", "1", "exit"])
-        var printed = ""
-        while !printed.contains("started") {
-            let chunk = output.availableData
-            if chunk.isEmpty { break }
-            printed += String(decoding: chunk, as: UTF8.self)
-        }
+        _ = Self.read(output, until: "started")
         let increments = try child.run("prefs-test-helper", ["incr", "merge", "Root", "150"])
         #expect(increments.status == 0, "\(increments.stderr)")
         drag.waitUntilExit()

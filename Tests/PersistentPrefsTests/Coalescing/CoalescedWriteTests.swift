@@ -22,50 +22,17 @@ final class DurableSliderPrefs: SliderPrefs {
     override class var coalescingInterval: TimeInterval? { nil }
 }
 
-/// An in-memory store that counts the writes it makes and can be made to fail them.
-final class FlakyStore: PrefsStore, @unchecked Sendable {  // the counters are only touched under `lock`
-    private let inner = InMemoryStore()
-    private let lock = NSLock()
-    private var writes = 0
-    private var failing = false
-
-    var identifier: String { inner.identifier }
-    /// How many writes were stored.
-    var writeCount: Int { lock.withLock { writes } }
-    /// Whether writes fail with an I/O error.
-    var fails: Bool {
-        get { lock.withLock { failing } }
-        set { lock.withLock { failing = newValue } }
-    }
-
-    func load(root: String) throws -> [String: Any]? { try inner.load(root: root) }
-    func save(_ values: [String: Any], root: String) throws {
-        _ = try apply(.replace(values), root: root)
-    }
-    func remove(root: String) throws {
-        _ = try apply(.replace([:]), root: root)
-    }
-    func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
-        if fails { throw PersistentPrefs.PrefsError.ioError(path: "/flaky/\(root)", reason: "the disk is full") }
-        let updated = try change.applied(to: try inner.load(root: root) ?? [:])
-        if updated.isEmpty { try inner.remove(root: root) } else { try inner.save(updated, root: root) }
-        lock.withLock { writes += 1 }
-        return updated
-    }
-    func roots() throws -> [String] { try inner.roots() }
-    /// Writes behind the library's back, as another process would.
-    func writeBehind(_ key: String, _ value: Any?, root: String) throws {
-        var set = try inner.load(root: root) ?? [:]
-        set[key] = value
-        try inner.save(set, root: root)
-    }
+/// At most one write per interval of a coalescing set, plus the one after the last change, in
+/// `elapsed` seconds of changes.
+private func writesBound(_ elapsed: TimeInterval) -> Int {
+    Int((elapsed / SliderPrefs.coalescingInterval!).rounded(.up)) + 1
 }
 
 @Suite("Coalesced writes: setters in memory at once, on disk within the interval", waitLimit)
 struct CoalescedWriteTests {
     @Test("a setter changes every instance and observer at once; the store only at synchronize()")
     func inMemoryAtOnce() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let prefs = SlowSliderPrefs(key: "Main", store: store)
         let other = SlowSliderPrefs(key: "Main", store: store)
         let heard = Locked<[Set<String>]>([])
@@ -87,7 +54,7 @@ struct CoalescedWriteTests {
 
     @Test("1,000 setter calls, then synchronize(): one store write holding the last value of each key")
     func burstIsOneWrite() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let prefs = SlowSliderPrefs(key: "Main", store: store)
         let before = store.writeCount
         for n in 1...1000 {
@@ -103,22 +70,20 @@ struct CoalescedWriteTests {
 
     @Test("without synchronize(), the changes of an interval reach the store in one write, soon after")
     func backgroundWrite() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let prefs = SliderPrefs(key: "Main", store: store)
         let before = store.writeCount
         let started = Date()
         for n in 1...300 { prefs.position = n }
         #expect(eventually { (try? store.load(root: "Main")?["Position"] as? Int) == 300 })
         let elapsed = Date().timeIntervalSince(started)
-        // One write per interval at most, plus the one after the last change.
-        let bound = Int((elapsed / SliderPrefs.coalescingInterval!).rounded(.up)) + 1
-        #expect(store.writeCount - before <= bound, "\(store.writeCount - before) writes in \(elapsed) s")
+        #expect(store.writeCount - before <= writesBound(elapsed), "\(store.writeCount - before) writes in \(elapsed) s")
         #expect(prefs.problems.isEmpty)
     }
 
     @Test("changes spread over half a second make at most one write per interval, plus one")
     func spreadBurst() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let prefs = SliderPrefs(key: "Main", store: store)
         let before = store.writeCount
         let started = Date()
@@ -128,16 +93,15 @@ struct CoalescedWriteTests {
         }
         try prefs.synchronize()
         let elapsed = Date().timeIntervalSince(started)
-        let bound = Int((elapsed / SliderPrefs.coalescingInterval!).rounded(.up)) + 1
         let writes = store.writeCount - before
         #expect(writes >= 2, "a write within each interval, not only at the end (\(writes) in \(elapsed) s)")
-        #expect(writes <= bound, "\(writes) writes in \(elapsed) s")
+        #expect(writes <= writesBound(elapsed), "\(writes) writes in \(elapsed) s")
         #expect(try store.load(root: "Main")?["Position"] as? Int == 100)
     }
 
     @Test("a refused value is refused when it is set, and nothing is staged")
     func refusedAtOnce() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let prefs = SlowSliderPrefs(key: "Main", store: store)
         prefs.level = 12
         #expect(prefs.lastError == .invalidValue(key: "Level", reason: "12 is outside the range 0...10"))
@@ -177,7 +141,7 @@ struct CoalescedWriteTests {
 
     @Test("a batch, a transaction and an update write the staged changes first, in the same write")
     func durableRoadsWriteStagedFirst() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let prefs = SlowSliderPrefs(key: "Main", store: store)
         var before = store.writeCount
         prefs.position = 1
@@ -207,7 +171,7 @@ struct CoalescedWriteTests {
 
     @Test("another writer's change of another key is kept; a reload never steps a staged value back")
     func mergedPerKey() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let prefs = SlowSliderPrefs(key: "Main", store: store)
         prefs.counter = 1
         try prefs.synchronize()
@@ -224,14 +188,14 @@ struct CoalescedWriteTests {
 
     @Test("a failed background write keeps the values, is listed in problems, thrown by synchronize(), retried")
     func failedWriteIsRetried() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let prefs = SliderPrefs(key: "Main", store: store)
         store.fails = true
         prefs.position = 5
         #expect(prefs.lastError == nil, "the setter does not wait for the write")
         #expect(eventually { prefs.problems.contains { if case .ioError = $0 { return true } else { return false } } })
         #expect(prefs.position == 5, "the value is kept in memory")
-        #expect(throws: PersistentPrefs.PrefsError.ioError(path: "/flaky/Main", reason: "the disk is full")) { try prefs.synchronize() }
+        #expect(throws: PersistentPrefs.PrefsError.ioError(path: "/counting/Main", reason: "the disk is full")) { try prefs.synchronize() }
         store.fails = false
         #expect(eventually { (try? store.load(root: "Main")?["Position"] as? Int) == 5 }, "retried an interval later")
         #expect(prefs.problems.isEmpty)
@@ -240,7 +204,7 @@ struct CoalescedWriteTests {
 
     @Test("the changes are written when the last instance of the set goes away")
     func writtenWhenLastInstanceGoes() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         // In a function of its own, so both instances are gone when it returns.
         func stage() {
             let prefs = SlowSliderPrefs(key: "Main", store: store)
@@ -256,7 +220,7 @@ struct CoalescedWriteTests {
 
     @Test("durable sets still write at return; a plain instance of a coalescing set sees its staged values")
     func mixedClasses() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let durable = DurableSliderPrefs(key: "Main", store: store)
         let before = store.writeCount
         durable.position = 3
@@ -271,7 +235,7 @@ struct CoalescedWriteTests {
 
     @Test("whole-set writes and removals coalesce too")
     func wholeSetWrites() throws {
-        let store = FlakyStore()
+        let store = CountingStore()
         let prefs = SlowSliderPrefs(key: "Main", store: store)
         prefs.values = ["Position": 1, "Label": "x"]
         prefs.reset("Label")

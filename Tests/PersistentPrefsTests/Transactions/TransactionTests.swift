@@ -22,32 +22,52 @@ final class LedgerPrefs: PersistentPrefs {
     }
 }
 
-/// An `InMemoryStore` that counts the writes it is asked for.
-final class CountingStore: PrefsStore, @unchecked Sendable {  // `counts` is only touched under `lock`
+/// An `InMemoryStore` that counts the writes it is asked for, and can be made to fail them.
+final class CountingStore: PrefsStore, @unchecked Sendable {  // `counts` and `failing` are only touched under `lock`
     private let inner = InMemoryStore()
     private let lock = NSLock()
     private var counts = (apply: 0, save: 0, remove: 0)
+    private var failing = false
 
     var identifier: String { inner.identifier }
     var applyCount: Int { lock.withLock { counts.apply } }
     var writeCount: Int { lock.withLock { counts.apply + counts.save + counts.remove } }
+    /// Whether writes fail with an I/O error (a full disk), storing nothing.
+    var fails: Bool {
+        get { lock.withLock { failing } }
+        set { lock.withLock { failing = newValue } }
+    }
 
     func load(root: String) throws -> [String: Any]? { try inner.load(root: root) }
     func save(_ values: [String: Any], root: String) throws {
+        try checkFailing(root)
         lock.withLock { counts.save += 1 }
         try inner.save(values, root: root)
     }
     func remove(root: String) throws {
+        try checkFailing(root)
         lock.withLock { counts.remove += 1 }
         try inner.remove(root: root)
     }
     func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
+        try checkFailing(root)
         let updated = try change.applied(to: try inner.load(root: root) ?? [:])
         if updated.isEmpty { try inner.remove(root: root) } else { try inner.save(updated, root: root) }
         lock.withLock { counts.apply += 1 }  // counted once something was stored
         return updated
     }
     func roots() throws -> [String] { try inner.roots() }
+
+    /// Writes one value behind the library's back, as another process would.
+    func writeBehind(_ key: String, _ value: Any?, root: String) throws {
+        var set = try inner.load(root: root) ?? [:]
+        set[key] = value
+        try inner.save(set, root: root)
+    }
+
+    private func checkFailing(_ root: String) throws {
+        if fails { throw PersistentPrefs.PrefsError.ioError(path: "/counting/\(root)", reason: "the disk is full") }
+    }
 }
 
 /// A store of someone else's that implements only the four basic requirements, so it gets the
