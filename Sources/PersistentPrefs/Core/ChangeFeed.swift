@@ -89,16 +89,23 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
         }) {
             // Observers' own writes are theirs: a typed `set` being delivered for does not take
             // their errors as its own (see ``WriteOutcome``).
-            WriteOutcome.$current.withValue(nil) {
-                ObservationSupport.changed(tracker, keys: event.keys)
-                let ids = state.withLock { state in
-                    state.subscribers.filter { $0.value.keys.isEmpty || !$0.value.keys.isDisjoint(with: event.keys) }.keys.sorted()
-                }
-                for id in ids {
-                    guard let subscriber = state.withLock({ $0.subscribers[id] }) else { continue }
-                    subscriber.handler(event)
-                }
+            if WriteOutcome.current == nil {
+                tell(event)
+            } else {
+                WriteOutcome.$current.withValue(nil) { tell(event) }
             }
+        }
+    }
+
+    /// Tells the Observation framework and the subscribers of `event`'s keys.
+    private func tell(_ event: PrefsChangeEvent) {
+        ObservationSupport.changed(tracker, keys: event.keys)
+        let ids = state.withLock { state in
+            state.subscribers.filter { $0.value.keys.isEmpty || !$0.value.keys.isDisjoint(with: event.keys) }.keys.sorted()
+        }
+        for id in ids {
+            guard let subscriber = state.withLock({ $0.subscribers[id] }) else { continue }
+            subscriber.handler(event)
         }
     }
 

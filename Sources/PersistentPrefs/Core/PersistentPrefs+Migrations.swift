@@ -89,8 +89,13 @@ extension PersistentPrefs {
         // Worked out only when a migration runs (under the store's lock): the keys, rules and steps.
         return SchemaPlan(
             version: version, writesNewer: type.writesNewerSchemaVersions,
-            migration: { [self] in SchemaPlan.Migration(steps: type.migrations, allowed: Set(keys), rules: ruleCheck(checkingTypes: false)) },
+            migration: { [self] in migration(rules: ruleCheck(checkingTypes: false)) },
             publication: schemaPublication)
+    }
+
+    /// The migration steps of the subclass, with the keys and `rules` that vet their result.
+    private func migration(rules: Rules?) -> SchemaPlan.Migration {
+        SchemaPlan.Migration(steps: type(of: self).migrations, allowed: Set(keys), rules: rules)
     }
 
     /// ``schemaPlan`` worked out now, holding nothing of this instance: the plan of staged
@@ -101,8 +106,7 @@ extension PersistentPrefs {
         var migration: (() -> SchemaPlan.Migration)?
         if type.schemaVersion != 0 {
             // Without the instance's set for its locks: a refusal then reads as a rule's.
-            let rules = Rules(declared: declaredRules, extra: validators, checksTypes: false, domain: { nil })
-            let worked = SchemaPlan.Migration(steps: type.migrations, allowed: Set(keys), rules: rules.isEmpty ? nil : rules)
+            let worked = self.migration(rules: ruleCheck(checkingTypes: false, locks: { nil }))
             migration = { worked }
         }
         var publication: SchemaPublication?

@@ -29,8 +29,10 @@ extension PersistentPrefs {
     ///   (`true`, for writes), or only values that break a rule (`false`, for what a migration
     ///   carries over: such a value stays stored, reads as the default and is listed in
     ///   ``problems``, rather than failing the migration and every later write).
-    func ruleCheck(checkingTypes: Bool = true) -> Rules? {
-        let rules = Rules(declared: declaredRules, extra: validators, checksTypes: checkingTypes, domain: { [self] in cachedDomain })
+    /// - Parameter locks: The set whose locks a refusal reports (see ``Rules/refusal(key:reason:domain:)``);
+    ///   this instance's by default.
+    func ruleCheck(checkingTypes: Bool = true, locks: (() -> SharedSet?)? = nil) -> Rules? {
+        let rules = Rules(declared: declaredRules, extra: validators, checksTypes: checkingTypes, domain: locks ?? { [self] in cachedDomain })
         return rules.isEmpty ? nil : rules
     }
 

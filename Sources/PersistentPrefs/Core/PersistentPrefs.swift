@@ -295,8 +295,10 @@ open class PersistentPrefs: NSObject {
     /// refused when it is set, in ``lastError`` or by the throwing form) and changes the set in
     /// memory at once: every instance and observer in the process sees it when the setter
     /// returns. The changes of one interval reach the store in one durable write on a background
-    /// queue, merged per key with what other programs wrote meanwhile, as any write is. Other
-    /// processes see a change once it is written.
+    /// queue, under the store's lock like any write: a one-key setter changes only its key, so
+    /// other keys keep what other programs wrote meanwhile, while a whole-set write (``values``,
+    /// ``setValues(_:)``, ``clear()``) replaces the set as it does when durable. Other processes
+    /// see a change once it is written.
     ///
     /// ```swift
     /// final class WindowState: PersistentPrefs {
@@ -306,16 +308,23 @@ open class PersistentPrefs: NSObject {
     /// ```
     ///
     /// - ``synchronize()`` writes the waiting changes now and throws when that fails;
-    ///   ``PrefsTransacting/batch(_:)``, ``PrefsTransacting/transaction(_:)``, ``update(_:)``,
-    ///   ``addMissingValues(_:)`` and migrations stay durable when they return, and write the
-    ///   waiting changes first, in the same store write.
-    /// - Waiting changes are also written when the last instance of the set goes away and when
-    ///   the process exits normally (`exit`, or the end of `main`). A crash, `SIGKILL` or a
-    ///   signal that ends the process loses at most the changes of the last interval; the file
-    ///   always holds a whole set, never a torn one.
+    ///   ``PrefsTransacting/batch(_:)``, ``PrefsTransacting/transaction(_:)``, ``update(_:)``
+    ///   and ``addMissingValues(_:)`` stay durable when they return, and write the waiting changes
+    ///   first, in the same store write. While the set waits for a migration (one that failed
+    ///   when the set was opened), setters are durable writes, so the migration runs first and a
+    ///   refusal is reported when the value is set.
+    /// - The set stays in memory after its last instance goes away until its waiting changes
+    ///   are written (within the interval), so instances may come and go freely: one made for
+    ///   each change, as in `WindowState().sidebarWidth = width`, coalesces too. A normal exit
+    ///   of the process (`exit`, or the end of `main`) writes them at once. A crash, `SIGKILL` or
+    ///   a signal that ends the process loses at most the changes of the last interval; the
+    ///   file always holds a whole set, never a torn one.
     /// - A background write that fails (a full disk, a lock held past its bound) loses nothing:
     ///   the set keeps the values in memory, lists the failure in ``problems``, and retries an
-    ///   interval later; ``synchronize()`` throws it.
+    ///   interval later; ``synchronize()`` throws it. A write the store refuses for good — the
+    ///   set was meanwhile stored by a newer schema version or migrated by a step that refuses
+    ///   it — drops the waiting changes (no retry could write them), reads the set again and
+    ///   lists the refusal in ``problems`` until the next write succeeds.
     /// - A key an administrator locks after it was set and before it is written keeps its locked
     ///   value (see <doc:LayersAndLockdown>).
     ///
@@ -709,10 +718,9 @@ open class PersistentPrefs: NSObject {
         if let interval = stagingInterval, change.isStageable {
             let owner = ObjectIdentifier(type(of: self))
             let plan = domain.stagingPlanOwner == owner ? nil : detachedSchemaPlan(for: domain)
-            try domain.stage(change, plan: plan, owner: owner, interval: interval)
-        } else {
-            try domain.write(change, schema: schemaPlan)
+            if try domain.stage(change, plan: plan, owner: owner, interval: interval) { return }
         }
+        try domain.write(change, schema: schemaPlan)
     }
 
     /// ``coalescingInterval`` when it makes this class's setters coalesce (a positive, finite

@@ -43,8 +43,11 @@ struct SchemaPlan {
         return NumberCasts(stamp)?.int ?? 0
     }
 
-    func newer(stored: Int, root: String) -> PersistentPrefs.PrefsError {
-        .newerSchemaVersion(root: root, stored: stored, supported: version)
+    /// Why a set stored at schema version `stored` refuses this writer's writes: it is newer and
+    /// the writer does not write newer versions. `nil` when it may be written.
+    func refusal(ofStored stored: Int, root: String) -> PersistentPrefs.PrefsError? {
+        guard stored > version, !writesNewer else { return nil }
+        return .newerSchemaVersion(root: root, stored: stored, supported: version)
     }
 
     /// `change`, as a write that re-reads the stored version under the store's lock: it migrates
@@ -74,8 +77,8 @@ struct SchemaPlan {
                 set = report.after
             } else if onlyMigrate {
                 throw SharedSet.TransformFailure(underlying: AlreadyCurrent())
-            } else if stored > version, !writesNewer {
-                throw SharedSet.TransformFailure(underlying: newer(stored: stored, root: root))
+            } else if let refusal = refusal(ofStored: stored, root: root) {
+                throw SharedSet.TransformFailure(underlying: refusal)
             }
             var result = try change.applied(to: set)
             let stamp = max(stored, version)
@@ -99,10 +102,8 @@ struct SchemaPlan {
     ///   the step that threw, or the last step that changed a refused or locked key;
     ///   ``PersistentPrefs/PrefsError/newerSchemaVersion(root:stored:supported:)``.
     func report(on set: [String: Any], from stored: Int, root: String, locks: LayerStack? = nil) throws -> PrefsMigrationReport {
-        if stored > version {
-            if writesNewer { return PrefsMigrationReport(fromVersion: stored, toVersion: stored, steps: [], before: set, after: set) }
-            throw newer(stored: stored, root: root)
-        }
+        if let refusal = refusal(ofStored: stored, root: root) { throw refusal }
+        if stored > version { return PrefsMigrationReport(fromVersion: stored, toVersion: stored, steps: [], before: set, after: set) }
         guard stored < version, !set.isEmpty, let migration = migration?() else {
             return PrefsMigrationReport(fromVersion: stored, toVersion: stored, steps: [], before: set, after: set)
         }

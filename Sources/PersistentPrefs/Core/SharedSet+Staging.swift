@@ -3,10 +3,13 @@ import Foundation
 // Staged changes of a coalescing set (see ``PersistentPrefs/coalescingInterval``): a setter
 // applies its change to the cache at once and stages it; the next write of the set writes
 // what is staged first, in the same store write. A background write is due `interval` after
-// the first change staged, so the changes of one interval reach the file in one durable write,
-// merged per key under the store's lock like any other write. Staged changes are also written
-// when the last instance of the set goes away, when the process exits normally and by
-// ``PersistentPrefs/synchronize()``; until a write succeeds they stay staged (and shown).
+// the first change staged since the last write took them, so the changes of one interval reach
+// the file in one durable write, merged per key under the store's lock like any other write.
+// Staged changes hold a use of the shared set, so it outlives its last instance until they are
+// written; they are also written when the process exits normally and by
+// ``PersistentPrefs/synchronize()``. A write that fails is retried an interval later, the
+// changes staying staged (and shown); one the store refuses for good (a newer schema version, a
+// failed migration) drops them and reads the set again.
 
 extension SharedSet {
     /// The staged changes of a set and their background write.
@@ -23,6 +26,9 @@ extension SharedSet {
         var planOwner: ObjectIdentifier?
         /// How long the last change staged may wait for its write.
         var interval: TimeInterval = 0
+        /// When the first of the ``waiting`` changes was staged: their write is due an
+        /// ``interval`` later.
+        var waitingSince = DispatchTime.now()
         /// Whether a background write is due.
         var scheduled = false
         /// Whether the staged changes hold a use of the shared set (see ``SharedSet/retain(_:)``),
@@ -58,24 +64,34 @@ extension SharedSet {
     /// - Parameters:
     ///   - plan: The schema plan of `owner`, the class of the instance staging the change; `nil`
     ///     when ``stagingPlanOwner`` is that class already.
+    /// - Returns: Whether the change was staged: `false` when the set waits for a migration, which
+    ///   a durable write runs first (and reports when it fails), so the caller writes it so.
     /// - Throws: What the store would refuse, now rather than at the write: the set stored by a
     ///   newer schema version, a change of a key the system layers lock. Nothing is staged then.
-    func stage(_ change: PrefsChange, plan: SchemaPlan?, owner: ObjectIdentifier, interval: TimeInterval) throws {
+    func stage(_ change: PrefsChange, plan: SchemaPlan?, owner: ObjectIdentifier, interval: TimeInterval) throws -> Bool {
         defer { feed.deliver() }
-        let schedules = try withLoadedCache { cache -> Bool in
+        let outcome = try withLoadedCache { cache -> (staged: Bool, schedules: Bool) in
             let current = cache!
             guard let schema = plan ?? staging.withLock({ $0.plan }) else { preconditionFailure("a staged change without a schema plan") }
-            if current.schema > schema.version, !schema.writesNewer { throw schema.newer(stored: current.schema, root: root) }
+            if let refusal = schema.refusal(ofStored: current.schema, root: root) { throw refusal }
+            guard current.schema >= schema.version else { return (false, false) }
             let layered = layering.withLock { $0 }
             let user = layered?.stored ?? current.values
             let updated = try change.applied(to: user)
             if let locked = layered?.stack.lockedChange(from: user, to: updated) { throw PersistentPrefs.PrefsError.keyLocked(key: locked) }
             let built = current.holding(updated, under: layered)
-            let changed =
-                change.touchedKeys.map { $0.filter { !PlistValue.same(current.values[$0], built.0.values[$0]) } }
-                ?? PlistValue.changedKeys(current.values, built.0.values)
+            // A setter's one key is compared alone; other changes compare the sets.
+            let changed: Set<String>
+            if case .set(let key, _) = change {
+                changed = PlistValue.same(current.values[key], built.0.values[key]) ? [] : [key]
+            } else {
+                changed = PlistValue.changedKeys(current.values, built.0.values)
+            }
             let (retains, schedules) = staging.withLock { staging in
-                if staging.waiting == nil { staging.waiting = PendingChanges(base: nil) }
+                if staging.waiting == nil {
+                    staging.waiting = PendingChanges(base: nil)
+                    staging.waitingSince = .now()
+                }
                 staging.waiting!.collect(change)
                 if let plan { (staging.plan, staging.planOwner) = (plan, owner) }
                 staging.interval = interval
@@ -87,26 +103,55 @@ extension SharedSet {
             if retains { _ = SharedSet.retain(self, watching: false) }
             install(built, changed: changed, in: &cache)
             feed.post(changed)
-            return schedules
+            return (true, schedules)
         }
-        if schedules {
+        if outcome.schedules {
             _ = SharedSet.writesStagedAtExit
-            scheduleStagedWrite(after: interval)
+            scheduleStagedWrite(at: .now() + interval)
         }
+        return outcome.staged
     }
 
     /// Writes the staged changes now, in one store write under the set's turn (after a write in
     /// progress); returns at once when nothing is staged.
     ///
-    /// - Throws: Why the write failed; the changes stay staged and are retried.
+    /// - Throws: Why the write failed, also listed in ``PersistentPrefs/problems`` until a write
+    ///   succeeds: after a failure that may pass (an I/O error, a lock held too long) the
+    ///   changes stay staged and are retried; after a refusal no retry can overcome (see
+    ///   `PrefsError.refusesTheWrite`) they are dropped and the set is read again. ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` (called inside a write
+    ///   of this set) changes nothing.
     func writeStaged() throws {
         guard let plan = staging.withLock({ $0.isEmpty ? nil : $0.plan }) else { return }
         do {
             try write(nil, schema: plan)
+        } catch PersistentPrefs.PrefsError.transactionInProgress(let root) {
+            throw PersistentPrefs.PrefsError.transactionInProgress(root: root)
         } catch {
             let failure = SharedSet.mapped(error)
             staging.withLock { $0.failure = failure }
+            if failure.refusesTheWrite { dropRefusedStaged() }
             throw failure
+        }
+    }
+
+    /// Drops the staged changes a write took and the store refused for good, and reads the set
+    /// again, so readers see what the store holds (with the changes staged since).
+    private func dropRefusedStaged() {
+        var releases = false
+        defer {
+            feed.deliver()
+            if releases { SharedSet.release(self) }
+        }
+        _ = try? turn.take(root: root) {
+            releases = cache.withLock { _ in
+                staging.withLock { staging in
+                    staging.writing = nil
+                    guard staging.waiting == nil, staging.holdsUse else { return false }
+                    staging.holdsUse = false
+                    return true
+                }
+            }
+            _ = try reloadTakingTurn(retrying: true)
         }
     }
 
@@ -146,25 +191,20 @@ extension SharedSet {
         staging.withLock { $0.isEmpty ? nil : $0.failure }
     }
 
-    /// Whether the only use of the set the registry may still count, after its last instance
-    /// went away, is the one its staged changes hold.
-    var holdsStagedUse: Bool {
-        staging.withLock { $0.holdsUse }
-    }
-
-    /// Runs the background write `interval` from now; while changes stay staged (staged since,
-    /// or the write failed), the next one an interval later.
-    private func scheduleStagedWrite(after interval: TimeInterval) {
-        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + interval) { [self] in
-            try? writeStaged()  // a failure stays staged, is listed in `problems` and retried
-            let again = staging.withLock { staging -> TimeInterval? in
+    /// Runs the background write at `deadline`; while changes stay staged, the next one an
+    /// interval after the first of them was staged (or after this write, when it failed).
+    private func scheduleStagedWrite(at deadline: DispatchTime) {
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: deadline) { [self] in
+            try? writeStaged()  // a failure is listed in `problems`; one that may pass is retried
+            let next = staging.withLock { staging -> DispatchTime? in
                 guard !staging.isEmpty else {
                     staging.scheduled = false
                     return nil
                 }
-                return staging.interval
+                let since = staging.writing == nil ? staging.waitingSince : .now()
+                return max(since + staging.interval, .now())
             }
-            if let again { scheduleStagedWrite(after: again) }
+            if let next { scheduleStagedWrite(at: next) }
         }
     }
 
@@ -173,6 +213,23 @@ extension SharedSet {
     static let writesStagedAtExit: Void = {
         atexit { SharedSet.writeAllStaged() }
     }()
+}
+
+extension PersistentPrefs.PrefsError {
+    /// Whether the error refuses a write for what it writes or for the set as stored, so that
+    /// writing it again cannot succeed by itself (a set stored by a newer version, a failed
+    /// migration, a locked key, a refused value); `false` for failures that may pass (an I/O
+    /// error, a lock held too long, a damaged file moved aside).
+    var refusesTheWrite: Bool {
+        switch self {
+        case .incorrectKeys, .valuesNotPlistCompatible, .typeMismatch, .invalidStoredValue, .invalidValue, .migrationFailed,
+            .newerSchemaVersion, .conflictingDeclarations, .keyLocked, .invalidSuiteName:
+            return true
+        case .userDefaultsUnavailable, .corruptStore, .ioError, .transactionInProgress, .lockTimeout, .watchDegraded, .unknownError,
+            .noStoredPrefsForKey:
+            return false
+        }
+    }
 }
 
 extension PrefsChange {

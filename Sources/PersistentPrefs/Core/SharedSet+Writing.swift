@@ -18,7 +18,7 @@ extension SharedSet {
         try write(.transform { $0 }, schema: plan, onlyMigrate: true) { report = $0 }
         if let report { return report }
         let schema = try schemaVersion()
-        if schema > plan.version, !plan.writesNewer { throw plan.newer(stored: schema, root: root) }
+        if let refusal = plan.refusal(ofStored: schema, root: root) { throw refusal }
         let stored = try values()
         return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: stored, after: stored)
     }
@@ -42,7 +42,7 @@ extension SharedSet {
     }
 
     /// The body of ``reload(retrying:)``, for a caller that holds the turn.
-    private func reloadTakingTurn(retrying: Bool) throws -> [String: Any] {
+    func reloadTakingTurn(retrying: Bool) throws -> [String: Any] {
         // Read outside the cache lock: readers keep the old copy meanwhile.
         let built: (Snapshot, Layered?)
         do {

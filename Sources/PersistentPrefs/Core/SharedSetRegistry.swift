@@ -52,20 +52,14 @@ extension SharedSet {
     }
 
     /// Ends one use of `domain` begun by ``acquire(store:root:)`` or ``retain(_:watching:)``.
-    /// When the last instance goes and only staged changes still use the set, they are written
-    /// now (a failure leaves them staged, retried by their background write).
     static func release(_ domain: SharedSet) {
         let key = Key(store: domain.store.identifier, root: domain.root)
-        let left = registry.withLock { registry -> Int in
-            guard let entry = registry[key], entry.domain === domain else { return -1 }
+        let last = registry.withLock { registry in
+            guard let entry = registry[key], entry.domain === domain else { return false }
             registry[key] = entry.users > 1 ? (entry.domain, entry.users - 1) : nil
-            return entry.users - 1
+            return entry.users == 1
         }
-        if left == 0 {
-            domain.stopWatching()
-        } else if left == 1, domain.holdsStagedUse {
-            try? domain.writeStaged()
-        }
+        if last { domain.stopWatching() }
     }
 
     /// Writes the staged changes of every shared set (see ``writesStagedAtExit``); failures stay

@@ -73,6 +73,7 @@ struct CoalescedProcessTests {
         _ = Self.read(output, until: "started")
         let increments = try child.run("prefs-test-helper", ["incr", "merge", "Root", "150"])
         #expect(increments.status == 0, "\(increments.stderr)")
+        #expect(drag.isRunning, "the updates ran during the burst")
         drag.waitUntilExit()
         #expect(drag.terminationStatus == 0)
         let counter = try child.run("prefs-test-helper", ["get-counter", "merge", "Root"])

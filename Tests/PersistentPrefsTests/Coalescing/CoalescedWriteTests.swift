@@ -198,24 +198,115 @@ struct CoalescedWriteTests {
         #expect(throws: PersistentPrefs.PrefsError.ioError(path: "/counting/Main", reason: "the disk is full")) { try prefs.synchronize() }
         store.fails = false
         #expect(eventually { (try? store.load(root: "Main")?["Position"] as? Int) == 5 }, "retried an interval later")
-        #expect(prefs.problems.isEmpty)
+        #expect(eventually { prefs.problems.isEmpty })
         try prefs.synchronize()
     }
 
-    @Test("the changes are written when the last instance of the set goes away")
-    func writtenWhenLastInstanceGoes() throws {
+    @Test("after its last instance goes away the set stays until its changes are written, then is dropped")
+    func outlivesLastInstance() throws {
         let store = CountingStore()
         // In a function of its own, so both instances are gone when it returns.
         func stage() {
-            let prefs = SlowSliderPrefs(key: "Main", store: store)
-            let second = SlowSliderPrefs(key: "Main", store: store)
+            let prefs = SliderPrefs(key: "Main", store: store)
+            let second = SliderPrefs(key: "Main", store: store)
             prefs.position = 11
             withExtendedLifetime(second) {}
         }
         stage()
-        #expect(try store.load(root: "Main")?["Position"] as? Int == 11)
-        let again = SlowSliderPrefs(key: "Main", store: store)
-        #expect(again.position == 11)
+        #expect(eventually { (try? store.load(root: "Main")?["Position"] as? Int) == 11 })
+        #expect(eventually { SharedSet.existing(storeIdentifier: store.identifier, root: "Main") == nil }, "the written set is let go")
+        #expect(SliderPrefs(key: "Main", store: store).position == 11)
+    }
+
+    @Test("an instance made for each change coalesces too")
+    func instancePerChange() throws {
+        let store = CountingStore()
+        let before = store.writeCount
+        let started = Date()
+        for n in 1...200 { SliderPrefs(key: "Main", store: store).position = n }
+        let elapsed = Date().timeIntervalSince(started)
+        #expect(eventually { (try? store.load(root: "Main")?["Position"] as? Int) == 200 })
+        #expect(store.writeCount - before <= writesBound(elapsed), "\(store.writeCount - before) writes in \(elapsed) s")
+    }
+
+    @Test("a write the store refuses for good drops the waiting changes, reads the set again and is not retried")
+    func refusedWriteIsDropped() throws {
+        let store = CountingStore()
+        let prefs = SliderPrefs(key: "Main", store: store)
+        prefs.position = 1
+        try prefs.synchronize()
+        prefs.position = 2
+        // Meanwhile a newer version of the app stores the set at schema version 5.
+        try store.writeBehind(PersistentPrefs.schemaVersionKey, 5, root: "Main")
+        #expect(throws: PersistentPrefs.PrefsError.newerSchemaVersion(root: "Main", stored: 5, supported: 0)) { try prefs.synchronize() }
+        #expect(prefs.position == 1, "the refused change is dropped; the set reads as stored")
+        #expect(prefs.problems.contains(.newerSchemaVersion(root: "Main", stored: 5, supported: 0)))
+        let writes = store.writeCount
+        usleep(400_000)
+        #expect(store.writeCount == writes, "not retried")
+        prefs.position = 3
+        #expect(prefs.lastError == .newerSchemaVersion(root: "Main", stored: 5, supported: 0), "refused when set, now the set is known newer")
+        #expect(prefs.position == 1)
+    }
+
+    @Test("while a migration waits (it failed when the set was opened), a setter is a durable write that reports it")
+    func pendingMigrationIsDurable() throws {
+        final class Versioned: PersistentPrefs {
+            override class var coalescingInterval: TimeInterval? { 60 }
+            override class var schemaVersion: Int { 1 }
+            override class var migrations: [PrefsMigration] { [PrefsMigration("refuses") { _ in throw SomeFailure() }] }
+            @Pref("Position") var position = 0
+        }
+        let store = CountingStore()
+        try store.writeBehind("Position", 1, root: "Main")
+        let prefs = Versioned(key: "Main", store: store)
+        prefs.lastError = nil
+        prefs.position = 2
+        guard case .migrationFailed? = prefs.lastError else {
+            Issue.record("expected the migration's refusal when set, got \(String(describing: prefs.lastError))")
+            return
+        }
+        #expect(prefs.position == 1)
+        #expect(try store.load(root: "Main")?["Position"] as? Int == 1)
+    }
+
+    @Test("synchronize() inside an update of the same set is refused and leaves no problem behind")
+    func synchronizeInsideUpdate() throws {
+        let store = CountingStore()
+        let prefs = SlowSliderPrefs(key: "Main", store: store)
+        prefs.position = 1
+        #expect(throws: SomeFailure.self) {
+            try prefs.update(\.counter) { counter in
+                counter += 1
+                #expect(throws: PersistentPrefs.PrefsError.transactionInProgress(root: "Main")) { try prefs.synchronize() }
+                throw SomeFailure()  // the update writes nothing, so nothing clears a problem
+            }
+        }
+        #expect(prefs.problems.isEmpty, "\(prefs.problems)")
+        try prefs.synchronize()
+        #expect(try store.load(root: "Main")?["Position"] as? Int == 1)
+    }
+
+    @Test("setters on several threads beside updates, reloads and another writer: the store ends as the set reads")
+    func threadsAgree() throws {
+        let store = CountingStore()
+        let prefs = SliderPrefs(key: "Main", store: store)
+        DispatchQueue.concurrentPerform(iterations: 4) { lane in
+            let mine = SliderPrefs(key: "Main", store: store)
+            for n in 1...100 {
+                switch lane {
+                case 0: mine.position = n
+                case 1: try? mine.update(\.counter) { $0 += 1 }
+                case 2: if n % 4 == 0 { mine.flush() }
+                default: try? store.writeBehind("Label", "outside \(n)", root: "Main")
+                }
+            }
+        }
+        try prefs.synchronize()
+        let stored = try #require(try store.load(root: "Main"))
+        #expect(stored["Position"] as? Int == 100 && stored["Count"] as? Int == 100)
+        prefs.flush()
+        #expect(prefs.position == 100 && prefs.counter == 100 && prefs.label == "outside 100")
     }
 
     @Test("durable sets still write at return; a plain instance of a coalescing set sees its staged values")
