@@ -310,8 +310,9 @@ open class PersistentPrefs: NSObject {
     /// - ``synchronize()`` writes the waiting changes now and throws when that fails;
     ///   ``PrefsTransacting/batch(_:)``, ``PrefsTransacting/transaction(_:)``, ``update(_:)``
     ///   and ``addMissingValues(_:)`` stay durable when they return, and write the waiting changes
-    ///   first, in the same store write. While the set waits for a migration (one that failed
-    ///   when the set was opened), setters are durable writes, so the migration runs first and a
+    ///   first, in the same store write. While the set is stored at an older ``schemaVersion``
+    ///   than the class's (a new set not yet stamped, or one whose migration failed when it was
+    ///   opened), setters are durable writes, so the migration and the stamp come first and a
     ///   refusal is reported when the value is set.
     /// - The set stays in memory after its last instance goes away until its waiting changes
     ///   are written (within the interval), so instances may come and go freely: one made for
@@ -319,12 +320,13 @@ open class PersistentPrefs: NSObject {
     ///   of the process (`exit`, or the end of `main`) writes them at once. A crash, `SIGKILL` or
     ///   a signal that ends the process loses at most the changes of the last interval; the
     ///   file always holds a whole set, never a torn one.
-    /// - A background write that fails (a full disk, a lock held past its bound) loses nothing:
-    ///   the set keeps the values in memory, lists the failure in ``problems``, and retries an
-    ///   interval later; ``synchronize()`` throws it. A write the store refuses for good — the
-    ///   set was meanwhile stored by a newer schema version or migrated by a step that refuses
-    ///   it — drops the waiting changes (no retry could write them), reads the set again and
-    ///   lists the refusal in ``problems`` until the next write succeeds.
+    /// - A background write that fails (a full disk, a lock held past its bound, a custom
+    ///   store's own error) loses nothing: the set keeps the values in memory, lists the failure
+    ///   in ``problems``, and retries every interval until a write succeeds; ``synchronize()``
+    ///   throws it. A write the store refuses for good — the set was meanwhile stored by a newer
+    ///   schema version, or migrated by a step that refuses it — drops the waiting changes (no
+    ///   retry could write them) and reads the set again; the refusal stays in ``problems``
+    ///   until a write of the set succeeds, and the next ``synchronize()`` throws it.
     /// - A key an administrator locks after it was set and before it is written keeps its locked
     ///   value (see <doc:LayersAndLockdown>).
     ///
@@ -773,9 +775,12 @@ open class PersistentPrefs: NSObject {
     /// slider.onEditingEnded { try? windowState.synchronize() }
     /// ```
     ///
-    /// - Throws: Why the write failed (a store error such as ``PrefsError/ioError(path:reason:)``
-    ///   or ``PrefsError/lockTimeout(path:holderPID:waited:)``); the changes stay in memory and
-    ///   are retried an interval later.
+    /// - Throws: Why the write failed: a store error such as ``PrefsError/ioError(path:reason:)``
+    ///   or ``PrefsError/lockTimeout(path:holderPID:waited:)`` (the changes stay in memory and are
+    ///   retried an interval later), or a refusal no retry can overcome, such as
+    ///   ``PrefsError/newerSchemaVersion(root:stored:supported:)`` (the changes are dropped and
+    ///   the set reads as stored) — also the refusal for which a background write dropped
+    ///   changes since the last call, once.
     public func synchronize() throws {
         try reportingAndThrowing { try resolvedDomain().writeStaged() }
     }

@@ -34,8 +34,11 @@ extension SharedSet {
         /// Whether the staged changes hold a use of the shared set (see ``SharedSet/retain(_:)``),
         /// so it outlives its last instance until they are written.
         var holdsUse = false
-        /// Why the last write of staged changes failed; `nil` once one succeeds.
+        /// Why the last write of staged changes failed; `nil` once a write of the set succeeds.
         var failure: PersistentPrefs.PrefsError?
+        /// The refusal for which a background write dropped staged changes, until
+        /// ``PersistentPrefs/synchronize()`` reports it or a later write of staged changes succeeds.
+        var dropped: PersistentPrefs.PrefsError?
 
         var isEmpty: Bool { writing == nil && waiting == nil }
         /// The staged changes, in the order they apply.
@@ -87,7 +90,13 @@ extension SharedSet {
             } else {
                 changed = PlistValue.changedKeys(current.values, built.0.values)
             }
-            let (retains, schedules) = staging.withLock { staging in
+            // The use is taken before the change is staged, under the cache lock, where the write
+            // that empties the staging releases it: each use is taken before the release that
+            // ends it. A set no longer shared (its last use ended meanwhile) stages nothing.
+            if !staging.withLock({ $0.holdsUse }) {
+                guard SharedSet.retain(self, watching: false) else { return (false, false) }
+            }
+            let schedules = staging.withLock { staging in
                 if staging.waiting == nil {
                     staging.waiting = PendingChanges(base: nil)
                     staging.waitingSince = .now()
@@ -96,11 +105,8 @@ extension SharedSet {
                 if let plan { (staging.plan, staging.planOwner) = (plan, owner) }
                 staging.interval = interval
                 defer { (staging.holdsUse, staging.scheduled) = (true, true) }
-                return (!staging.holdsUse, !staging.scheduled)
+                return !staging.scheduled
             }
-            // Under the cache lock, where the write that empties the staging releases it: each
-            // use is taken before the release that ends it.
-            if retains { _ = SharedSet.retain(self, watching: false) }
             install(built, changed: changed, in: &cache)
             feed.post(changed)
             return (true, schedules)
@@ -115,43 +121,49 @@ extension SharedSet {
     /// Writes the staged changes now, in one store write under the set's turn (after a write in
     /// progress); returns at once when nothing is staged.
     ///
+    /// - Parameter background: Whether the background write calls it, so a refusal is kept for
+    ///   the next ``PersistentPrefs/synchronize()`` (which throws one of its own at once).
     /// - Throws: Why the write failed, also listed in ``PersistentPrefs/problems`` until a write
-    ///   succeeds: after a failure that may pass (an I/O error, a lock held too long) the
-    ///   changes stay staged and are retried; after a refusal no retry can overcome (see
-    ///   `PrefsError.refusesTheWrite`) they are dropped and the set is read again. ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` (called inside a write
-    ///   of this set) changes nothing.
-    func writeStaged() throws {
-        guard let plan = staging.withLock({ $0.isEmpty ? nil : $0.plan }) else { return }
+    ///   of the set succeeds: after a failure that may pass (an I/O error, a lock held too
+    ///   long) the changes stay staged and are retried; after a refusal no retry can overcome
+    ///   (see `PrefsError.refusesTheWrite`) they are dropped and the set is read again. With
+    ///   nothing staged: the refusal for which a background write dropped changes, once.
+    ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` (called inside a write of
+    ///   this set) changes nothing.
+    func writeStaged(background: Bool = false) throws {
+        guard let plan = staging.withLock({ $0.isEmpty ? nil : $0.plan }) else {
+            if !background, let dropped = staging.withLock({ staging in defer { staging.dropped = nil }; return staging.dropped }) {
+                throw dropped
+            }
+            return
+        }
         do {
             try write(nil, schema: plan)
         } catch PersistentPrefs.PrefsError.transactionInProgress(let root) {
             throw PersistentPrefs.PrefsError.transactionInProgress(root: root)
         } catch {
             let failure = SharedSet.mapped(error)
-            staging.withLock { $0.failure = failure }
-            if failure.refusesTheWrite { dropRefusedStaged() }
+            staging.withLock { staging in
+                staging.failure = failure
+                if background, failure.refusesTheWrite { staging.dropped = failure }
+            }
             throw failure
         }
     }
 
-    /// Drops the staged changes a write took and the store refused for good, and reads the set
-    /// again, so readers see what the store holds (with the changes staged since).
-    private func dropRefusedStaged() {
-        var releases = false
-        defer {
-            feed.deliver()
-            if releases { SharedSet.release(self) }
-        }
-        _ = try? turn.take(root: root) {
-            releases = cache.withLock { _ in
-                staging.withLock { staging in
-                    staging.writing = nil
-                    guard staging.waiting == nil, staging.holdsUse else { return false }
-                    staging.holdsUse = false
-                    return true
-                }
+    /// Drops the staged changes the write holding the turn took, which the store refused for
+    /// good; call it holding the turn.
+    ///
+    /// - Returns: Whether nothing is staged any more and the use the staged changes held is to
+    ///   be released (outside every lock).
+    func dropTakenStaged() -> Bool {
+        cache.withLock { _ in
+            staging.withLock { staging in
+                staging.writing = nil
+                guard staging.waiting == nil, staging.holdsUse else { return false }
+                staging.holdsUse = false
+                return true
             }
-            _ = try reloadTakingTurn(retrying: true)
         }
     }
 
@@ -171,31 +183,34 @@ extension SharedSet {
         }
     }
 
-    /// Notes that the write holding the turn wrote ``Staging/writing``; call it holding the
-    /// cache lock, as the set it wrote is installed.
+    /// Notes that the write holding the turn succeeded, having written ``Staging/writing`` when
+    /// `staged`; call it holding the cache lock, as the set it wrote is installed.
     ///
     /// - Returns: Whether nothing is staged any more and the use the staged changes held is to
     ///   be released (outside every lock).
-    func wroteStaged() -> Bool {
+    func wrote(staged: Bool) -> Bool {
         staging.withLock { staging in
-            staging.writing = nil
             staging.failure = nil
+            guard staged else { return false }
+            staging.writing = nil
+            staging.dropped = nil
             guard staging.waiting == nil, staging.holdsUse else { return false }
             staging.holdsUse = false
             return true
         }
     }
 
-    /// Why the last write of staged changes failed (they are retried), or `nil`.
+    /// Why the last write of staged changes failed (they are retried, or were dropped when
+    /// refused), until a write of the set succeeds; `nil` when none failed.
     var stagingFailure: PersistentPrefs.PrefsError? {
-        staging.withLock { $0.isEmpty ? nil : $0.failure }
+        staging.withLock { $0.failure }
     }
 
     /// Runs the background write at `deadline`; while changes stay staged, the next one an
     /// interval after the first of them was staged (or after this write, when it failed).
     private func scheduleStagedWrite(at deadline: DispatchTime) {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: deadline) { [self] in
-            try? writeStaged()  // a failure is listed in `problems`; one that may pass is retried
+            try? writeStaged(background: true)  // a failure is listed in `problems`; one that may pass is retried
             let next = staging.withLock { staging -> DispatchTime? in
                 guard !staging.isEmpty else {
                     staging.scheduled = false

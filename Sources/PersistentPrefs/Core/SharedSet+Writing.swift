@@ -193,21 +193,35 @@ extension SharedSet {
         try turn.take(root: root) {
             // Staged changes go first, in the same store write (a migration alone leaves them).
             let staged = onlyMigrate ? nil : takeStaged()
-            // The store refuses a change of a locked key under its lock (see ``LayeredStore``).
-            let layers = currentLayers()
-            guard let change = Self.composed(change, after: staged, layers: layers) else { return }
             let writesStaged = staged != nil
-            do {
-                releasesStagedUse = try writeTakingTurn(
-                    schema.wrapped(change, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: change.buildsOnCurrent,
-                    layers: layers, touching: writesStaged ? nil : change.touchedKeys, report: report, writesStaged: writesStaged)
-            } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !change.buildsOnCurrent {
-                // The root holds something that is not a set (so no version either): a whole-set
-                // replacement may still repair it.
-                releasesStagedUse = try writeTakingTurn(
-                    schema.wrapped(change, root: root), buildsOnCurrent: false, layers: layers, reading: false, writesStaged: writesStaged)
-            } catch is SchemaPlan.AlreadyCurrent {
-                _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
+            let writesOnlyStaged = change == nil
+            var layersReadAgain = false
+            while true {
+                // The store refuses a change of a locked key under its lock (see ``LayeredStore``).
+                let layers = currentLayers()
+                guard let composed = Self.composed(change, after: staged, layers: layers) else { return }
+                do {
+                    releasesStagedUse = try writeTakingTurn(
+                        schema.wrapped(composed, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: composed.buildsOnCurrent,
+                        layers: layers, touching: writesStaged ? nil : composed.touchedKeys, report: report, writesStaged: writesStaged)
+                } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !composed.buildsOnCurrent {
+                    // The root holds something that is not a set (so no version either): a whole-set
+                    // replacement may still repair it.
+                    releasesStagedUse = try writeTakingTurn(
+                        schema.wrapped(composed, root: root), buildsOnCurrent: false, layers: layers, reading: false, writesStaged: writesStaged)
+                } catch is SchemaPlan.AlreadyCurrent {
+                    _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
+                } catch PersistentPrefs.PrefsError.keyLocked where writesOnlyStaged && !layersReadAgain {
+                    // A key locked since the layers were read: read them again, so it is left out.
+                    layersReadAgain = true
+                    continue
+                } catch where writesOnlyStaged && SharedSet.mapped(error).refusesTheWrite {
+                    // No retry can write these changes: drop them, and show the set as stored.
+                    releasesStagedUse = dropTakenStaged()
+                    _ = try? reloadTakingTurn(retrying: true)
+                    throw error
+                }
+                return
             }
         }
         if releasesStagedUse { SharedSet.release(self) }
@@ -229,7 +243,7 @@ extension SharedSet {
     ///     observers what changed (comparing a large set is a good part of a write's work).
     ///   - writesStaged: Whether `change` writes the staged changes ``takeStaged()`` took.
     /// - Returns: Whether nothing is staged any more and the use the staged changes held is to be
-    ///   released (see ``wroteStaged()``).
+    ///   released (see ``wrote(staged:)``).
     private func writeTakingTurn(
         _ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, touching: Set<String>? = nil,
         report: BatchReport.Box? = nil, writesStaged: Bool = false
@@ -292,7 +306,7 @@ extension SharedSet {
         let (snapshot, layered, changed) = Snapshot.make(
             values, version: version, layers: layers, previous: previous, touched: touched, changed: knownChanged)
         let releasesStagedUse = cache.withLock { cache -> Bool in
-            let releases = writesStaged && wroteStaged()
+            let releases = wrote(staged: writesStaged)
             // Changes staged while the store wrote stay shown over what it wrote.
             let built = staged((snapshot, layered))
             let before = cache?.values ?? [:]

@@ -23,14 +23,19 @@ final class LedgerPrefs: PersistentPrefs {
 }
 
 /// An `InMemoryStore` that counts the writes it is asked for, and can be made to fail them.
+/// Each write reads and replaces a set under one lock, as a store's file lock does.
 final class CountingStore: PrefsStore, @unchecked Sendable {  // `counts` and `failing` are only touched under `lock`
     private let inner = InMemoryStore()
     private let lock = NSLock()
-    private var counts = (apply: 0, save: 0, remove: 0)
+    /// Held across each read-modify-write of a set.
+    private let writing = NSLock()
+    private var counts = (apply: 0, save: 0, remove: 0, attempts: 0)
     private var failing = false
 
     var identifier: String { inner.identifier }
     var applyCount: Int { lock.withLock { counts.apply } }
+    /// How many times `apply` was called, stored or not.
+    var applyAttempts: Int { lock.withLock { counts.attempts } }
     var writeCount: Int { lock.withLock { counts.apply + counts.save + counts.remove } }
     /// Whether writes fail with an I/O error (a full disk), storing nothing.
     var fails: Bool {
@@ -42,17 +47,21 @@ final class CountingStore: PrefsStore, @unchecked Sendable {  // `counts` and `f
     func save(_ values: [String: Any], root: String) throws {
         try checkFailing(root)
         lock.withLock { counts.save += 1 }
-        try inner.save(values, root: root)
+        try writing.withLock { try inner.save(values, root: root) }
     }
     func remove(root: String) throws {
         try checkFailing(root)
         lock.withLock { counts.remove += 1 }
-        try inner.remove(root: root)
+        try writing.withLock { try inner.remove(root: root) }
     }
     func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
+        lock.withLock { counts.attempts += 1 }
         try checkFailing(root)
-        let updated = try change.applied(to: try inner.load(root: root) ?? [:])
-        if updated.isEmpty { try inner.remove(root: root) } else { try inner.save(updated, root: root) }
+        let updated = try writing.withLock {
+            let updated = try change.applied(to: try inner.load(root: root) ?? [:])
+            if updated.isEmpty { try inner.remove(root: root) } else { try inner.save(updated, root: root) }
+            return updated
+        }
         lock.withLock { counts.apply += 1 }  // counted once something was stored
         return updated
     }
@@ -60,9 +69,11 @@ final class CountingStore: PrefsStore, @unchecked Sendable {  // `counts` and `f
 
     /// Writes one value behind the library's back, as another process would.
     func writeBehind(_ key: String, _ value: Any?, root: String) throws {
-        var set = try inner.load(root: root) ?? [:]
-        set[key] = value
-        try inner.save(set, root: root)
+        try writing.withLock {
+            var set = try inner.load(root: root) ?? [:]
+            set[key] = value
+            try inner.save(set, root: root)
+        }
     }
 
     private func checkFailing(_ root: String) throws {
