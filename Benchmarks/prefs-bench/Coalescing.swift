@@ -8,8 +8,8 @@ import PersistentPrefs
 #endif
 
 /// Eleven `@Pref` integers, durable when a setter returns: the setter the coalesced rows are
-/// compared with (the same keys as ``CoalescedBurstPrefs`` and as the peers' groups of 11).
-final class DurableBurstPrefs: PersistentPrefs {
+/// compared with (the same keys as the peers' groups of 11).
+class DurableBurstPrefs: PersistentPrefs {
     @Pref("K0") var k0 = 0
     @Pref("K1") var k1 = 0
     @Pref("K2") var k2 = 0
@@ -25,20 +25,8 @@ final class DurableBurstPrefs: PersistentPrefs {
 
 /// ``DurableBurstPrefs``'s eleven integers in a set whose changes of 0.1 s reach the file in
 /// one durable write.
-final class CoalescedBurstPrefs: PersistentPrefs {
+final class CoalescedBurstPrefs: DurableBurstPrefs {
     override class var coalescingInterval: TimeInterval? { 0.1 }
-
-    @Pref("K0") var k0 = 0
-    @Pref("K1") var k1 = 0
-    @Pref("K2") var k2 = 0
-    @Pref("K3") var k3 = 0
-    @Pref("K4") var k4 = 0
-    @Pref("K5") var k5 = 0
-    @Pref("K6") var k6 = 0
-    @Pref("K7") var k7 = 0
-    @Pref("K8") var k8 = 0
-    @Pref("K9") var k9 = 0
-    @Pref("K10") var k10 = 0
 }
 
 /// Counts the atomic replacements of one file: the `IN_MOVED_TO` events of its name in its

@@ -191,8 +191,8 @@ open class PersistentPrefs: NSObject {
     ///   (see <doc:EvolvingAPreferenceSet>; pending steps run as a dry run, writing nothing) —
     ///   also when it would change a key locked in the system layers, which blocks every write
     ///   to the set: the reason names the key.
-    /// - A failed background write of a coalescing set (see ``coalescingInterval``): until a
-    ///   write of its waiting changes succeeds.
+    /// - A failed or refused background write of a coalescing set (see ``coalescingInterval``):
+    ///   until a write of the set succeeds.
     /// - Changes by other programs reaching the set late, because the operating system cannot
     ///   watch its file (``PrefsError/watchDegraded(path:reason:)``): the library polls meanwhile.
     ///

@@ -28,6 +28,18 @@ private func writesBound(_ elapsed: TimeInterval) -> Int {
     Int((elapsed / SliderPrefs.coalescingInterval!).rounded(.up)) + 1
 }
 
+/// Stores position 1; then a newer version of the app stores the set at schema version 5 behind
+/// the library's back (the in-memory store tells no one), and position 2 is staged. Returns the
+/// refusal the staged change's write meets.
+private func stageBeforeNewerVersion(_ prefs: SliderPrefs, _ store: CountingStore) throws -> PersistentPrefs.PrefsError {
+    prefs.position = 1
+    try prefs.synchronize()
+    try store.writeBehind(PersistentPrefs.schemaVersionKey, 5, root: "Main")
+    prefs.position = 2
+    #expect(prefs.lastError == nil && prefs.position == 2)
+    return .newerSchemaVersion(root: "Main", stored: 5, supported: 0)
+}
+
 @Suite("Coalesced writes: setters in memory at once, on disk within the interval", waitLimit)
 struct CoalescedWriteTests {
     @Test("a setter changes every instance and observer at once; the store only at synchronize()")
@@ -234,12 +246,7 @@ struct CoalescedWriteTests {
     func refusedWriteIsDropped() throws {
         let store = CountingStore()
         let prefs = SlowSliderPrefs(key: "Main", store: store)
-        prefs.position = 1
-        try prefs.synchronize()
-        prefs.position = 2
-        // Meanwhile a newer version of the app stores the set at schema version 5.
-        try store.writeBehind(PersistentPrefs.schemaVersionKey, 5, root: "Main")
-        let newer = PersistentPrefs.PrefsError.newerSchemaVersion(root: "Main", stored: 5, supported: 0)
+        let newer = try stageBeforeNewerVersion(prefs, store)
         #expect(throws: newer) { try prefs.synchronize() }
         #expect(prefs.position == 1, "the refused change is dropped; the set reads as stored")
         #expect(prefs.problems.contains(newer))
@@ -253,15 +260,11 @@ struct CoalescedWriteTests {
     func refusedBackgroundWrite() throws {
         let store = CountingStore()
         let prefs = SliderPrefs(key: "Main", store: store)
-        prefs.position = 1
-        try prefs.synchronize()
-        prefs.position = 2
-        try store.writeBehind(PersistentPrefs.schemaVersionKey, 5, root: "Main")
+        let newer = try stageBeforeNewerVersion(prefs, store)
         #expect(eventually { prefs.position == 1 }, "the background write met the refusal and dropped the change")
         let attempts = store.applyAttempts
         usleep(400_000)
         #expect(store.applyAttempts == attempts, "not retried")
-        let newer = PersistentPrefs.PrefsError.newerSchemaVersion(root: "Main", stored: 5, supported: 0)
         #expect(prefs.problems.filter { $0 == newer }.count >= 1)
         #expect(throws: newer) { try prefs.synchronize() }
         try prefs.synchronize()
