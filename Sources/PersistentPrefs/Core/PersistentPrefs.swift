@@ -216,7 +216,7 @@ open class PersistentPrefs: NSObject {
             return [SharedSet.mapped(error)] + declarationConflicts
         }
         if let notice = domain.damageNotice() { found.append(notice) }
-        if let failure = domain.stagingFailure { found.append(failure) }
+        if let failure = domain.stagingFailure, !found.contains(failure) { found.append(failure) }
         if let degraded = domain.watchProblem() { found.append(degraded) }
         let layers = try? domain.layers()
         found += layers?.problems ?? []
@@ -234,7 +234,9 @@ open class PersistentPrefs: NSObject {
             do {
                 _ = try schemaPlan.report(on: stored, from: version, root: key, locks: layers)
             } catch {
-                found.append(SharedSet.mapped(error))
+                // A refused background write may have listed the same refusal already.
+                let refusal = SharedSet.mapped(error)
+                if !found.contains(refusal) { found.append(refusal) }
             }
         }
         return found
@@ -315,7 +317,7 @@ open class PersistentPrefs: NSObject {
     ///   opened), setters are durable writes, so the migration and the stamp come first and a
     ///   refusal is reported when the value is set.
     /// - The set stays in memory after its last instance goes away until its waiting changes
-    ///   are written (within the interval), so instances may come and go freely: one made for
+    ///   are written (when their interval ends), so instances may come and go freely: one made for
     ///   each change, as in `WindowState().sidebarWidth = width`, coalesces too. A normal exit
     ///   of the process (`exit`, or the end of `main`) writes them at once. A crash, `SIGKILL` or
     ///   a signal that ends the process loses at most the changes of the last interval; the
