@@ -35,7 +35,8 @@ extension PlistXML {
     /// feeds, so the reading is not certain and the document is declined. Where CoreFoundation and
     /// XML parsers (Python's `plistlib`, for one) would read a document differently in other ways —
     /// a comment inside text, whitespace around a number, another encoding, an internal DTD
-    /// subset, nesting deeper than ``PlistValue/maximumDepth`` — it declines too, so a write never
+    /// subset, nesting deeper than a set's values may be in a suite file (``PlistValue/maximumDepth``
+    /// inside the set's own dictionary) — it declines too, so a write never
     /// replaces another program's value with a different reading of it. A document that is not
     /// whole (it does not end with its root element, or a comment or processing instruction after
     /// it) is declined as damaged whatever else it holds: a file caught while it is written.
@@ -67,6 +68,11 @@ private struct Reader {
     var at = 0
     /// Whether carriage returns end lines between elements (see ``PlistXML/read(_:)``).
     let crLineEnds: Bool
+    /// The deepest container the reader reads, counting the document's top dictionary as 0: a
+    /// suite file holds each set as a dictionary in its top dictionary, so a value nested
+    /// ``PlistValue/maximumDepth`` deep in a set (which every write accepts) has its innermost
+    /// container one level below that limit.
+    static let maximumDepth = PlistValue.maximumDepth + 1
 
     init(bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -361,7 +367,7 @@ private struct Reader {
     private mutating func value(of tag: Tag, depth: Int) throws -> Any {
         switch tag.name {
         case "dict":
-            guard depth <= PlistValue.maximumDepth else { throw unsupported("nesting deeper than \(PlistValue.maximumDepth) levels", at: tag.offset) }
+            guard depth <= Self.maximumDepth else { throw unsupported("nesting deeper than \(Self.maximumDepth) levels", at: tag.offset) }
             if tag.empty { return [String: Any]() }
             var dictionary: [String: Any] = [:]
             while let keyTag = try nextTag() {
@@ -373,7 +379,7 @@ private struct Reader {
             try endTag("dict")
             return dictionary
         case "array":
-            guard depth <= PlistValue.maximumDepth else { throw unsupported("nesting deeper than \(PlistValue.maximumDepth) levels", at: tag.offset) }
+            guard depth <= Self.maximumDepth else { throw unsupported("nesting deeper than \(Self.maximumDepth) levels", at: tag.offset) }
             if tag.empty { return [Any]() }
             var array: [Any] = []
             while let element = try nextValue(depth: depth + 1) { array.append(element) }

@@ -26,6 +26,9 @@ struct XMLWriterTests {
         let written = try Data(contentsOf: URL(fileURLWithPath: suite.path))
         let foundation = try PropertyListSerialization.data(fromPropertyList: ["R": prefs.values], format: .xml, options: 0)
         let (file, expected) = (try canonical(written), try canonical(foundation))
+        // The store reads the file back as it was set (every later write of the suite reads it first).
+        let readBack = try PropertyListSerialization.data(fromPropertyList: ["R": try suite.store.load(root: "R") ?? [:]], format: .xml, options: 0)
+        #expect(try canonical(readBack) == expected, "\(comment?.description ?? ""): the store reads the file back differently")
         // Both texts on a failure: a random tree is long, and only they say what differed.
         #expect(file == expected, "\(comment?.description ?? "")\nthe file, as Foundation reads it:\n\(file)\nprefs.values, as Foundation writes it (lastError \(String(describing: prefs.lastError))):\n\(expected)")
         return String(decoding: written, as: UTF8.self)
