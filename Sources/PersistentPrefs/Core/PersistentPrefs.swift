@@ -495,10 +495,45 @@ open class PersistentPrefs: NSObject {
         ///
         /// Live: another process's write is seen without ``flush()`` (see ``observeChanges(to:_:)``).
         /// On Apple platforms `values` is `@objc` and key-value observable: KVO observers of
-        /// `values` are told of every change of the set, whoever made it.
+        /// `values` are told of every change of the set, whoever made it. They are told once the
+        /// set has changed (both `willChange` and `didChange` come after it, on the thread that
+        /// delivers the set's events), so a change's `.old` value and a `.prior` notification
+        /// already show the new set; use ``observeChanges(to:_:)`` to learn which keys changed.
         @objc public var values: [String: Any] {
             get { read { try SetView.values($0, $1) } ?? [:] }
             set { reportingErrors { try setValues(newValue) } }
+        }
+
+        /// Key-value coding of the set's keys: for a key in ``keys``, the value as the subscript
+        /// reads it (so `prefs.value(forKey: "Volume") as? Int` reads the set instead of raising
+        /// `NSUnknownKeyException`); any other key, and a key that is also the name of an `@objc`
+        /// property of the class, is `NSObject`'s (the property).
+        ///
+        /// - Parameter key: A key of the set, or the name of a property.
+        /// - Returns: The value, or `nil` when the set has none.
+        open override func value(forKey key: String) -> Any? {
+            isSetKeyForKeyValueCoding(key) ? self[key] : super.value(forKey: key)
+        }
+
+        /// Key-value coding of the set's keys: for a key in ``keys``, a write as the subscript
+        /// makes it (vetted; a refusal is in ``lastError``, nothing raises); any other key, and
+        /// a key that is also the name of an `@objc` property, is `NSObject`'s.
+        ///
+        /// - Parameters:
+        ///   - value: The new value; `nil` removes it from the set.
+        ///   - key: A key of the set, or the name of a property.
+        open override func setValue(_ value: Any?, forKey key: String) {
+            if isSetKeyForKeyValueCoding(key) {
+                self[key] = value
+            } else {
+                super.setValue(value, forKey: key)
+            }
+        }
+
+        /// Whether key-value coding of `key` reads and writes the set: a key of the set with no
+        /// `@objc` getter of that name, which key-value observing of the property relies on.
+        private func isSetKeyForKeyValueCoding(_ key: String) -> Bool {
+            keys.contains(key) && !responds(to: NSSelectorFromString(key))
         }
     #else
         /// The whole set.

@@ -9,8 +9,9 @@ import Foundation
 #endif
 
 /// Atomic, durable file replacement: write a temporary file beside the target, `fsync` it,
-/// `rename` it over the target, `fsync` the directory. A crash leaves the old file or the
-/// new one, never a mix, and a write that returned survives a crash.
+/// `rename` it over the target, `fsync` the directory (`F_FULLFSYNC` on Apple platforms). A
+/// crash leaves the old file or the new one, never a mix, and a write that returned survives a
+/// crash.
 enum AtomicFile {
     /// Why a file operation failed: the path and a sentence.
     struct Failure: Error {
@@ -217,7 +218,7 @@ enum AtomicFile {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw posixFailure("open", path) }
         defer { close(descriptor) }
-        try check(fsync(descriptor), "fsync", path)
+        try check(flushToStorage(descriptor), "fsync", path)
     }
 
     private static func writeDurably(_ data: Data, to path: String) throws(Failure) -> FileSignature? {
@@ -238,8 +239,19 @@ enum AtomicFile {
             }
         }
         if let failure { throw failure }
-        try check(fsync(descriptor), "fsync", path)
+        try check(flushToStorage(descriptor), "fsync", path)
         return FileSignature.of(descriptor: descriptor)
+    }
+
+    /// Makes what was written through `descriptor` (a file's bytes, a folder's entries) survive
+    /// a power loss: `fsync`, and on Apple platforms `fcntl(F_FULLFSYNC)` instead, because their
+    /// `fsync` hands the data to the drive without emptying the drive's write cache. A volume
+    /// that does not take `F_FULLFSYNC` (some network and FAT volumes) gets `fsync`.
+    private static func flushToStorage(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+            if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
+        #endif
+        return fsync(descriptor)
     }
 
     /// The C library's `write(2)` (a plain `write` here would name ``write(_:to:)``).

@@ -3,14 +3,21 @@
     import Darwin
 
     /// ``ChangeWatcher``'s backend on Apple platforms: a dispatch source on each watched folder
-    /// (a file added, replaced or removed writes the folder). A folder that does not exist yet is
-    /// looked for again every second until it does; one that cannot be opened (no descriptor
-    /// left) is reported as changed every second meanwhile, and listed in ``failures(retrying:)``.
+    /// (a file added, replaced or removed writes the folder), and one on each property-list file
+    /// in it (the first ``maximumFilesPerFolder`` by name), which hears of a file rewritten in
+    /// place — that writes the file, not the folder. A folder that does not exist yet is looked
+    /// for again every second until it does; one that cannot be opened (no descriptor left) is
+    /// reported as changed every second meanwhile, and listed in ``failures(retrying:)``.
     ///
     /// Apple platforms only (this file does not build on Linux, where ``InotifyBackend`` serves).
     final class DispatchBackend: WatchBackend, @unchecked Sendable {  // `sources` and `refused` are Locked
         private let queue = DispatchQueue(label: "PersistentPrefs.ChangeWatcher")
         private let sources = Locked<[String: any DispatchSourceProtocol]>([:])
+        /// By folder, the sources on its property-list files, by name.
+        private let fileSources = Locked<[String: [String: any DispatchSourceProtocol]]>([:])
+        /// How many files of one folder are watched for writes in place; a folder holding more
+        /// (a store folder is not meant to) has its other files' in-place rewrites missed.
+        static let maximumFilesPerFolder = 64
         private let refused = Locked<[String: String]>([:])
         private let report: @Sendable ([String: Set<String>?]) -> Void
 
@@ -35,7 +42,11 @@
                     fileDescriptor: descriptor, eventMask: [.write, .delete, .rename], queue: queue)
                 folder.setEventHandler { [weak self] in
                     self?.report([directory: nil])
-                    if folder.data.contains(.delete) || folder.data.contains(.rename) { self?.reattach(directory) }
+                    if folder.data.contains(.delete) || folder.data.contains(.rename) {
+                        self?.reattach(directory)
+                    } else {
+                        self?.watchFiles(in: directory)
+                    }
                 }
                 folder.setCancelHandler { close(descriptor) }
                 source = folder
@@ -55,15 +66,50 @@
             }
             replaced?.cancel()
             source.resume()
+            watchFiles(in: directory)
+        }
+
+        /// Watches each property-list file now in `directory` for writes in place, replacing the
+        /// sources of its files: a file replaced by a rename is a new file, which the old source
+        /// does not see.
+        private func watchFiles(in directory: String) {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
+                .filter { $0.hasSuffix(".plist") }.sorted().prefix(Self.maximumFilesPerFolder)
+            var opened: [String: any DispatchSourceProtocol] = [:]
+            for name in names {
+                let descriptor = open(directory + "/" + name, O_EVTONLY)
+                guard descriptor >= 0 else { continue }
+                let file = DispatchSource.makeFileSystemObjectSource(fileDescriptor: descriptor, eventMask: [.write, .extend], queue: queue)
+                file.setEventHandler { [weak self] in self?.report([directory: [name]]) }
+                file.setCancelHandler { close(descriptor) }
+                opened[name] = file
+            }
+            // Only a folder still watched keeps them (`remove` may have run meanwhile).
+            let kept = sources.withLock { $0[directory] != nil }
+            let previous = fileSources.withLock { all in
+                defer { all[directory] = kept ? opened : nil }
+                return all[directory] ?? [:]
+            }
+            for source in previous.values { source.cancel() }
+            for source in opened.values {
+                // A source is made inactive; it is resumed even when cancelled, so its cancel
+                // handler runs and closes its descriptor.
+                if !kept { source.cancel() }
+                source.resume()
+            }
         }
 
         func remove(_ directory: String) {
             refused.withLock { $0[directory] = nil }
             sources.withLock { $0.removeValue(forKey: directory) }?.cancel()
+            for source in (fileSources.withLock { $0.removeValue(forKey: directory) } ?? [:]).values { source.cancel() }
         }
 
         func stop() {
             for source in sources.withLock({ sources in defer { sources = [:] }; return Array(sources.values) }) {
+                source.cancel()
+            }
+            for source in fileSources.withLock({ all in defer { all = [:] }; return all.values.flatMap(\.values) }) {
                 source.cancel()
             }
         }
