@@ -41,6 +41,17 @@ extension SharedSet {
         var dropped: PersistentPrefs.PrefsError?
 
         var isEmpty: Bool { writing == nil && waiting == nil }
+
+        /// Ends the changes the write holding the turn took (written or dropped).
+        ///
+        /// - Returns: Whether nothing is staged any more and the use the staged changes held is
+        ///   to be released (outside every lock).
+        mutating func endWriting() -> Bool {
+            writing = nil
+            guard waiting == nil, holdsUse else { return false }
+            holdsUse = false
+            return true
+        }
         /// The staged changes, in the order they apply.
         var changes: [PendingChanges] { [writing, waiting].compactMap { $0 } }
     }
@@ -67,8 +78,10 @@ extension SharedSet {
     /// - Parameters:
     ///   - plan: The schema plan of `owner`, the class of the instance staging the change; `nil`
     ///     when ``stagingPlanOwner`` is that class already.
-    /// - Returns: Whether the change was staged: `false` when the set waits for a migration, which
-    ///   a durable write runs first (and reports when it fails), so the caller writes it so.
+    /// - Returns: Whether the change was staged: `false` when the set is stored at an older schema
+    ///   version than the plan's (not yet stamped, or its migration failed: a durable write
+    ///   migrates and stamps it first, or reports why not) or is no longer shared (its last use
+    ///   ended meanwhile), so the caller writes the change durably.
     /// - Throws: What the store would refuse, now rather than at the write: the set stored by a
     ///   newer schema version, a change of a key the system layers lock. Nothing is staged then.
     func stage(_ change: PrefsChange, plan: SchemaPlan?, owner: ObjectIdentifier, interval: TimeInterval) throws -> Bool {
@@ -158,12 +171,7 @@ extension SharedSet {
     ///   be released (outside every lock).
     func dropTakenStaged() -> Bool {
         cache.withLock { _ in
-            staging.withLock { staging in
-                staging.writing = nil
-                guard staging.waiting == nil, staging.holdsUse else { return false }
-                staging.holdsUse = false
-                return true
-            }
+            staging.withLock { $0.endWriting() }
         }
     }
 
@@ -192,11 +200,8 @@ extension SharedSet {
         staging.withLock { staging in
             staging.failure = nil
             guard staged else { return false }
-            staging.writing = nil
             staging.dropped = nil
-            guard staging.waiting == nil, staging.holdsUse else { return false }
-            staging.holdsUse = false
-            return true
+            return staging.endWriting()
         }
     }
 

@@ -291,6 +291,28 @@ struct CoalescedWriteTests {
         #expect(try store.load(root: "Main")?["Position"] as? Int == 1)
     }
 
+    @Test("a versioned class's first setter on a set not yet stamped is durable (it stamps the version); the next is staged")
+    func unstampedSetIsStampedFirst() throws {
+        final class Versioned: PersistentPrefs {
+            override class var coalescingInterval: TimeInterval? { 60 }
+            override class var schemaVersion: Int { 2 }
+            @Pref("Position") var position = 0
+        }
+        let store = CountingStore()
+        let prefs = Versioned(key: "Main", store: store)
+        prefs.position = 1
+        #expect(prefs.lastError == nil)
+        #expect(store.writeCount == 1, "the first setter writes at once")
+        let stored = try #require(try store.load(root: "Main"))
+        #expect(stored["Position"] as? Int == 1 && stored[PersistentPrefs.schemaVersionKey] as? Int == 2, "\(stored)")
+        prefs.position = 2
+        #expect(prefs.position == 2)
+        #expect(store.writeCount == 1, "the set is stamped now: the next setter waits for the interval")
+        try prefs.synchronize()
+        #expect(store.writeCount == 2)
+        #expect(try store.load(root: "Main")?["Position"] as? Int == 2)
+    }
+
     @Test("synchronize() inside an update of the same set is refused and leaves no problem behind")
     func synchronizeInsideUpdate() throws {
         let store = CountingStore()
