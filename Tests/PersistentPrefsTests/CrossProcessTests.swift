@@ -4,7 +4,7 @@ import Testing
 
 /// Durability and fresh-process reads, across real processes: the built
 /// `prefs-test-helper` and `prefs-harness`, with `XDG_CONFIG_HOME` in a temporary directory.
-@Suite("Across processes: durability after SIGKILL, fresh-process reads", waitLimit)
+@Suite("Across processes: durability after SIGKILL, fresh-process reads", .linuxSuiteFiles, waitLimit)
 struct CrossProcessTests {
     @Test("a value set right before SIGKILL is read by a fresh process, 20 times in a row")
     func survivesSigkill() throws {

@@ -55,7 +55,7 @@ struct PreferencesFileTests {
         #expect((try? PreferencesFile(suiteName: "com.example.app"))?.url.lastPathComponent == "com.example.app.plist")
     }
 
-    @Test("a damaged suite file is moved aside, reads as absent, and is reported until written")
+    @Test("a damaged suite file is moved aside, reads as absent, and is reported until written", .linuxSuiteFiles)
     func damagedSuite() throws {
         let suite = TestSuite()
         defer { suite.remove() }

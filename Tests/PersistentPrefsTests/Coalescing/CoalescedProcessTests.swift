@@ -17,7 +17,7 @@ struct CoalescedProcessTests {
         return printed
     }
 
-    @Test("changes still waiting when the process exits normally are written, and read by a fresh process")
+    @Test("changes still waiting when the process exits normally are written, and read by a fresh process", .linuxSuiteFiles)
     func writtenAtExit() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -28,7 +28,7 @@ struct CoalescedProcessTests {
         #expect(read.stdout == "1000\n", "\(read.stderr)")
     }
 
-    @Test("synchronize() makes the changes durable: another process reads them at once")
+    @Test("synchronize() makes the changes durable: another process reads them at once", .linuxSuiteFiles)
     func synchronizeIsDurable() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -38,7 +38,7 @@ struct CoalescedProcessTests {
         #expect(read.stdout == "500\n", "\(read.stderr)")
     }
 
-    @Test("SIGKILL at random moments of bursts leaves a whole file holding a value the program set", arguments: ["suite", "files"])
+    @Test("SIGKILL at random moments of bursts leaves a whole file holding a value the program set", arguments: suitesAreLibraryFiles ? ["suite", "files"] : ["files"])
     func sigkillDuringBursts(store: String) throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -65,7 +65,7 @@ struct CoalescedProcessTests {
         #expect(written > 0, "no burst lasted long enough to be written")
     }
 
-    @Test("a read-modify-write update from another process during a burst loses nothing")
+    @Test("a read-modify-write update from another process during a burst loses nothing", .linuxSuiteFiles)
     func updateDuringBurst() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }

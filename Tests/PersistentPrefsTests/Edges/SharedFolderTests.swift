@@ -120,7 +120,7 @@ struct SharedFolderTests {
         #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "the FIFO was replaced")
     }
 
-    @Test("the suite-file road (UserDefaultsStore, defaults): planted links at the suite file and its lock file are refused",
+    @Test("the suite-file road (UserDefaultsStore, defaults): planted links at the suite file and its lock file are refused", .linuxSuiteFiles,
           arguments: ["suite.plist", "suite.plist.lock"])
     func suiteLinks(name: String) throws {
         let setup = try Setup()

@@ -5,7 +5,7 @@ import Testing
 /// `prefs-harness defaults` on suites by name, with real processes and a config folder of
 /// their own: the tool against plain `UserDefaults` both ways, and a tool write seen live by a
 /// program that uses the library.
-@Suite("Harness: defaults across processes", waitLimit)
+@Suite("Harness: defaults across processes", .linuxSuiteFiles, waitLimit)
 struct DefaultsProcessTests {
     @Test("PREFS_HARNESS_TIMING=1 reports start-up and work on stderr, and changes nothing else")
     func timing() throws {

@@ -246,7 +246,7 @@ private enum AudioPrefsShape {
 
 /// The same app's set in a suite, with a site file over `XDG_CONFIG_DIRS` that sets one key and
 /// locks another, driven through the built `prefs-harness`.
-@Suite("Harness from outside: a program's set in a suite, with a site layer", waitLimit)
+@Suite("Harness from outside: a program's set in a suite, with a site layer", .linuxSuiteFiles, waitLimit)
 struct HarnessAnySetProcessTests {
     @Test("get, list, set, incr, batch, reset and defaults write on AudioPrefs in a suite; locks before ranges")
     func suite() throws {

@@ -4,7 +4,7 @@ import Testing
 /// The built `prefs-harness`, driven from outside as a person or a script would.
 @Suite("Harness: end to end, as separate processes", waitLimit)
 struct HarnessProcessTests {
-    @Test("a set in one process is read by get in a fresh one; exit code 0")
+    @Test("a set in one process is read by get in a fresh one; exit code 0", .linuxSuiteFiles)
     func setThenGet() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -18,7 +18,7 @@ struct HarnessProcessTests {
         #expect(helperRead.stdout == "4242\n")
     }
 
-    @Test("list --json is valid JSON with every key")
+    @Test("list --json is valid JSON with every key", .linuxSuiteFiles)
     func listJSON() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -38,7 +38,7 @@ struct HarnessProcessTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty)
     }
 
-    @Test("usage errors exit 2, print to stderr only, and leave the store byte for byte unchanged")
+    @Test("usage errors exit 2, print to stderr only, and leave the store byte for byte unchanged", .linuxSuiteFiles)
     func usageErrorsChangeNothing() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -65,7 +65,7 @@ struct HarnessProcessTests {
         #expect(!FileManager.default.fileExists(atPath: directory.path + "/../escape.plist"))
     }
 
-    @Test("a refused operation exits 1 with the library's sentence, and keeps the bad file")
+    @Test("a refused operation exits 1 with the library's sentence, and keeps the bad file", .linuxSuiteFiles)
     func refusedExitsOne() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -101,7 +101,7 @@ struct HarnessProcessTests {
         #expect(try child.run("prefs-harness", ["--version"]).stdout.hasPrefix("prefs-harness "))
     }
 
-    @Test("interactive mode over a pipe: commands, key, quit; no colour when not a terminal")
+    @Test("interactive mode over a pipe: commands, key, quit; no colour when not a terminal", .linuxSuiteFiles)
     func interactiveOverPipe() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -117,7 +117,7 @@ struct HarnessProcessTests {
         #expect(eof.status == 0)
     }
 
-    @Test("two harnesses on one root key: a write by one shows in the other's next list")
+    @Test("two harnesses on one root key: a write by one shows in the other's next list", .linuxSuiteFiles)
     func twoHarnessesShareARootKey() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -188,7 +188,7 @@ struct HarnessSettingsTests {
 
 @Suite("Harness: several processes at once", waitLimit)
 struct HarnessConcurrencyTests {
-    @Test("4 harnesses setting different keys of a fresh root key at once: every set survives, 10 rounds", arguments: ["suite", "files"])
+    @Test("4 harnesses setting different keys of a fresh root key at once: every set survives, 10 rounds", arguments: suitesAreLibraryFiles ? ["suite", "files"] : ["files"])
     func concurrentSetsOnAFreshRoot(kind: String) throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }

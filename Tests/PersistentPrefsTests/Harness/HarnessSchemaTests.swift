@@ -247,7 +247,7 @@ struct HarnessSchemaTests {
         #expect(array.0 == 0 && array.1.out == "Array Value = a, b\n", "\(array.1.err)")
     }
 
-    @Test("across processes, on a suite by name: set writes a versioned set; defaults write refuses a damaged schema", waitLimit)
+    @Test("across processes, on a suite by name: set writes a versioned set; defaults write refuses a damaged schema", .linuxSuiteFiles, waitLimit)
     func suiteProcesses() throws {
         let (child, home) = ChildProcess.inTemporaryConfigHome()
         defer { home.remove() }

@@ -53,7 +53,7 @@ struct HarnessWatchTests {
         #expect(printed.last?.hasSuffix("Main  Integer Value = (removed)\n") == true)
     }
 
-    @Test("end to end: a writer process's changes are printed as they happen; Ctrl-C exits 0")
+    @Test("end to end: a writer process's changes are printed as they happen; Ctrl-C exits 0", .linuxSuiteFiles)
     func endToEnd() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }

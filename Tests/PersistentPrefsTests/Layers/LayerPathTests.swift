@@ -39,7 +39,7 @@ private struct PathFixture {
 
 @Suite("Layers by path: a file or folder named by path gets the layers of the suite or set it is", waitLimit)
 struct LayerPathTests {
-    @Test("defaults write, -dict-add, delete and import on a suite's file named by path refuse a locked key; the file is unchanged")
+    @Test("defaults write, -dict-add, delete and import on a suite's file named by path refuse a locked key; the file is unchanged", .linuxSuiteFiles)
     func suiteFileByPath() throws {
         let fixture = PathFixture()
         defer { fixture.remove() }
@@ -67,7 +67,7 @@ struct LayerPathTests {
         #expect(try fixture.harness(["defaults", "write", path, "Other", "-int", "1"]).status == 0, "an unlocked key is still written")
     }
 
-    @Test("defaults write on a PlistFileStore's set file or a new suite file named by path (PreferencesFile(url:)) refuses a locked key")
+    @Test("defaults write on a PlistFileStore's set file or a new suite file named by path (PreferencesFile(url:)) refuses a locked key", .linuxSuiteFiles)
     func preferencesFileByPath() throws {
         let fixture = PathFixture()
         defer { fixture.remove() }

@@ -38,7 +38,7 @@ private struct SiteFixture {
 
 @Suite("Layers from outside: site files over XDG_CONFIG_DIRS, locks in every tool", waitLimit)
 struct LayerProcessTests {
-    @Test("the first folder of XDG_CONFIG_DIRS wins, a lock in a later one wins over it, and the user's value over both unless locked")
+    @Test("the first folder of XDG_CONFIG_DIRS wins, a lock in a later one wins over it, and the user's value over both unless locked", .linuxSuiteFiles)
     func siteOrder() throws {
         let fixture = SiteFixture()
         defer { fixture.remove() }
@@ -54,7 +54,7 @@ struct LayerProcessTests {
         #expect(after.stdout.contains("volume=9 theme=dark muted=false device=mine"), "\(after)")
     }
 
-    @Test("prefs-harness set, reset and defaults write, delete and import refuse a locked key; nothing changes")
+    @Test("prefs-harness set, reset and defaults write, delete and import refuse a locked key; nothing changes", .linuxSuiteFiles)
     func harnessRefusals() throws {
         let fixture = SiteFixture()
         defer { fixture.remove() }
@@ -88,7 +88,7 @@ struct LayerProcessTests {
         #expect(try fixture.harness(["defaults", "write", "s", "Other", "-int", "1"]).status == 0)
     }
 
-    @Test("a value stored before the lock stays: deleting the set or the suite that holds it is refused")
+    @Test("a value stored before the lock stays: deleting the set or the suite that holds it is refused", .linuxSuiteFiles)
     func deleteRefused() throws {
         let fixture = SiteFixture()
         defer { fixture.remove() }
@@ -145,7 +145,7 @@ struct LayerProcessTests {
         #expect(try fixture.harness(["--store-dir", store, "defaults", "read-type", "Audio", "Volume"]).stdout == "Type is integer\n")
     }
 
-    @Test("defaults write on a suite checks the sets whose schema is in the suite's schema folder; a suite without one is written as given")
+    @Test("defaults write on a suite checks the sets whose schema is in the suite's schema folder; a suite without one is written as given", .linuxSuiteFiles)
     func suiteWritesCheckedBySchema() throws {
         let fixture = SiteFixture()
         defer { fixture.remove() }
@@ -164,7 +164,7 @@ struct LayerProcessTests {
         #expect(try fixture.harness(["defaults", "read", "suite", "AudioPrefs"]).stdout.contains("Volume = 9;"))
     }
 
-    @Test("schema files are plain JSON a program without the library can read")
+    @Test("schema files are plain JSON a program without the library can read", .linuxSuiteFiles)
     func schemaFileFromOutside() throws {
         let fixture = SiteFixture()
         defer { fixture.remove() }
@@ -178,7 +178,7 @@ struct LayerProcessTests {
         #expect(keys?["Theme"]?["choices"] as? [String] == ["light", "dark", "system"])
     }
 
-    @Test("an administrator's edit of a site file reaches a running observer in another process")
+    @Test("an administrator's edit of a site file reaches a running observer in another process", .linuxSuiteFiles)
     func liveSiteEdit() throws {
         let fixture = SiteFixture()
         defer { fixture.remove() }
@@ -209,7 +209,7 @@ struct LayerProcessTests {
         #expect(!seen.contains("hidden"), "the user's String Value hides the site's: \(seen)")
     }
 
-    @Test("watch without a root key follows every set of a suite, naming each root key")
+    @Test("watch without a root key follows every set of a suite, naming each root key", .linuxSuiteFiles)
     func watchWholeSuite() throws {
         let fixture = SiteFixture()
         defer { fixture.remove() }

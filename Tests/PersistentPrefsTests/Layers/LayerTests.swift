@@ -343,7 +343,7 @@ struct LockRoadTests {
         #expect(try Data(contentsOf: file) == before, "the file is byte for byte as it was")
     }
 
-    @Test("a suite write waiting for the lock is refused when the key was locked meanwhile")
+    @Test("a suite write waiting for the lock is refused when the key was locked meanwhile", .linuxSuiteFiles)
     func suiteLockedWhileWaiting() throws {
         let layered = LayeredSuite()
         defer { layered.remove() }
@@ -361,7 +361,7 @@ struct LockRoadTests {
         }
     }
 
-    @Test("what a stale plain save put back under a key locked since is left alone by the ledger, for writers and readers")
+    @Test("what a stale plain save put back under a key locked since is left alone by the ledger, for writers and readers", .linuxSuiteFiles)
     func ledgerSparesLockedKeys() throws {
         let layered = LayeredSuite()
         defer { layered.remove() }
@@ -454,7 +454,7 @@ struct LockRoadTests {
         #expect(reported, "\(label): \(prefs.problems)")
     }
 
-    @Test("a suite layer's top-level lock entry of the wrong type is reported, not ignored or read as a lock",
+    @Test("a suite layer's top-level lock entry of the wrong type is reported, not ignored or read as a lock", .linuxSuiteFiles,
           arguments: ["a string", "a list with a number", "integer 1"])
     func wrongTypeAtTop(label: String) throws {
         let layered = LayeredSuite()

@@ -42,7 +42,7 @@ private var siteLayer: [String: Any] {
     ]
 }
 
-@Suite("Styles through layers: a suite's locked keys hold for the container and the property wrapper", waitLimit)
+@Suite("Styles through layers: a suite's locked keys hold for the container and the property wrapper", .linuxSuiteFiles, waitLimit)
 struct StyleLayerTests {
     @Test("UserDefaultsContainer reads the layers and refuses a locked key, leaving the file byte for byte")
     func container() throws {

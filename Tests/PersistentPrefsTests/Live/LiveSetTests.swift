@@ -19,7 +19,7 @@ struct LiveSetTests {
     }
 
     @Test(
-        "a write by another process is observed and read without flush()",
+        "a write by another process is observed and read without flush()", .linuxSuiteFiles,
         arguments: ["library", "plain UserDefaults"])
     func otherProcessWrites(writer: String) throws {
         let suite = TestSuite("live-\(writer)")
@@ -60,7 +60,7 @@ struct LiveSetTests {
         }
     }
 
-    @Test("a deleted suite file reads as empty and is observed; a replaced one is read again")
+    @Test("a deleted suite file reads as empty and is observed; a replaced one is read again", .linuxSuiteFiles)
     func deletedAndReplacedFile() throws {
         let suite = TestSuite()
         defer { suite.remove() }
@@ -86,7 +86,7 @@ struct LiveSetTests {
         #expect(prefs.a == 2)
     }
 
-    @Test("a damaged file written by someone else is moved aside and reported; the watcher survives")
+    @Test("a damaged file written by someone else is moved aside and reported; the watcher survives", .linuxSuiteFiles)
     func damagedFile() throws {
         let suite = TestSuite()
         defer { suite.remove() }
@@ -109,7 +109,7 @@ struct LiveSetTests {
         #expect(prefs.int == 77)
     }
 
-    @Test("1,000 writes in a burst from another process: the last value observed is the last one written")
+    @Test("1,000 writes in a burst from another process: the last value observed is the last one written", .linuxSuiteFiles)
     func burst() throws {
         let suite = TestSuite()
         defer { suite.remove() }
@@ -127,8 +127,10 @@ struct LiveSetTests {
         print("1,000 outside writes in a burst: \(seen.count) events, last value \(seen.last ?? -1)")
     }
 
-    @Test("withObservationTracking hears another process's write to a @Pref key")
+    @Test("withObservationTracking hears another process's write to a @Pref key", .linuxSuiteFiles)
     func observationTrackingAcrossProcesses() throws {
+        // `withObservationTracking` needs macOS 14 (the package supports macOS 12).
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
         let suite = TestSuite()
         defer { suite.remove() }
         let prefs = LivePrefs(key: "Root", store: suite.store)
@@ -145,7 +147,7 @@ struct LiveSetTests {
         #expect(prefs.int == 2)
     }
 
-    @Test("an observer in another process hears this process's writes")
+    @Test("an observer in another process hears this process's writes", .linuxSuiteFiles)
     func observerInAnotherProcess() throws {
         let suite = TestSuite()
         defer { suite.remove() }

@@ -154,6 +154,8 @@ struct ObservingTests {
 
     @Test("withObservationTracking: a @Pref read is tracked by key, values by the whole set")
     func observationTracking() {
+        // `withObservationTracking` needs macOS 14 (the package supports macOS 12).
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
         let store = InMemoryStore()
         let prefs = LivePrefs(key: "Root", store: store)
         let fired = Flag()

@@ -26,7 +26,7 @@ struct OneShotTests {
         #expect(prefs.int == 2)  // the very first read after the write: no flush(), no observer
     }
 
-    @Test("where sets are not watched (a one-shot program), writes and reads start no watch; observing the set starts it")
+    @Test("where sets are not watched (a one-shot program), writes and reads start no watch; observing the set starts it", .linuxSuiteFiles)
     func oneShotScopeStartsNoWatch() throws {
         let suite = TestSuite("oneshot-read")
         defer { suite.remove() }
@@ -43,7 +43,7 @@ struct OneShotTests {
         }
     }
 
-    @Test("a one-shot process that writes a set and exits opens no inotify descriptor and no thread")
+    @Test("a one-shot process that writes a set and exits opens no inotify descriptor and no thread", .linuxSuiteFiles)
     func oneShotProcessStartsNothing() throws {
         let (child, home) = ChildProcess.inTemporaryConfigHome()
         defer { home.remove() }
@@ -56,7 +56,7 @@ struct OneShotTests {
         #expect(read.stdout == "2\n")
     }
 
-    @Test("a schema whose date default is the moment of use is not rewritten by the next process")
+    @Test("a schema whose date default is the moment of use is not rewritten by the next process", .linuxSuiteFiles)
     func dateDefaultDoesNotRewriteSchema() throws {
         let (child, home) = ChildProcess.inTemporaryConfigHome()
         defer { home.remove() }
@@ -68,7 +68,12 @@ struct OneShotTests {
         func signature() throws -> (inode: UInt64, modified: Int, bytes: Data) {
             var info = stat()
             #expect(stat(path, &info) == 0)
-            return (UInt64(info.st_ino), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec, try Data(contentsOf: URL(fileURLWithPath: path)))
+            #if canImport(Darwin)
+                let modified = info.st_mtimespec
+            #else
+                let modified = info.st_mtim
+            #endif
+            return (UInt64(info.st_ino), modified.tv_sec * 1_000_000_000 + modified.tv_nsec, try Data(contentsOf: URL(fileURLWithPath: path)))
         }
         let before = try signature()
         Thread.sleep(forTimeInterval: 0.02)  // a rewrite would show in the time too

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// Observing the single-key styles: `UserDefaultsContainer` and `@SettingsStorage`.
-@Suite("Observing UserDefaultsContainer and @SettingsStorage keys", waitLimit)
+@Suite("Observing UserDefaultsContainer and @SettingsStorage keys", .linuxSuiteFiles, waitLimit)
 struct StyleObservingTests {
     private enum Key: CodingKey { case age, name, planet }
 

@@ -6,7 +6,7 @@ import Testing
 /// default case on `.standard`. Each scenario runs `PREFS_COEXIST_ROUNDS` rounds (5 unless set)
 /// of 300 library writes of distinct keys of one root key and 300 plain writes of top-level
 /// keys, and prints its figures for the DocC article "Linux, reliability and what is measured".
-@Suite("Coexistence with plain UserDefaults", waitLimit)
+@Suite("Coexistence with plain UserDefaults", .linuxSuiteFiles, waitLimit)
 struct CoexistenceTests {
     static let rounds = Int(ProcessInfo.processInfo.environment["PREFS_COEXIST_ROUNDS"] ?? "") ?? 5
     static let writes = 300
@@ -137,7 +137,7 @@ struct CoexistenceTests {
 }
 
 /// The ledger in a suite's lock file, with a stale plain save made by hand (deterministic).
-@Suite("Putting back what a stale plain save undid", waitLimit)
+@Suite("Putting back what a stale plain save undid", .linuxSuiteFiles, waitLimit)
 struct StaleSaveTests {
     /// Rewrites the suite file in place from `snapshot`, plus a plain key, as a plain save that
     /// read the file earlier does.

@@ -66,7 +66,7 @@ struct CorruptStoreTests {
         }
     }
 
-    @Test("UserDefaultsStore suite file, read by a fresh process", arguments: Damage.allCases)
+    @Test("UserDefaultsStore suite file, read by a fresh process", .linuxSuiteFiles, arguments: Damage.allCases)
     func userDefaultsStore(damage: Damage) throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }
@@ -147,7 +147,7 @@ struct DurableConcurrencyTests {
 }
 
 /// Every reader of a damaged store learns it, not only the one whose read moved it aside.
-@Suite("Damage is reported to every reader", waitLimit)
+@Suite("Damage is reported to every reader", .linuxSuiteFiles, waitLimit)
 struct DamageNoticeTests {
     final class Sets: PersistentPrefs {
         override var keys: [String] { ["Int"] }

@@ -5,7 +5,7 @@ import Testing
 
 /// A suite file belongs to every program that writes it: a library write of one set keeps every
 /// other value exactly as the file held it, or is refused and leaves the file byte for byte.
-@Suite("Other programs' suite documents")
+@Suite("Other programs' suite documents", .linuxSuiteFiles)
 struct ForeignDocumentTests {
     /// Writes `document` as the suite's file, then the set "a" through the library; returns the
     /// file's reading after the write (or the error, with the file's bytes).

@@ -5,7 +5,7 @@ import Testing
 
 /// The suite ledger kept as a journal in the lock file (issue #22): a write reads and writes its
 /// own steps, whatever the ledger remembers; every process arrives at the same entries.
-@Suite("Ledger journal: a write's ledger cost does not grow with what it remembers", .serialized, waitLimit)
+@Suite("Ledger journal: a write's ledger cost does not grow with what it remembers", .linuxSuiteFiles, .serialized, waitLimit)
 struct LedgerJournalTests {
     /// The lock file's device and inode.
     static func identity(of suite: TestSuite) throws -> FileLock.FileIdentity {

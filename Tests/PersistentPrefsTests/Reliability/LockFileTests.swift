@@ -18,7 +18,7 @@ struct LockFileTests {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasPrefix(prefix) }.sorted()
     }
 
-    @Test("1,000 writes to a 500-byte suite keep the lock file within twice what the ledger needs, and the ledger still puts back a value a stale save undid")
+    @Test("1,000 writes to a 500-byte suite keep the lock file within twice what the ledger needs, and the ledger still puts back a value a stale save undid", .linuxSuiteFiles)
     func lockFileStaysSmall() throws {
         let suite = TestSuite()
         defer { suite.remove() }
@@ -53,7 +53,7 @@ struct LockFileTests {
         #expect(stored["plain"] as? Int == 1, "and the plain save's own key")
     }
 
-    @Test("a compacted journal leaves the lock file no larger than its notes")
+    @Test("a compacted journal leaves the lock file no larger than its notes", .linuxSuiteFiles)
     func compactionShrinksTheFile() throws {
         let suite = TestSuite()
         defer { suite.remove() }
@@ -86,7 +86,7 @@ struct LockFileTests {
         #expect(try file.contents()?["K"] as? Int == 2, "a suite written again after its removal")
     }
 
-    @Test("removing a suite by name removes its lock file")
+    @Test("removing a suite by name removes its lock file", .linuxSuiteFiles)
     func removeSuiteByName() throws {
         let suite = TestSuite()
         defer { suite.remove() }

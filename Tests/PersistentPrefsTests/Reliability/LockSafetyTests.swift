@@ -28,7 +28,7 @@ struct LockSafetyTests {
         return Data(bytes)
     }
 
-    @Test("a ledger header whose recorded length is out of range is ignored: every write lands",
+    @Test("a ledger header whose recorded length is out of range is ignored: every write lands", .linuxSuiteFiles,
           arguments: [Int64.max, Int64.max / 4 + 1, Int64.min, -1, 1 << 40])
     func damagedLedgerHeader(rewritten: Int64) throws {
         let suite = TestSuite()

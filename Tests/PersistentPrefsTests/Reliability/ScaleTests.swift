@@ -93,7 +93,7 @@ struct ScaleTests {
         return (suite, prefs)
     }
 
-    @Test("one-key writes and batches into a 1,000-key set leave the file as Foundation reads it")
+    @Test("one-key writes and batches into a 1,000-key set leave the file as Foundation reads it", .linuxSuiteFiles)
     func largeSetFile() throws {
         let (suite, prefs) = Self.wideSet("scale")
         defer { suite.remove() }
@@ -116,7 +116,7 @@ struct ScaleTests {
         #expect(try Data(contentsOf: file) == PlistXML.document(parsed))
     }
 
-    @Test("a batch tells observers exactly the keys it changed, and writes its set as Foundation reads it")
+    @Test("a batch tells observers exactly the keys it changed, and writes its set as Foundation reads it", .linuxSuiteFiles)
     func batchReportsItsChanges() throws {
         let (suite, prefs) = Self.wideSet("scale-report")
         defer { suite.remove() }
@@ -207,7 +207,7 @@ struct ScaleTests {
 
     // MARK: - Parse cache
 
-    @Test("a file rewritten by someone else is read again, not taken from the cache")
+    @Test("a file rewritten by someone else is read again, not taken from the cache", .linuxSuiteFiles)
     func parseCacheSeesOtherWriters() throws {
         let suite = TestSuite("scale")
         defer { suite.remove() }

@@ -102,7 +102,7 @@ struct StoreHousekeepingTests {
         return process.terminationStatus == 0
     }
 
-    @Test("UserDefaults() shares .standard's store: the same file, lock and shared set")
+    @Test("UserDefaults() shares .standard's store: the same file, lock and shared set", .linuxSuiteFiles)
     func unnamedDefaultsObject() {
         #expect(UserDefaultsStore(userDefaults: UserDefaults()).identifier == UserDefaultsStore.standard.identifier)
     }

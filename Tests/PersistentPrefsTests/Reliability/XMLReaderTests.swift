@@ -306,7 +306,7 @@ struct XMLReaderTests {
         #expect(read > 500, "read \(read)")
     }
 
-    @Test("a suite file is read by the library's reader and means what Foundation reads")
+    @Test("a suite file is read by the library's reader and means what Foundation reads", .linuxSuiteFiles)
     func suiteFiles() throws {
         let suite = TestSuite("xml-reader")
         defer { suite.remove() }

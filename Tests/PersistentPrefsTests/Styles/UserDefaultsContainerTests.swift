@@ -45,7 +45,7 @@ struct UserDefaultsContainerTests {
         #expect(container.lastError == .typeMismatch(key: "text", expected: "Int", found: "a String (\"kept\")"))
     }
 
-    @Test("writes are durable: a fresh process reads them")
+    @Test("writes are durable: a fresh process reads them", .linuxSuiteFiles)
     func durable() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()
         defer { directory.remove() }

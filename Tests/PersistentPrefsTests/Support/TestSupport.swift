@@ -2,11 +2,45 @@ import Foundation
 import PersistentPrefs
 import Testing
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#endif
+
+/// Whether `UserDefaultsStore(suiteName:)` takes the Linux suite-file road here: the library
+/// reads and replaces `<suite>.plist` itself, under `<suite>.plist.lock`, with layer files,
+/// schema files and inotify. On Apple platforms a suite goes through `UserDefaults` and
+/// `cfprefsd` instead, which writes the file when it likes and promises exactness only within
+/// one process.
+let suitesAreLibraryFiles: Bool = {
+    #if canImport(Darwin)
+        return false
+    #else
+        return true
+    #endif
+}()
+
+extension Trait where Self == ConditionTrait {
+    /// Runs a test or suite only where `UserDefaultsStore` suites are the library's own files
+    /// (``suitesAreLibraryFiles``): tests that read or write a suite's file, its lock, ledger,
+    /// layer or schema files, watch it with inotify, share it with plain `UserDefaults` writers
+    /// on Linux, or need cross-process exactness on a suite from child processes (whose
+    /// `XDG_CONFIG_HOME` isolates them only on Linux). The same checks on `PlistFileStore`
+    /// run everywhere.
+    static var linuxSuiteFiles: Self {
+        .enabled(if: suitesAreLibraryFiles, "checks the Linux suite-file road of UserDefaultsStore; on Apple platforms suites go through UserDefaults and cfprefsd")
+    }
+}
+
 /// A UserDefaults suite of its own for one test, removed (file and all) when the test ends.
 ///
 /// In-process `UserDefaults` on Linux reads `XDG_CONFIG_HOME` once, at start-up, so the
 /// suite file lives in the user's config folder under a unique name and is deleted by
 /// `remove()`. Child processes get a temporary `XDG_CONFIG_HOME` instead (``ChildProcess``).
+/// On Apple platforms the suite lives in the user's domain folder, `~/Library/Preferences`,
+/// where `cfprefsd` keeps it, until `remove()` deletes it; its unique name keeps it apart from
+/// every other domain.
 struct TestSuite {
     let name: String
     let store: UserDefaultsStore
@@ -21,19 +55,28 @@ struct TestSuite {
         store = applePath ? UserDefaultsStore.throughUserDefaults(suiteName: name)! : UserDefaultsStore(suiteName: name)!
     }
 
-    /// The suite's plist file.
+    /// The suite's plist file: in the config folder on Linux, in `~/Library/Preferences` on
+    /// Apple platforms.
     var path: String { Self.path(ofSuite: name) }
 
-    /// Removes the suite from memory and disk, with its lock file and any file moved aside.
+    /// Removes the suite from memory and disk, with its lock file and any file moved aside
+    /// (on Apple platforms, its plist in `~/Library/Preferences`).
     func remove() {
         store.userDefaults.removePersistentDomain(forName: name)
         _ = store.userDefaults.synchronize()
         Self.removeFiles(of: path)
     }
 
-    /// The file of the suite `name` in this process's config folder.
+    /// The file of the suite `name`: in this process's config folder on Linux, in the user's
+    /// `Library/Preferences` on Apple platforms (where `cfprefsd` writes it).
     static func path(ofSuite name: String) -> String {
-        PreferencesFile.preferencesDirectory.path + "/\(name).plist"
+        #if canImport(Darwin)
+            let library = FileManager.default.urls(for: .libraryDirectory, in: .userDomainMask).first
+                ?? URL(fileURLWithPath: NSHomeDirectory() + "/Library", isDirectory: true)
+            return library.appendingPathComponent("Preferences", isDirectory: true).path + "/\(name).plist"
+        #else
+            return PreferencesFile.preferencesDirectory.path + "/\(name).plist"
+        #endif
     }
 
     /// Removes `file` and everything beside it whose name starts with its name (lock, notes,
@@ -64,6 +107,11 @@ struct TemporaryDirectory {
 
 /// A built executable of this package (the test helper or the harness), run as a child
 /// process with `XDG_CONFIG_HOME` pointing at a temporary directory.
+///
+/// That isolates the child's suites only on Linux: on Apple platforms a child using
+/// `UserDefaultsStore` reaches the user's real domains through `cfprefsd`, so tests whose
+/// children use suites carry ``linuxSuiteFiles`` and the others give the child a
+/// `PlistFileStore` folder.
 struct ChildProcess {
     struct Output {
         let status: Int32
@@ -95,6 +143,18 @@ struct ChildProcess {
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
         let testBundles = [Bundle(for: ProductsMarker.self)] + Bundle.allBundles.filter { $0.bundleURL.pathExtension == "xctest" }
         candidates += testBundles.map { $0.bundleURL.deletingLastPathComponent() }
+        #if canImport(Darwin)
+            // The image holding this code, `<products>/<tests>.xctest/Contents/MacOS/<tests>`:
+            // its ancestors hold the products whichever host loaded the bundle.
+            var image = Dl_info()
+            if dladdr(#dsohandle, &image) != 0, let name = image.dli_fname {
+                var folder = URL(fileURLWithPath: String(cString: name)).deletingLastPathComponent()
+                for _ in 0..<4 {
+                    candidates.append(folder)
+                    folder.deleteLastPathComponent()
+                }
+            }
+        #endif
         return candidates.first {
             FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("prefs-test-helper").path)
         }
