@@ -184,7 +184,7 @@ public struct UserDefaultsStore: PrefsStore {
             // this process have unsaved keys, the save that follows cannot race another writer.
             return try Self.update(suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles), change, whileLocked: handle.refresh)
         }
-        return try handle.withDefaults { defaults -> UInt64? in
+        return try handle.withWrite(root: key) { defaults -> UInt64? in
             _ = defaults.synchronize()
             let previous = handle.persistentObject(forKey: key, in: defaults)
             let updated = try change(previous)
@@ -205,8 +205,7 @@ public struct UserDefaultsStore: PrefsStore {
         }
         return handle.withDefaults { defaults in
             _ = defaults.synchronize()
-            let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
-            return defaults.dictionaryRepresentation().filter { !argumentKeys.contains($0.key) }
+            return handle.persistentDomain(in: defaults)
         }
     }
 }
@@ -303,11 +302,26 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     /// On Linux, the suite's plist file, which the library reads and replaces itself (under a
     /// `flock`, atomically); `nil` where `UserDefaults` is used as it is.
     let file: URL?
-    private let lock = NSLock()
+    /// Serialises every use of `defaults`; recursive, so that a read from inside a write's body
+    /// on the same thread goes through (a nested write is refused instead: see ``withWrite``).
+    private let lock = NSRecursiveLock()
+    /// The thread inside a write of this object (``withWrite``) and the root key it writes.
+    private let writer = Locked<Writer?>(nil)
+    /// The name of the suite's persistent domain, or `nil` when it cannot be known (an object
+    /// passed to ``UserDefaultsStore/init(userDefaults:)`` on Apple platforms, other than
+    /// `.standard`).
+    let domainName: String?
+
+    /// A thread inside a write, and the root key it writes.
+    private struct Writer {
+        let thread: pthread_t
+        let root: String
+    }
 
     private init(defaults: UserDefaults, suiteName: String?, isStandard: Bool, backend: UserDefaultsStore.Backend) {
         self.defaults = defaults
         self.suiteName = suiteName
+        domainName = suiteName ?? (isStandard ? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName : nil)
         file = backend == .suiteFile ? SuitePaths.file(suite: isStandard ? nil : suiteName, isStandard: isStandard) : nil
         identifier = file.map { "userdefaults-file:\($0.path)" }
             ?? "userdefaults:\(suiteName ?? "<standard>")@\(String(UInt(bitPattern: ObjectIdentifier(defaults).hashValue), radix: 16))"
@@ -375,19 +389,46 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         }
     }
 
+    /// Runs `body` with the `UserDefaults` object, holding its lock (a read from inside a write's
+    /// body on the same thread goes through).
     func withDefaults<Result>(_ body: (UserDefaults) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(defaults)
     }
 
-    /// The object under `key` in the suite's persistent domain, ignoring a command-line
-    /// argument `-key value`, which `UserDefaults` would otherwise return instead.
+    /// Runs the write `body` of the suite key `root` with the `UserDefaults` object, holding its
+    /// lock, as ``FileLock/withLock(for:label:_:)`` does for a file: a write this thread starts
+    /// inside `body` (an `update` body, a migration step) is refused rather than left to wait
+    /// for itself.
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the root
+    ///   key of the write this thread is inside; or what `body` throws.
+    func withWrite<Result>(root: String, _ body: (UserDefaults) throws -> Result) throws -> Result {
+        let me = pthread_self()
+        if let outer = writer.withLock({ $0 }), pthread_equal(outer.thread, me) != 0 {
+            throw PersistentPrefs.PrefsError.transactionInProgress(root: outer.root)
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        writer.withLock { $0 = Writer(thread: me, root: root) }
+        defer { writer.withLock { $0 = nil } }
+        return try body(defaults)
+    }
+
+    /// The suite's persistent domain: what it stores, without the values `UserDefaults` layers
+    /// around it (command-line arguments, registered defaults, the global domain, managed
+    /// values). An object whose domain cannot be known is read through `dictionaryRepresentation()`
+    /// less the argument domain (so registered and global values show there).
+    func persistentDomain(in defaults: UserDefaults) -> [String: Any] {
+        if let domainName { return defaults.persistentDomain(forName: domainName) ?? [:] }
+        let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
+        return defaults.dictionaryRepresentation().filter { !argumentKeys.contains($0.key) }
+    }
+
+    /// The object under `key` in the suite's persistent domain (see ``persistentDomain(in:)``).
     func persistentObject(forKey key: String, in defaults: UserDefaults) -> Any? {
-        let arguments = defaults.volatileDomain(forName: UserDefaults.argumentDomain)
-        guard arguments[key] != nil else { return defaults.object(forKey: key) }
-        let domainName = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-        return defaults.persistentDomain(forName: domainName)?[key]
+        persistentDomain(in: defaults)[key]
     }
 
     func synchronize(_ defaults: UserDefaults, root: String) throws {
