@@ -3,11 +3,16 @@ import Foundation
 /// A ``PrefsStore`` that keeps each set as a dictionary under its root key in a
 /// `UserDefaults` suite. The default store of ``PersistentPrefs``.
 ///
-/// A set is on disk when the setter returns, and ``PersistentPrefs/flush()`` sees other
-/// processes' writes.
+/// A write of a set is atomic, and ``PersistentPrefs/flush()`` sees other processes' writes.
+/// What else a write guarantees depends on the platform:
 ///
-/// - On Apple platforms, through `UserDefaults`: `set`, then `synchronize()`.
-/// - On Linux, where `UserDefaults` rewrites its file in place (a crash mid-write empties it)
+/// - On Apple platforms, through `UserDefaults`: `set`, then `synchronize()`. When the setter
+///   returns, `cfprefsd` holds the value and other processes see it; `cfprefsd` writes the file
+///   later. `update`, transactions and migrations are exact within one process only (there is
+///   no lock across processes). A set is read from the suite's persistent domain: registered
+///   and managed values are layers, never written into it. See <doc:ApplePlatforms>, and use
+///   ``PlistFileStore`` where processes share a set or a write must survive a power loss.
+/// - On Linux, a set is on disk when the setter returns. There, where `UserDefaults` rewrites its file in place (a crash mid-write empties it)
 ///   and loses keys when several processes write, the library reads and replaces the suite's
 ///   file itself — `$XDG_CONFIG_HOME/<suite>.plist` or `~/.config/<suite>.plist`, still the XML
 ///   property list `UserDefaults` reads — under an advisory lock (`flock` on
@@ -67,6 +72,10 @@ public struct UserDefaultsStore: PrefsStore {
     /// Stores made from the same object share one lock and one in-memory copy of each set,
     /// so pass the same object each time (not a new `UserDefaults(suiteName:)` per call).
     ///
+    /// On Apple platforms an object other than `.standard` does not tell its suite's name, so
+    /// its sets are read through its whole search list (registered and global values included);
+    /// ``init(suiteName:)`` reads the suite's own values only.
+    ///
     /// - Parameter userDefaults: The defaults object to store sets in.
     public init(userDefaults: UserDefaults) {
         handle = DefaultsHandle.forObject(userDefaults, backend: .platformDefault)
@@ -97,7 +106,7 @@ public struct UserDefaultsStore: PrefsStore {
         try versionedLoad(root: root).set
     }
 
-    /// Stores `values` under `root`, durably.
+    /// Stores `values` under `root`: on disk on Linux, handed to `cfprefsd` on Apple platforms.
     ///
     /// - Parameters:
     ///   - values: The whole set, vetted and normalised.
@@ -107,7 +116,7 @@ public struct UserDefaultsStore: PrefsStore {
         _ = try apply(.replace(values), root: root)
     }
 
-    /// Removes `root` from the suite, durably.
+    /// Removes `root` from the suite: on disk on Linux, handed to `cfprefsd` on Apple platforms.
     ///
     /// - Parameter root: The root key of the set.
     /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)``; nothing was changed.
@@ -115,12 +124,16 @@ public struct UserDefaultsStore: PrefsStore {
         _ = try apply(.replace([:]), root: root)
     }
 
-    /// Applies `change` to the set under `root`, durably.
+    /// Applies `change` to the set under `root`.
     ///
     /// On Linux, under an advisory lock on the suite file shared by every process using this
     /// library: the suite is re-read, only this root key's change is applied, and the file is
     /// replaced atomically (a crash leaves the old file or the new one, never an empty one).
-    /// Elsewhere, through `UserDefaults` (`set` then `synchronize()`).
+    /// On Apple platforms, through `UserDefaults` (`set` then `synchronize()`, which hands the
+    /// write to `cfprefsd`), under a lock of this process only: another process can write the
+    /// set between the read and the write. A write started inside `change` (to any set of the
+    /// same `UserDefaults` object, on the same thread) is refused with
+    /// ``PersistentPrefs/PrefsError/transactionInProgress(root:)``.
     ///
     /// - Parameters:
     ///   - change: What to change.
@@ -153,7 +166,8 @@ public struct UserDefaultsStore: PrefsStore {
         return (result, version)
     }
 
-    /// The keys of the suite whose values are dictionaries, sorted.
+    /// The keys of the suite whose values are dictionaries, sorted: the suite's own keys
+    /// (through `UserDefaults`, its persistent domain), without registered or global values.
     ///
     /// - Returns: The root keys present in the suite.
     public func roots() throws -> [String] {
