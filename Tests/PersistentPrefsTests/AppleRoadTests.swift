@@ -82,6 +82,22 @@ struct AppleRoadTests {
         #expect(other.lastError == nil && other.int == 3)
     }
 
+    @Test("writing another set of the same UserDefaults inside a migration step is refused; the migration runs")
+    func writeInsideMigration() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        try suite.store.save(["Old": 5], root: "M")
+        NestingMigrationPrefs.store = suite.store
+        let log = StepLog()
+        NestingMigrationPrefs.log = log
+        let migrated = finishing(within: 20) { () -> Int in
+            NestingMigrationPrefs(key: "M", store: suite.store).size
+        }
+        #expect(migrated == 5, "the migration hung or did not run")
+        #expect(log.all == ["refused: transactionInProgress(root: \"M\")"], "\(log.all)")
+        #expect(try suite.store.load(root: "B") == nil, "the nested write stored nothing")
+    }
+
     @Test("reading another set of the same UserDefaults inside an update works")
     func readInsideUpdate() throws {
         let suite = TestSuite(applePath: true)
@@ -101,6 +117,31 @@ struct AppleRoadTests {
         }
         #expect(read == .some(41), "the read hung or failed")
         #expect(outer.int == 42)
+    }
+
+    @Test("another thread reads the suite while an update body runs: a read never waits for the body")
+    func readFromAnotherThreadDuringUpdate() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        try suite.store.save([Self.key: 41], root: "B")
+        let outer = SamplePrefs(key: "A", store: suite.store)
+        let seen = Locked<Int?>(nil)
+        let inTime = Locked(false)
+        let done = finishing(within: 20) { () -> Bool in
+            (try? outer.update { values in
+                // As the watcher's reload of another set does, on its own thread; the body waits for it.
+                let read = DispatchSemaphore(value: 0)
+                Thread {
+                    seen.withLock { $0 = (try? suite.store.load(root: "B"))?[Self.key] as? Int }
+                    read.signal()
+                }.start()
+                inTime.withLock { $0 = read.wait(timeout: .now() + 5) == .success }
+                values[Self.key] = 1
+            }) != nil
+        }
+        #expect(done == true, "the update hung")
+        #expect(inTime.withLock { $0 }, "the read waited for the update body")
+        #expect(seen.withLock { $0 } == 41)
     }
 
     @Test("the didChangeNotification watcher reports its object's notifications until stopped")
@@ -123,5 +164,31 @@ struct AppleRoadTests {
         stop()  // a second stop does nothing
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: defaults)
         #expect(calls.wait(timeout: .now() + 0.5) == .timedOut, "a change was reported after stop")
+    }
+}
+
+/// A set whose migration step writes another set of the same store.
+final class NestingMigrationPrefs: PersistentPrefs {
+    nonisolated(unsafe) static var store: UserDefaultsStore?
+    nonisolated(unsafe) static var log = StepLog()
+
+    @Pref("Size") var size = 1
+    override class var schemaVersion: Int { 1 }
+    override class var migrations: [PrefsMigration] {
+        let (store, log) = (Self.store, Self.log)
+        return [
+            PrefsMigration("write another set") { set in
+                set["Size"] = set.removeValue(forKey: "Old")
+                guard let store else { return }
+                do {
+                    try store.save(["Other": 1], root: "B")
+                    log.add("stored")
+                } catch let error as PersistentPrefs.PrefsError {
+                    if case .transactionInProgress(let root) = error { log.add("refused: transactionInProgress(root: \"\(root)\")") } else { log.add("\(error)") }
+                } catch {
+                    log.add("\(error)")
+                }
+            }
+        ]
     }
 }

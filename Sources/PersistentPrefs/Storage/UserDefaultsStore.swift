@@ -198,16 +198,22 @@ public struct UserDefaultsStore: PrefsStore {
             // this process have unsaved keys, the save that follows cannot race another writer.
             return try Self.update(suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles), change, whileLocked: handle.refresh)
         }
-        return try handle.withWrite(root: key) { defaults -> UInt64? in
-            _ = defaults.synchronize()
-            let previous = handle.persistentObject(forKey: key, in: defaults)
+        return try handle.withWrite(root: key) { () -> UInt64? in
+            let previous = handle.withDefaults { defaults in
+                _ = defaults.synchronize()
+                return handle.persistentObject(forKey: key, in: defaults)
+            }
+            // Outside the lock on the object, so readers (the watcher's reload of another set
+            // among them) never wait for `change`, which may itself wait for such a reader.
             let updated = try change(previous)
-            if let updated { defaults.set(updated, forKey: key) } else { defaults.removeObject(forKey: key) }
-            do {
-                try handle.synchronize(defaults, root: key)
-            } catch {
-                if let previous { defaults.set(previous, forKey: key) } else { defaults.removeObject(forKey: key) }
-                throw error
+            try handle.withDefaults { defaults in
+                if let updated { defaults.set(updated, forKey: key) } else { defaults.removeObject(forKey: key) }
+                do {
+                    try handle.synchronize(defaults, root: key)
+                } catch {
+                    if let previous { defaults.set(previous, forKey: key) } else { defaults.removeObject(forKey: key) }
+                    throw error
+                }
             }
             return nil
         }
@@ -308,7 +314,8 @@ extension UserDefaultsStore {
 
 // MARK: - Shared handles
 
-/// One `UserDefaults` object and the lock that serialises every use of it in this process.
+/// One `UserDefaults` object, the lock that serialises every use of it in this process, and the
+/// lock that serialises its writes.
 final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only while holding `lock`
     let defaults: UserDefaults
     let suiteName: String?
@@ -316,9 +323,11 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     /// On Linux, the suite's plist file, which the library reads and replaces itself (under a
     /// `flock`, atomically); `nil` where `UserDefaults` is used as it is.
     let file: URL?
-    /// Serialises every use of `defaults`; recursive, so that a read from inside a write's body
-    /// on the same thread goes through (a nested write is refused instead: see ``withWrite``).
+    /// Serialises every use of `defaults`, one short step at a time (never held while a write's
+    /// body runs); recursive, for code `UserDefaults` calls back on the same thread.
     private let lock = NSRecursiveLock()
+    /// Serialises the writes of this object (``withWrite``), held for the whole read-modify-write.
+    private let writeLock = NSLock()
     /// The thread inside a write of this object (``withWrite``) and the root key it writes.
     private let writer = Locked<Writer?>(nil)
     /// The name of the suite's persistent domain, or `nil` when it cannot be known (an object
@@ -403,31 +412,32 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         }
     }
 
-    /// Runs `body` with the `UserDefaults` object, holding its lock (a read from inside a write's
-    /// body on the same thread goes through).
+    /// Runs `body` with the `UserDefaults` object, holding its lock (not the write lock: a read
+    /// waits for one step of a write at most, never for a write's body).
     func withDefaults<Result>(_ body: (UserDefaults) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(defaults)
     }
 
-    /// Runs the write `body` of the suite key `root` with the `UserDefaults` object, holding its
-    /// lock, as ``FileLock/withLock(for:label:_:)`` does for a file: a write this thread starts
-    /// inside `body` (an `update` body, a migration step) is refused rather than left to wait
-    /// for itself.
+    /// Runs the write `body` of the suite key `root` holding the write lock, as
+    /// ``FileLock/withLock(for:label:_:)`` does for a file: one write of this object at a time in
+    /// this process, and a write this thread starts inside `body` (an `update` body, a migration
+    /// step) is refused rather than left to wait for itself. `body` uses the object through
+    /// ``withDefaults(_:)``.
     ///
     /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the root
     ///   key of the write this thread is inside; or what `body` throws.
-    func withWrite<Result>(root: String, _ body: (UserDefaults) throws -> Result) throws -> Result {
+    func withWrite<Result>(root: String, _ body: () throws -> Result) throws -> Result {
         let me = pthread_self()
         if let outer = writer.withLock({ $0 }), pthread_equal(outer.thread, me) != 0 {
             throw PersistentPrefs.PrefsError.transactionInProgress(root: outer.root)
         }
-        lock.lock()
-        defer { lock.unlock() }
+        writeLock.lock()
+        defer { writeLock.unlock() }
         writer.withLock { $0 = Writer(thread: me, root: root) }
         defer { writer.withLock { $0 = nil } }
-        return try body(defaults)
+        return try body()
     }
 
     /// The suite's persistent domain: what it stores, without the values `UserDefaults` layers
