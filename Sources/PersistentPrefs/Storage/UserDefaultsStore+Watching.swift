@@ -1,8 +1,12 @@
 import Foundation
 
 // How a `UserDefaultsStore` learns that someone changed a suite: on Linux the suite's file is
-// watched (``ChangeWatcher``); on Apple platforms `UserDefaults` itself reports changes of a key,
-// including other processes' through `cfprefsd`, by key-value observing.
+// watched (``ChangeWatcher``). Where there is no file to watch (the `UserDefaults` road on Apple
+// platforms, where `cfprefsd` owns the files), key-value observing reports changes of a root key
+// without a "." (including other processes' changes, through `cfprefsd`); a root key with a "."
+// (which KVO takes as a key path) and the whole store (`observeStore`) are watched through
+// `UserDefaults.didChangeNotification` (``DefaultsChangeWatcher``), which reports changes made
+// in this process only.
 extension UserDefaultsStore: WatchableStore {
     func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
         watch(suiteKey: root, onChange)
@@ -13,16 +17,15 @@ extension UserDefaultsStore: WatchableStore {
     }
 
     /// Calls `onChange` whenever the suite key `key` may have changed, until the returned
-    /// closure is called; `nil` when this platform cannot tell.
+    /// closure is called.
     func watch(suiteKey key: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
         if let file = handle.watchedFile {
             return ChangeWatcher.shared.watching(file, onChange)
         }
         #if canImport(ObjectiveC)
-            return DefaultsKeyObserver.start(handle.defaults, key: key, onChange)
-        #else
-            return nil
+            if let stop = DefaultsKeyObserver.start(handle.defaults, key: key, onChange) { return stop }
         #endif
+        return DefaultsChangeWatcher.start(handle.defaults, onChange)
     }
 }
 
@@ -39,16 +42,55 @@ extension DefaultsHandle {
     }
 }
 
+/// Watches one `UserDefaults` object through `UserDefaults.didChangeNotification` (plain
+/// Foundation, every platform): reports changes this process makes through that object. Changes
+/// made by other processes, or through another `UserDefaults` object, are not reported. (Apple
+/// platforms post the notification for each change of the object's domains in this process;
+/// swift-corelibs-foundation posts it for `setPersistentDomain` and `removePersistentDomain`, not
+/// for `set` — on Linux the library watches the suite's file instead.)
+///
+/// `onChange` runs on a queue of the watcher's own, never on the writer's stack (which may hold
+/// the library's locks).
+final class DefaultsChangeWatcher: @unchecked Sendable {  // `token` is set once in `start`, then only removed under `stopped`
+    private let stopped = Locked(false)
+    private var token: (any NSObjectProtocol)?
+
+    private init() {}
+
+    /// Starts calling `onChange` after each `didChangeNotification` posted for `defaults`.
+    ///
+    /// - Returns: How to stop; calling it more than once does nothing.
+    static func start(_ defaults: UserDefaults, _ onChange: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
+        let watcher = DefaultsChangeWatcher()
+        let queue = DispatchQueue(label: "PersistentPrefs.DefaultsChangeWatcher")
+        watcher.token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: defaults, queue: nil) { _ in
+            queue.async(execute: onChange)
+        }
+        return { watcher.stop() }
+    }
+
+    /// Stops the watch; calling it again does nothing.
+    func stop() {
+        stopped.withLock { done in
+            guard !done else { return }
+            done = true
+            if let token { NotificationCenter.default.removeObserver(token) }
+            token = nil
+        }
+    }
+}
+
 #if canImport(ObjectiveC)
     /// Apple platforms only (not built on Linux): key-value observing of one `UserDefaults`
     /// key, which reports changes made by this process and, through `cfprefsd`, by others.
     /// The observer is told on a queue of its own, never on the writer's stack (which may hold
     /// the library's locks).
-    final class DefaultsKeyObserver: NSObject, @unchecked Sendable {  // set up in `start`, then immutable
+    final class DefaultsKeyObserver: NSObject, @unchecked Sendable {  // set up in `start`, then immutable but for `stopped`
         private let defaults: UserDefaults
         private let key: String
         private let onChange: @Sendable () -> Void
         private let queue = DispatchQueue(label: "PersistentPrefs.DefaultsKeyObserver")
+        private let stopped = Locked(false)
 
         private init(defaults: UserDefaults, key: String, onChange: @escaping @Sendable () -> Void) {
             self.defaults = defaults
@@ -57,16 +99,22 @@ extension DefaultsHandle {
         }
 
         /// Starts observing `key`; returns how to stop. Keys with a `.` are key paths to KVO, so
-        /// they are not observed (`nil`).
+        /// they are not observed here (`nil`: see ``DefaultsChangeWatcher``).
         static func start(_ defaults: UserDefaults, key: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
             guard !key.contains(".") else { return nil }
             let observer = DefaultsKeyObserver(defaults: defaults, key: key, onChange: onChange)
             defaults.addObserver(observer, forKeyPath: key, options: [.new], context: nil)
-            let stopped = Locked(false)
-            return {
-                guard stopped.withLock({ done in defer { done = true }; return !done }) else { return }
-                defaults.removeObserver(observer, forKeyPath: key)
+            return { observer.stop() }
+        }
+
+        /// Stops observing; calling it again does nothing.
+        func stop() {
+            let first = stopped.withLock { done in
+                defer { done = true }
+                return !done
             }
+            guard first else { return }
+            defaults.removeObserver(self, forKeyPath: key)
         }
 
         override func observeValue(

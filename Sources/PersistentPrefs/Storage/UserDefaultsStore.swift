@@ -3,11 +3,16 @@ import Foundation
 /// A ``PrefsStore`` that keeps each set as a dictionary under its root key in a
 /// `UserDefaults` suite. The default store of ``PersistentPrefs``.
 ///
-/// A set is on disk when the setter returns, and ``PersistentPrefs/flush()`` sees other
-/// processes' writes.
+/// A write of a set is atomic, and ``PersistentPrefs/flush()`` sees other processes' writes.
+/// What else a write guarantees depends on the platform:
 ///
-/// - On Apple platforms, through `UserDefaults`: `set`, then `synchronize()`.
-/// - On Linux, where `UserDefaults` rewrites its file in place (a crash mid-write empties it)
+/// - On Apple platforms, through `UserDefaults`: `set`, then `synchronize()`. When the setter
+///   returns, `cfprefsd` holds the value and other processes see it; `cfprefsd` writes the file
+///   later. `update`, transactions and migrations are exact within one process only (there is
+///   no lock across processes). A set is read from the suite's persistent domain: registered
+///   and managed values are layers, never written into it. See <doc:ApplePlatforms>, and use
+///   ``PlistFileStore`` where processes share a set or a write must survive a power loss.
+/// - On Linux, a set is on disk when the setter returns. There, where `UserDefaults` rewrites its file in place (a crash mid-write empties it)
 ///   and loses keys when several processes write, the library reads and replaces the suite's
 ///   file itself — `$XDG_CONFIG_HOME/<suite>.plist` or `~/.config/<suite>.plist`, still the XML
 ///   property list `UserDefaults` reads — under an advisory lock (`flock` on
@@ -67,6 +72,10 @@ public struct UserDefaultsStore: PrefsStore {
     /// Stores made from the same object share one lock and one in-memory copy of each set,
     /// so pass the same object each time (not a new `UserDefaults(suiteName:)` per call).
     ///
+    /// On Apple platforms an object other than `.standard` does not tell its suite's name, so
+    /// its sets are read through its whole search list (registered and global values included);
+    /// ``init(suiteName:)`` reads the suite's own values only.
+    ///
     /// - Parameter userDefaults: The defaults object to store sets in.
     public init(userDefaults: UserDefaults) {
         handle = DefaultsHandle.forObject(userDefaults, backend: .platformDefault)
@@ -97,7 +106,7 @@ public struct UserDefaultsStore: PrefsStore {
         try versionedLoad(root: root).set
     }
 
-    /// Stores `values` under `root`, durably.
+    /// Stores `values` under `root`: on disk on Linux, handed to `cfprefsd` on Apple platforms.
     ///
     /// - Parameters:
     ///   - values: The whole set, vetted and normalised.
@@ -107,7 +116,7 @@ public struct UserDefaultsStore: PrefsStore {
         _ = try apply(.replace(values), root: root)
     }
 
-    /// Removes `root` from the suite, durably.
+    /// Removes `root` from the suite: on disk on Linux, handed to `cfprefsd` on Apple platforms.
     ///
     /// - Parameter root: The root key of the set.
     /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)``; nothing was changed.
@@ -115,12 +124,16 @@ public struct UserDefaultsStore: PrefsStore {
         _ = try apply(.replace([:]), root: root)
     }
 
-    /// Applies `change` to the set under `root`, durably.
+    /// Applies `change` to the set under `root`.
     ///
     /// On Linux, under an advisory lock on the suite file shared by every process using this
     /// library: the suite is re-read, only this root key's change is applied, and the file is
     /// replaced atomically (a crash leaves the old file or the new one, never an empty one).
-    /// Elsewhere, through `UserDefaults` (`set` then `synchronize()`).
+    /// On Apple platforms, through `UserDefaults` (`set` then `synchronize()`, which hands the
+    /// write to `cfprefsd`), under a lock of this process only: another process can write the
+    /// set between the read and the write. A write started inside `change` (to any set of the
+    /// same `UserDefaults` object, on the same thread) is refused with
+    /// ``PersistentPrefs/PrefsError/transactionInProgress(root:)``.
     ///
     /// - Parameters:
     ///   - change: What to change.
@@ -153,7 +166,8 @@ public struct UserDefaultsStore: PrefsStore {
         return (result, version)
     }
 
-    /// The keys of the suite whose values are dictionaries, sorted.
+    /// The keys of the suite whose values are dictionaries, sorted: the suite's own keys
+    /// (through `UserDefaults`, its persistent domain), without registered or global values.
     ///
     /// - Returns: The root keys present in the suite.
     public func roots() throws -> [String] {
@@ -184,16 +198,22 @@ public struct UserDefaultsStore: PrefsStore {
             // this process have unsaved keys, the save that follows cannot race another writer.
             return try Self.update(suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles), change, whileLocked: handle.refresh)
         }
-        return try handle.withDefaults { defaults -> UInt64? in
-            _ = defaults.synchronize()
-            let previous = handle.persistentObject(forKey: key, in: defaults)
+        return try handle.withWrite(root: key) { () -> UInt64? in
+            let previous = handle.withDefaults { defaults in
+                _ = defaults.synchronize()
+                return handle.persistentObject(forKey: key, in: defaults)
+            }
+            // Outside the lock on the object, so readers (the watcher's reload of another set
+            // among them) never wait for `change`, which may itself wait for such a reader.
             let updated = try change(previous)
-            if let updated { defaults.set(updated, forKey: key) } else { defaults.removeObject(forKey: key) }
-            do {
-                try handle.synchronize(defaults, root: key)
-            } catch {
-                if let previous { defaults.set(previous, forKey: key) } else { defaults.removeObject(forKey: key) }
-                throw error
+            try handle.withDefaults { defaults in
+                if let updated { defaults.set(updated, forKey: key) } else { defaults.removeObject(forKey: key) }
+                do {
+                    try handle.synchronize(defaults, root: key)
+                } catch {
+                    if let previous { defaults.set(previous, forKey: key) } else { defaults.removeObject(forKey: key) }
+                    throw error
+                }
             }
             return nil
         }
@@ -205,8 +225,7 @@ public struct UserDefaultsStore: PrefsStore {
         }
         return handle.withDefaults { defaults in
             _ = defaults.synchronize()
-            let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
-            return defaults.dictionaryRepresentation().filter { !argumentKeys.contains($0.key) }
+            return handle.persistentDomain(in: defaults)
         }
     }
 }
@@ -295,7 +314,8 @@ extension UserDefaultsStore {
 
 // MARK: - Shared handles
 
-/// One `UserDefaults` object and the lock that serialises every use of it in this process.
+/// One `UserDefaults` object, the lock that serialises every use of it in this process, and the
+/// lock that serialises its writes.
 final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only while holding `lock`
     let defaults: UserDefaults
     let suiteName: String?
@@ -303,11 +323,28 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     /// On Linux, the suite's plist file, which the library reads and replaces itself (under a
     /// `flock`, atomically); `nil` where `UserDefaults` is used as it is.
     let file: URL?
-    private let lock = NSLock()
+    /// Serialises every use of `defaults`, one short step at a time (never held while a write's
+    /// body runs); recursive, for code `UserDefaults` calls back on the same thread.
+    private let lock = NSRecursiveLock()
+    /// Serialises the writes of this object (``withWrite``), held for the whole read-modify-write.
+    private let writeLock = NSLock()
+    /// The thread inside a write of this object (``withWrite``) and the root key it writes.
+    private let writer = Locked<Writer?>(nil)
+    /// The name of the suite's persistent domain, or `nil` when it cannot be known (an object
+    /// passed to ``UserDefaultsStore/init(userDefaults:)`` on Apple platforms, other than
+    /// `.standard`).
+    let domainName: String?
+
+    /// A thread inside a write, and the root key it writes.
+    private struct Writer {
+        let thread: pthread_t
+        let root: String
+    }
 
     private init(defaults: UserDefaults, suiteName: String?, isStandard: Bool, backend: UserDefaultsStore.Backend) {
         self.defaults = defaults
         self.suiteName = suiteName
+        domainName = suiteName ?? (isStandard ? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName : nil)
         file = backend == .suiteFile ? SuitePaths.file(suite: isStandard ? nil : suiteName, isStandard: isStandard) : nil
         identifier = file.map { "userdefaults-file:\($0.path)" }
             ?? "userdefaults:\(suiteName ?? "<standard>")@\(String(UInt(bitPattern: ObjectIdentifier(defaults).hashValue), radix: 16))"
@@ -375,19 +412,47 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         }
     }
 
+    /// Runs `body` with the `UserDefaults` object, holding its lock (not the write lock: a read
+    /// waits for one step of a write at most, never for a write's body).
     func withDefaults<Result>(_ body: (UserDefaults) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(defaults)
     }
 
-    /// The object under `key` in the suite's persistent domain, ignoring a command-line
-    /// argument `-key value`, which `UserDefaults` would otherwise return instead.
+    /// Runs the write `body` of the suite key `root` holding the write lock, as
+    /// ``FileLock/withLock(for:label:_:)`` does for a file: one write of this object at a time in
+    /// this process, and a write this thread starts inside `body` (an `update` body, a migration
+    /// step) is refused rather than left to wait for itself. `body` uses the object through
+    /// ``withDefaults(_:)``.
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the root
+    ///   key of the write this thread is inside; or what `body` throws.
+    func withWrite<Result>(root: String, _ body: () throws -> Result) throws -> Result {
+        let me = pthread_self()
+        if let outer = writer.withLock({ $0 }), pthread_equal(outer.thread, me) != 0 {
+            throw PersistentPrefs.PrefsError.transactionInProgress(root: outer.root)
+        }
+        writeLock.lock()
+        defer { writeLock.unlock() }
+        writer.withLock { $0 = Writer(thread: me, root: root) }
+        defer { writer.withLock { $0 = nil } }
+        return try body()
+    }
+
+    /// The suite's persistent domain: what it stores, without the values `UserDefaults` layers
+    /// around it (command-line arguments, registered defaults, the global domain, managed
+    /// values). An object whose domain cannot be known is read through `dictionaryRepresentation()`
+    /// less the argument domain (so registered and global values show there).
+    func persistentDomain(in defaults: UserDefaults) -> [String: Any] {
+        if let domainName { return defaults.persistentDomain(forName: domainName) ?? [:] }
+        let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
+        return defaults.dictionaryRepresentation().filter { !argumentKeys.contains($0.key) }
+    }
+
+    /// The object under `key` in the suite's persistent domain (see ``persistentDomain(in:)``).
     func persistentObject(forKey key: String, in defaults: UserDefaults) -> Any? {
-        let arguments = defaults.volatileDomain(forName: UserDefaults.argumentDomain)
-        guard arguments[key] != nil else { return defaults.object(forKey: key) }
-        let domainName = suiteName ?? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-        return defaults.persistentDomain(forName: domainName)?[key]
+        persistentDomain(in: defaults)[key]
     }
 
     func synchronize(_ defaults: UserDefaults, root: String) throws {

@@ -10,7 +10,8 @@ protocol StoreWatchable: PrefsStore {
 
 extension UserDefaultsStore: StoreWatchable {
     func watchAllSets(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
-        handle.watchedFile.map { ChangeWatcher.shared.watching($0, onChange) }
+        if let file = handle.watchedFile { return ChangeWatcher.shared.watching(file, onChange) }
+        return DefaultsChangeWatcher.start(handle.defaults, onChange)  // this process's changes only
     }
 
     var allSetsWatchProblem: PersistentPrefs.PrefsError? {

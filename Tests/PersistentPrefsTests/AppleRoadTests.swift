@@ -1,0 +1,194 @@
+import Foundation
+import PersistentPrefsSample
+import Testing
+
+@testable import PersistentPrefs
+
+/// The `UserDefaults` road of ``UserDefaultsStore`` (the road Apple platforms take), run on Linux
+/// through `UserDefaultsStore.throughUserDefaults(suiteName:)` where it is plain Foundation: a
+/// set is read from the suite's persistent domain only, a nested write is refused instead of
+/// waiting for itself, and `didChangeNotification` drives the watch where there is no file.
+@Suite("Apple road: UserDefaults", waitLimit)
+struct AppleRoadTests {
+    static let key = SamplePrefs.Key.int.rawValue
+
+    @Test("swift-corelibs-foundation: persistentDomain(forName:) after set and synchronize() holds what was written")
+    func persistentDomainAfterSet() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        let defaults = suite.store.userDefaults
+        defaults.set(["a": 1], forKey: "Root")
+        #expect(defaults.synchronize())
+        let stored = defaults.persistentDomain(forName: suite.name)?["Root"]
+        #expect(stored.flatMap(PlistValue.stringKeyedDictionary).map { $0["a"] as? Int } == 1)
+    }
+
+    @Test("registered defaults are not read as stored, not listed as roots, and not written back")
+    func registeredDefaultsStayLayers() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        let store = suite.store
+        // The registration domain is the process's: keys of this test's own.
+        let root = "Registered-\(UUID().uuidString)"
+        let plain = "Plain-\(UUID().uuidString)"
+        store.userDefaults.register(defaults: [root: ["registered": 1, "other": 2], plain: 3])
+        #expect(store.userDefaults.object(forKey: root) != nil, "UserDefaults itself sees the registered set")
+
+        #expect(try store.load(root: root) == nil)
+        #expect(try !store.roots().contains(root))
+        #expect(try !store.roots().contains(plain))
+        #expect(try store.object(plain) == nil)
+
+        _ = try store.apply(.set(key: "own", value: 5), root: root)
+        let written = store.userDefaults.persistentDomain(forName: suite.name)?[root].flatMap(PlistValue.stringKeyedDictionary)
+        #expect(written?.keys.sorted() == ["own"], "\(String(describing: written))")
+        #expect(try store.load(root: root)?.keys.sorted() == ["own"])
+        #expect(try store.roots() == [root])
+    }
+
+    @Test("writing another set of the same UserDefaults inside an update is refused, naming the set being updated",
+          arguments: ["subscript", "update", "store"])
+    func writeInsideUpdate(how: String) throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        let outer = SamplePrefs(key: "A", store: suite.store)
+        let other = SamplePrefs(key: "B", store: suite.store)
+        other.int = 1
+        let refusal = finishing(within: 20) { () -> (any Error)? in
+            var inner: (any Error)?
+            try? outer.update { values in
+                values[Self.key] = 2
+                switch how {
+                case "subscript":
+                    other[Self.key] = 3
+                    inner = other.lastError
+                case "update":
+                    do { try other.update { $0[Self.key] = 3 } } catch { inner = error }
+                default:
+                    do { try suite.store.save([Self.key: 3], root: "C") } catch { inner = error }
+                }
+            }
+            return inner
+        }
+        guard let refusal else {
+            Issue.record("the nested write hung or stored")
+            return
+        }
+        #expect(refusal as? PersistentPrefs.PrefsError == .transactionInProgress(root: "A"), "\(String(describing: refusal))")
+        #expect(outer.int == 2, "the outer update still succeeds")
+        #expect(other.int == 1, "the nested write stored nothing")
+        #expect(try suite.store.load(root: "C") == nil)
+        other.int = 3  // after the update returns, the other set writes as usual
+        #expect(other.lastError == nil && other.int == 3)
+    }
+
+    @Test("writing another set of the same UserDefaults inside a migration step is refused; the migration runs")
+    func writeInsideMigration() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        try suite.store.save(["Old": 5], root: "M")
+        NestingMigrationPrefs.store = suite.store
+        let log = StepLog()
+        NestingMigrationPrefs.log = log
+        let migrated = finishing(within: 20) { () -> Int in
+            NestingMigrationPrefs(key: "M", store: suite.store).size
+        }
+        #expect(migrated == 5, "the migration hung or did not run")
+        #expect(log.all == ["refused: transactionInProgress(root: \"M\")"], "\(log.all)")
+        #expect(try suite.store.load(root: "B") == nil, "the nested write stored nothing")
+    }
+
+    @Test("reading another set of the same UserDefaults inside an update works")
+    func readInsideUpdate() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        do {
+            let other = SamplePrefs(key: "B", store: suite.store)
+            other.int = 41
+        }
+        let outer = SamplePrefs(key: "A", store: suite.store)
+        let read = finishing(within: 20) { () -> Int? in
+            var seen: Int?
+            try? outer.update { values in
+                seen = (try? suite.store.load(root: "B"))?[Self.key] as? Int
+                values[Self.key] = (seen ?? 0) + 1
+            }
+            return seen
+        }
+        #expect(read == .some(41), "the read hung or failed")
+        #expect(outer.int == 42)
+    }
+
+    @Test("another thread reads the suite while an update body runs: a read never waits for the body")
+    func readFromAnotherThreadDuringUpdate() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        try suite.store.save([Self.key: 41], root: "B")
+        let outer = SamplePrefs(key: "A", store: suite.store)
+        let seen = Locked<Int?>(nil)
+        let inTime = Locked(false)
+        let done = finishing(within: 20) { () -> Bool in
+            (try? outer.update { values in
+                // As the watcher's reload of another set does, on its own thread; the body waits for it.
+                let read = DispatchSemaphore(value: 0)
+                Thread {
+                    seen.withLock { $0 = (try? suite.store.load(root: "B"))?[Self.key] as? Int }
+                    read.signal()
+                }.start()
+                inTime.withLock { $0 = read.wait(timeout: .now() + 5) == .success }
+                values[Self.key] = 1
+            }) != nil
+        }
+        #expect(done == true, "the update hung")
+        #expect(inTime.withLock { $0 }, "the read waited for the update body")
+        #expect(seen.withLock { $0 } == 41)
+    }
+
+    @Test("the didChangeNotification watcher reports its object's notifications until stopped")
+    func notificationWatcher() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        let defaults = suite.store.userDefaults
+        let calls = DispatchSemaphore(value: 0)
+        let stop = DefaultsChangeWatcher.start(defaults) { calls.signal() }
+        // swift-corelibs-foundation posts the notification for persistent-domain changes, not for
+        // `set`: post it as Apple platforms do after a change.
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: defaults)
+        #expect(calls.wait(timeout: .now() + 10) == .success, "the watcher did not report the change")
+
+        let another = UserDefaults(suiteName: suite.name + "-other")!
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: another)
+        #expect(calls.wait(timeout: .now() + 0.5) == .timedOut, "another object's change was reported")
+
+        stop()
+        stop()  // a second stop does nothing
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: defaults)
+        #expect(calls.wait(timeout: .now() + 0.5) == .timedOut, "a change was reported after stop")
+    }
+}
+
+/// A set whose migration step writes another set of the same store.
+final class NestingMigrationPrefs: PersistentPrefs {
+    nonisolated(unsafe) static var store: UserDefaultsStore?
+    nonisolated(unsafe) static var log = StepLog()
+
+    @Pref("Size") var size = 1
+    override class var schemaVersion: Int { 1 }
+    override class var migrations: [PrefsMigration] {
+        let (store, log) = (Self.store, Self.log)
+        return [
+            PrefsMigration("write another set") { set in
+                set["Size"] = set.removeValue(forKey: "Old")
+                guard let store else { return }
+                do {
+                    try store.save(["Other": 1], root: "B")
+                    log.add("stored")
+                } catch let error as PersistentPrefs.PrefsError {
+                    if case .transactionInProgress(let root) = error { log.add("refused: transactionInProgress(root: \"\(root)\")") } else { log.add("\(error)") }
+                } catch {
+                    log.add("\(error)")
+                }
+            }
+        ]
+    }
+}
