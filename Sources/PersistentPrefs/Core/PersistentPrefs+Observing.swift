@@ -99,8 +99,10 @@ extension PersistentPrefs {
     /// ```
     ///
     /// - Parameters:
-    ///   - store: The store to watch: ``UserDefaultsStore`` (a suite's file, on Linux) or
-    ///     ``PlistFileStore``; any other store gives an observation that is already cancelled.
+    ///   - store: The store to watch: ``PlistFileStore`` (its folder) or ``UserDefaultsStore``
+    ///     (on Linux its suite's file; on Apple platforms, where `cfprefsd` owns the files, the
+    ///     changes this process makes through its `UserDefaults` object only — see
+    ///     <doc:ApplePlatforms>); any other store gives an observation that is already cancelled.
     ///   - handler: Called with each change.
     /// - Returns: The observation; observing stops when it is cancelled or deallocated. Its
     ///   ``PrefsObservation/problem`` tells when the operating system cannot watch the store.
