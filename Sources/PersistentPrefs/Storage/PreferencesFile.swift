@@ -74,6 +74,11 @@ public struct PreferencesFile: Sendable {
 
     /// Where Foundation on Linux keeps `UserDefaults` suites: `$XDG_CONFIG_HOME` when it is an
     /// absolute path, else `~/.config`.
+    ///
+    /// The same rule holds on Apple platforms, where it names no `UserDefaults` suite: `cfprefsd`
+    /// keeps those in `~/Library/Preferences` and writes them itself, so there a suite is changed
+    /// through `UserDefaults` (``UserDefaultsStore``, the system's `defaults` command), and a
+    /// ``PreferencesFile`` names a file by ``init(url:)``.
     public static var preferencesDirectory: URL {
         SuitePaths.directory
     }
