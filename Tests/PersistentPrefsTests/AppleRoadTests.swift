@@ -46,42 +46,6 @@ struct AppleRoadTests {
         #expect(try store.roots() == [root])
     }
 
-    @Test("writing another set of the same UserDefaults inside an update is refused, naming the set being updated",
-          arguments: ["subscript", "update", "store"])
-    func writeInsideUpdate(how: String) throws {
-        let suite = TestSuite(applePath: true)
-        defer { suite.remove() }
-        let outer = SamplePrefs(key: "A", store: suite.store)
-        let other = SamplePrefs(key: "B", store: suite.store)
-        other.int = 1
-        let refusal = finishing(within: 20) { () -> (any Error)? in
-            var inner: (any Error)?
-            try? outer.update { values in
-                values[Self.key] = 2
-                switch how {
-                case "subscript":
-                    other[Self.key] = 3
-                    inner = other.lastError
-                case "update":
-                    do { try other.update { $0[Self.key] = 3 } } catch { inner = error }
-                default:
-                    do { try suite.store.save([Self.key: 3], root: "C") } catch { inner = error }
-                }
-            }
-            return inner
-        }
-        guard let refusal else {
-            Issue.record("the nested write hung or stored")
-            return
-        }
-        #expect(refusal as? PersistentPrefs.PrefsError == .transactionInProgress(root: "A"), "\(String(describing: refusal))")
-        #expect(outer.int == 2, "the outer update still succeeds")
-        #expect(other.int == 1, "the nested write stored nothing")
-        #expect(try suite.store.load(root: "C") == nil)
-        other.int = 3  // after the update returns, the other set writes as usual
-        #expect(other.lastError == nil && other.int == 3)
-    }
-
     @Test("writing another set of the same UserDefaults inside a migration step is refused; the migration runs")
     func writeInsideMigration() throws {
         let suite = TestSuite(applePath: true)
@@ -96,27 +60,6 @@ struct AppleRoadTests {
         #expect(migrated == 5, "the migration hung or did not run")
         #expect(log.all == ["refused: transactionInProgress(root: \"M\")"], "\(log.all)")
         #expect(try suite.store.load(root: "B") == nil, "the nested write stored nothing")
-    }
-
-    @Test("reading another set of the same UserDefaults inside an update works")
-    func readInsideUpdate() throws {
-        let suite = TestSuite(applePath: true)
-        defer { suite.remove() }
-        do {
-            let other = SamplePrefs(key: "B", store: suite.store)
-            other.int = 41
-        }
-        let outer = SamplePrefs(key: "A", store: suite.store)
-        let read = finishing(within: 20) { () -> Int? in
-            var seen: Int?
-            try? outer.update { values in
-                seen = (try? suite.store.load(root: "B"))?[Self.key] as? Int
-                values[Self.key] = (seen ?? 0) + 1
-            }
-            return seen
-        }
-        #expect(read == .some(41), "the read hung or failed")
-        #expect(outer.int == 42)
     }
 
     @Test("another thread reads the suite while an update body runs: a read never waits for the body")

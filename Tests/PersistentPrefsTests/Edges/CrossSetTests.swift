@@ -11,9 +11,10 @@ import Testing
 struct CrossSetTests {
     static let key = SamplePrefs.Key.int.rawValue
 
-    @Test("reading an unloaded set of the same suite inside an update works")
-    func readInside() throws {
-        let suite = TestSuite()
+    @Test("reading an unloaded set of the same suite inside an update works, on both roads of UserDefaultsStore",
+          arguments: [false, true])
+    func readInside(applePath: Bool) throws {
+        let suite = TestSuite(applePath: applePath)
         defer { suite.remove() }
         do {
             let other = SamplePrefs(key: "B", store: suite.store)
@@ -32,10 +33,16 @@ struct CrossSetTests {
         #expect(outer.int == 42)
     }
 
+    /// Each way of writing another set, on the suite-file road and on the `UserDefaults` road
+    /// (Apple platforms' road, run here through `throughUserDefaults`; a container wraps the
+    /// `UserDefaults` object on this platform's road, so it is checked on the suite-file road).
+    static let nestedWrites: [(how: String, applePath: Bool)] =
+        ["subscript", "update", "values", "container", "store"].map { ($0, false) } + ["subscript", "update", "values", "store"].map { ($0, true) }
+
     @Test("writing or updating another set of the same suite inside an update is refused, naming the set being updated",
-          arguments: ["subscript", "update", "values", "container"])
-    func writeInside(how: String) throws {
-        let suite = TestSuite()
+          arguments: nestedWrites)
+    func writeInside(how: String, applePath: Bool) throws {
+        let suite = TestSuite(applePath: applePath)
         defer { suite.remove() }
         let outer = SamplePrefs(key: "A", store: suite.store)
         let other = SamplePrefs(key: "B", store: suite.store)
@@ -53,6 +60,8 @@ struct CrossSetTests {
                 case "values":
                     other.values = [Self.key: 3]
                     inner = other.lastError
+                case "store":
+                    do { try suite.store.save([Self.key: 3], root: "C") } catch { inner = error }
                 default:
                     let container = UserDefaultsContainer(keyedBy: PlainKey.self, userDefaults: suite.store.userDefaults)
                     container[PlainKey(stringValue: "Loose")] = 3
@@ -62,13 +71,14 @@ struct CrossSetTests {
             return inner
         }
         guard let refusal else {
-            Issue.record("the nested write hung")
+            Issue.record("the nested write hung or stored")
             return
         }
         #expect(refusal as? PersistentPrefs.PrefsError == .transactionInProgress(root: "A"), "\(String(describing: refusal))")
         #expect(outer.int == 2, "the outer update still succeeds")
         #expect(other.int == 1, "the nested write stored nothing")
         #expect(suite.store.userDefaults.object(forKey: "Loose") == nil)
+        #expect(try suite.store.load(root: "C") == nil)
         // After the update returns, the other set writes as usual.
         other.int = 3
         #expect(other.lastError == nil && other.int == 3)
