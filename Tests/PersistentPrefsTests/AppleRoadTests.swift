@@ -108,6 +108,30 @@ struct AppleRoadTests {
         NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: defaults)
         #expect(calls.wait(timeout: .now() + 0.5) == .timedOut, "a change was reported after stop")
     }
+
+    @Test("no call of the didChangeNotification watcher's handler starts after stop() returns, though notifications were queued")
+    func notificationWatcherStopsQueuedCalls() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        let defaults = suite.store.userDefaults
+        let entered = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let stopped = Locked(false)
+        let lateCalls = Locked(0)
+        let stop = DefaultsChangeWatcher.start(defaults) {
+            if stopped.withLock({ $0 }) { lateCalls.withLock { $0 += 1 } }
+            entered.signal()
+            release.wait()  // the first call holds the queue while more notifications queue up
+        }
+        NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: defaults)
+        #expect(entered.wait(timeout: .now() + 10) == .success, "the watcher did not report the change")
+        for _ in 0..<20 { NotificationCenter.default.post(name: UserDefaults.didChangeNotification, object: defaults) }
+        stop()
+        stopped.withLock { $0 = true }
+        for _ in 0..<21 { release.signal() }
+        Thread.sleep(forTimeInterval: 0.3)  // the queued calls get their turn
+        #expect(lateCalls.withLock { $0 } == 0, "calls started after stop() returned")
+    }
 }
 
 /// A set whose migration step writes another set of the same store.

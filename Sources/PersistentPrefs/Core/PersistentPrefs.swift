@@ -21,7 +21,7 @@ import Foundation
 /// }
 ///
 /// let prefs = AppPrefs()          // root key "AppPrefs"
-/// prefs.volume = 7                // on disk when this returns
+/// prefs.volume = 7                // stored when this returns (on disk on Linux; see ApplePlatforms)
 /// ```
 ///
 /// ## Threads

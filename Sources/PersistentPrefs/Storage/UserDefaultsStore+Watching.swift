@@ -50,32 +50,62 @@ extension DefaultsHandle {
 /// for `set` — on Linux the library watches the suite's file instead.)
 ///
 /// `onChange` runs on a queue of the watcher's own, never on the writer's stack (which may hold
-/// the library's locks).
-final class DefaultsChangeWatcher: @unchecked Sendable {  // `token` is set once in `start`, then only removed under `stopped`
-    private let stopped = Locked(false)
+/// the library's locks); no call starts after the watch is stopped.
+final class DefaultsChangeWatcher: @unchecked Sendable {  // `token` is set once in `start`, then only removed under `calls`
+    private let calls: WatchCalls
     private var token: (any NSObjectProtocol)?
 
-    private init() {}
+    private init(_ onChange: @escaping @Sendable () -> Void) {
+        calls = WatchCalls(label: "PersistentPrefs.DefaultsChangeWatcher", onChange)
+    }
 
     /// Starts calling `onChange` after each `didChangeNotification` posted for `defaults`.
     ///
     /// - Returns: How to stop; calling it more than once does nothing.
     static func start(_ defaults: UserDefaults, _ onChange: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
-        let watcher = DefaultsChangeWatcher()
-        let queue = DispatchQueue(label: "PersistentPrefs.DefaultsChangeWatcher")
+        let watcher = DefaultsChangeWatcher(onChange)
+        let calls = watcher.calls
         watcher.token = NotificationCenter.default.addObserver(forName: UserDefaults.didChangeNotification, object: defaults, queue: nil) { _ in
-            queue.async(execute: onChange)
+            calls.schedule()
         }
         return { watcher.stop() }
     }
 
     /// Stops the watch; calling it again does nothing.
     func stop() {
+        guard calls.stop() else { return }
+        if let token { NotificationCenter.default.removeObserver(token) }
+    }
+}
+
+/// The calls of a `UserDefaults` watcher's handler: each on a queue of its own, never on the
+/// notifying thread, and none that starts after ``stop()`` returns (except one that was
+/// starting on the queue at that moment).
+final class WatchCalls: Sendable {
+    private let queue: DispatchQueue
+    private let stopped = Locked(false)
+    private let onChange: @Sendable () -> Void
+
+    init(label: String, _ onChange: @escaping @Sendable () -> Void) {
+        queue = DispatchQueue(label: label)
+        self.onChange = onChange
+    }
+
+    /// Queues a call of the handler (dropped if the watch is stopped before it runs).
+    func schedule() {
+        queue.async { [self] in
+            // Checked as the call starts, not held during it: the handler may stop this watch.
+            guard !stopped.withLock({ $0 }) else { return }
+            onChange()
+        }
+    }
+
+    /// Stops the calls; returns whether this was the first stop.
+    @discardableResult
+    func stop() -> Bool {
         stopped.withLock { done in
-            guard !done else { return }
-            done = true
-            if let token { NotificationCenter.default.removeObserver(token) }
-            token = nil
+            defer { done = true }
+            return !done
         }
     }
 }
@@ -85,17 +115,15 @@ final class DefaultsChangeWatcher: @unchecked Sendable {  // `token` is set once
     /// key, which reports changes made by this process and, through `cfprefsd`, by others.
     /// The observer is told on a queue of its own, never on the writer's stack (which may hold
     /// the library's locks).
-    final class DefaultsKeyObserver: NSObject, @unchecked Sendable {  // set up in `start`, then immutable but for `stopped`
+    final class DefaultsKeyObserver: NSObject, @unchecked Sendable {  // set up in `start`, then immutable
         private let defaults: UserDefaults
         private let key: String
-        private let onChange: @Sendable () -> Void
-        private let queue = DispatchQueue(label: "PersistentPrefs.DefaultsKeyObserver")
-        private let stopped = Locked(false)
+        private let calls: WatchCalls
 
         private init(defaults: UserDefaults, key: String, onChange: @escaping @Sendable () -> Void) {
             self.defaults = defaults
             self.key = key
-            self.onChange = onChange
+            calls = WatchCalls(label: "PersistentPrefs.DefaultsKeyObserver", onChange)
         }
 
         /// Starts observing `key`; returns how to stop. Keys with a `.` are key paths to KVO, so
@@ -109,18 +137,14 @@ final class DefaultsChangeWatcher: @unchecked Sendable {  // `token` is set once
 
         /// Stops observing; calling it again does nothing.
         func stop() {
-            let first = stopped.withLock { done in
-                defer { done = true }
-                return !done
-            }
-            guard first else { return }
+            guard calls.stop() else { return }
             defaults.removeObserver(self, forKeyPath: key)
         }
 
         override func observeValue(
             forKeyPath keyPath: String?, of object: Any?, change: [NSKeyValueChangeKey: Any]?, context: UnsafeMutableRawPointer?
         ) {
-            queue.async(execute: onChange)
+            calls.schedule()
         }
     }
 #endif

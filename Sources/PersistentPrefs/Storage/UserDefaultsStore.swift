@@ -133,7 +133,8 @@ public struct UserDefaultsStore: PrefsStore {
     /// write to `cfprefsd`), under a lock of this process only: another process can write the
     /// set between the read and the write. A write started inside `change` (to any set of the
     /// same `UserDefaults` object, on the same thread) is refused with
-    /// ``PersistentPrefs/PrefsError/transactionInProgress(root:)``.
+    /// ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` — so is one made from an
+    /// observer of the `UserDefaults` object that it calls on the writing thread during the write.
     ///
     /// - Parameters:
     ///   - change: What to change.
@@ -334,6 +335,8 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     /// passed to ``UserDefaultsStore/init(userDefaults:)`` on Apple platforms, other than
     /// `.standard`).
     let domainName: String?
+    /// Whether the object is `.standard`, whose domain is the application's.
+    private let isStandard: Bool
 
     /// A thread inside a write, and the root key it writes.
     private struct Writer {
@@ -345,6 +348,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         self.defaults = defaults
         self.suiteName = suiteName
         domainName = suiteName ?? (isStandard ? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName : nil)
+        self.isStandard = isStandard
         file = backend == .suiteFile ? SuitePaths.file(suite: isStandard ? nil : suiteName, isStandard: isStandard) : nil
         identifier = file.map { "userdefaults-file:\($0.path)" }
             ?? "userdefaults:\(suiteName ?? "<standard>")@\(String(UInt(bitPattern: ObjectIdentifier(defaults).hashValue), radix: 16))"
@@ -445,6 +449,16 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     /// values). An object whose domain cannot be known is read through `dictionaryRepresentation()`
     /// less the argument domain (so registered and global values show there).
     func persistentDomain(in defaults: UserDefaults) -> [String: Any] {
+        #if canImport(Darwin)
+            // `.standard` writes the application's domain as CFPreferences names it (a bundle's
+            // identifier, or what an executable without one goes by): read it the same way,
+            // without guessing its name.
+            if isStandard {
+                let copied: CFDictionary? = CFPreferencesCopyMultiple(
+                    nil, kCFPreferencesCurrentApplication, kCFPreferencesCurrentUser, kCFPreferencesAnyHost)
+                return (copied as NSDictionary?) as? [String: Any] ?? [:]
+            }
+        #endif
         if let domainName { return defaults.persistentDomain(forName: domainName) ?? [:] }
         let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
         return defaults.dictionaryRepresentation().filter { !argumentKeys.contains($0.key) }

@@ -246,10 +246,12 @@ enum AtomicFile {
     /// Makes what was written through `descriptor` (a file's bytes, a folder's entries) survive
     /// a power loss: `fsync`, and on Apple platforms `fcntl(F_FULLFSYNC)` instead, because their
     /// `fsync` hands the data to the drive without emptying the drive's write cache. A volume
-    /// that does not take `F_FULLFSYNC` (some network and FAT volumes) gets `fsync`.
+    /// that does not take `F_FULLFSYNC` (some network and FAT volumes) gets `fsync`; any other
+    /// failure (an I/O error) is reported, never covered by an `fsync` that succeeds.
     private static func flushToStorage(_ descriptor: Int32) -> Int32 {
         #if canImport(Darwin)
             if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }
+            guard [ENOTSUP, EOPNOTSUPP, EINVAL, ENOTTY].contains(errno) else { return -1 }
         #endif
         return fsync(descriptor)
     }

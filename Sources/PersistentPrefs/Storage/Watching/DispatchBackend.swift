@@ -84,11 +84,14 @@
                 file.setCancelHandler { close(descriptor) }
                 opened[name] = file
             }
-            // Only a folder still watched keeps them (`remove` may have run meanwhile).
-            let kept = sources.withLock { $0[directory] != nil }
-            let previous = fileSources.withLock { all in
-                defer { all[directory] = kept ? opened : nil }
-                return all[directory] ?? [:]
+            // Only a folder still watched keeps them: decided and stored under the folders' lock,
+            // so a `remove` either comes first (nothing is kept) or finds them and cancels them.
+            let (kept, previous) = sources.withLock { sources in
+                let kept = sources[directory] != nil
+                return fileSources.withLock { all in
+                    defer { all[directory] = kept ? opened : nil }
+                    return (kept, all[directory] ?? [:])
+                }
             }
             for source in previous.values { source.cancel() }
             for source in opened.values {
