@@ -100,67 +100,47 @@ struct PendingChanges {
         }
     }
 
-    /// `current` (or ``base``, when known) with the batch applied.
+    /// `current` (or ``base``, when known) with the changes applied.
     func applied(to current: [String: Any]) -> [String: Any] {
-        applied(to: current, reportingTo: nil)
+        apply(to: current, reporting: false).set
     }
 
-    /// ``applied(to:)``, telling `report` (when there is one) what the batch was applied to and
-    /// which keys it changed: set to another value, added or removed. One look-up a key: the
-    /// value replaced comes back from the insertion.
-    func applied(to current: [String: Any], reportingTo box: BatchReport.Box?) -> [String: Any] {
+    /// ``applied(to:)``, with the keys the changes changed against `current`: set to another
+    /// value, added or removed. One look-up a key: the value replaced comes back from the
+    /// insertion.
+    func applying(to current: [String: Any]) -> SetChange.Applied {
+        apply(to: current, reporting: true)
+    }
+
+    private func apply(to current: [String: Any], reporting: Bool) -> SetChange.Applied {
         var result = base ?? current
         var changed: Set<String> = []
-        let reporting = box != nil
-        // Only a report needs the keys.
-        func note(_ key: String) {
-            if reporting { changed.insert(key) }
-        }
         for (key, edit) in edits {
             switch edit {
             case .set(let value):
                 if let replaced = result.updateValue(value, forKey: key) {
-                    if reporting, !PlistValue.sameValues(replaced, value) { note(key) }
-                } else {
-                    note(key)
+                    if reporting, !PlistValue.sameValues(replaced, value) { changed.insert(key) }
+                } else if reporting {
+                    changed.insert(key)
                 }
             case .remove:
-                if result.removeValue(forKey: key) != nil { note(key) }
+                if result.removeValue(forKey: key) != nil, reporting { changed.insert(key) }
             }
         }
         for (key, value) in fills where result[key] == nil {
             result[key] = value
-            note(key)
+            if reporting { changed.insert(key) }
         }
-        box?.report = BatchReport(base: base ?? current, changed: changed)
-        return result
+        // Against a base the batch replaced the set with, every key may have changed.
+        if reporting, base != nil { changed = PlistValue.changedKeys(current, result) }
+        return (result, changed.subtracting([PersistentPrefs.schemaVersionKey]))
     }
 
-    /// The one store change that writes the batch (`nil` when it changes nothing) and, for a
-    /// change applied to the set as stored, where its store write leaves what it found (see
-    /// ``BatchReport``).
-    var reportingChange: (PrefsChange, BatchReport.Box?)? {
-        if let base { return (.replace(applied(to: base)), nil) }
+    /// The one store change that writes the changes, or `nil` when they change nothing.
+    var change: SetChange? {
+        if let base { return SetChange(.replace(applied(to: base))) }
         if edits.isEmpty && fills.isEmpty { return nil }
-        let box = BatchReport.Box()
-        return (.transform { current in applied(to: current, reportingTo: box) }, box)
-    }
-}
-
-/// What a batch's store transform found: the set it was applied to and the keys it changed.
-/// The write tells observers those keys instead of comparing each touched key again, when the
-/// set it was applied to is the very set cached (see `SharedSet.write`).
-struct BatchReport {
-    /// The set the batch was applied to (its last run's, when the store ran it again).
-    let base: [String: Any]
-    /// The keys whose values the batch changed.
-    let changed: Set<String>
-
-    /// Where the transform leaves its report for the write that runs it.
-    final class Box {
-        /// The last run's report; `nil` until the transform has run.
-        var report: BatchReport?
-        init() { report = nil }
+        return SetChange { current in applying(to: current) }
     }
 }
 

@@ -110,7 +110,7 @@ extension PersistentPrefs {
             migration = { worked }
         }
         var publication: SchemaPublication?
-        if let publishing = schemaPublication, !domain.publishedBy.withLock({ $0.contains(publishing.classID) }) {
+        if let publishing = schemaPublication, !domain.cell.withLock({ $0.publishedBy.contains(publishing.classID) }) {
             let contents = publishing.contents(domain.root)
             publication = SchemaPublication(classID: publishing.classID) { _ in contents }
         }

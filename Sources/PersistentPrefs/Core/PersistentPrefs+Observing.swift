@@ -107,7 +107,7 @@ extension PersistentPrefs {
     /// - Returns: The observation; observing stops when it is cancelled or deallocated. Its
     ///   ``PrefsObservation/problem`` tells when the operating system cannot watch the store.
     public static func observeStore(_ store: any PrefsStore, _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void) -> PrefsObservation {
-        guard let watchable = store as? any StoreWatchable else { return PrefsObservation(nil) }
+        let watchable = SetStorageAdapter.adapting(store)
         let snapshot = Locked(Self.allSets(of: store))
         let cancel = watchable.watchAllSets {
             let now = Self.allSets(of: store)

@@ -178,9 +178,8 @@ extension PersistentPrefs {
     /// Writes what a batch collected, in one store write; throws the batch's refusal instead.
     func commit(_ pending: PendingChanges) throws {
         if let refusal = pending.refusal { throw refusal }
-        guard let (change, report) = pending.reportingChange else { return }
-        // A batch on the set as stored reports the keys it changed: no set of those it touched.
-        try resolvedDomain().write(change, schema: schemaPlan, report: report)
+        guard let change = pending.change else { return }
+        try resolvedDomain().write(change, schema: schemaPlan)
     }
 
     /// Writes what `make` makes of the set as stored, in one locked step of the store, after
@@ -194,7 +193,7 @@ extension PersistentPrefs {
         let domain = try resolvedDomain()
         try withoutActuallyEscaping(make) { make in
             try domain.write(
-                .transform { stored in
+                PrefsChange.transform { stored in
                     do {
                         guard case .success(let current) = PlistValue.normalizedSet(stored, for: .loading) else {
                             throw PrefsError.invalidStoredValue(key: root)

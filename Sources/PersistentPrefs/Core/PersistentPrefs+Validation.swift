@@ -75,7 +75,7 @@ extension PersistentPrefs {
         /// road), else ``PrefsError/invalidValue(key:reason:)``. Looks at the layers as last read,
         /// without loading anything, so it may run under a store's lock.
         static func refusal(key: String, reason: String, domain: SharedSet?) -> PrefsError {
-            if let layers = domain?.layering.withLock({ $0?.stack }), layers.isLocked(key) { return .keyLocked(key: key) }
+            if let layers = domain?.loadedLayers, layers.isLocked(key) { return .keyLocked(key: key) }
             return .invalidValue(key: key, reason: reason)
         }
     }

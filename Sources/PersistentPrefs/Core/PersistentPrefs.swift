@@ -917,8 +917,7 @@ open class PersistentPrefs: NSObject {
     private func readPublished<Result>(
         tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ body: (SharedSet) -> Result??
     ) -> Result?? {
-        guard fast.flags.load() & (keepingError ? 2 : 3) == 0, let domain = fast.domain(generation: currentGeneration()), !domain.needsAttention,
-            let known = body(domain)
+        guard fast.flags.load() & (keepingError ? 2 : 3) == 0, let domain = fast.domain(generation: currentGeneration()), let known = body(domain)
         else { return nil }
         domain.feed.access(tracking)
         return known

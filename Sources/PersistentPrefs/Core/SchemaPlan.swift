@@ -57,12 +57,13 @@ struct SchemaPlan {
     ///   - onlyMigrate: For a migration on its own: refuse (``AlreadyCurrent``) when there is
     ///     nothing to migrate, so the store writes nothing.
     ///   - log: Receives what the migration did, when it ran.
-    func wrapped(_ change: PrefsChange, root: String, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil)
-        -> PrefsChange
+    func wrapped(_ change: SetChange, root: String, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil)
+        -> SetChange
     {
-        .transform { raw in
+        SetChange { raw in
             var set = raw
             let stored = set[PersistentPrefs.schemaVersionKey] == nil ? 0 : Self.take(from: &set)
+            var migratedFrom: [String: Any]?
             if stored < version, !set.isEmpty {
                 let report: PrefsMigrationReport
                 do {
@@ -74,20 +75,23 @@ struct SchemaPlan {
                     throw SharedSet.TransformFailure(underlying: error)
                 }
                 log?(report)
+                migratedFrom = set
                 set = report.after
             } else if onlyMigrate {
                 throw SharedSet.TransformFailure(underlying: AlreadyCurrent())
             } else if let refusal = refusal(ofStored: stored, root: root) {
                 throw SharedSet.TransformFailure(underlying: refusal)
             }
-            var result = try change.applied(to: set)
+            var (result, changed) = try change.applied(to: set)
+            // After a migration, against the set as it was stored.
+            if let migratedFrom { changed = PlistValue.changedKeys(migratedFrom, result).subtracting([PersistentPrefs.schemaVersionKey]) }
             let stamp = max(stored, version)
             if stamp > 0, !result.isEmpty {
                 result[PersistentPrefs.schemaVersionKey] = stamp
             } else if result[PersistentPrefs.schemaVersionKey] != nil {
                 result[PersistentPrefs.schemaVersionKey] = nil  // a value given for the reserved key is ignored
             }
-            return result
+            return (result, changed)
         }
     }
 

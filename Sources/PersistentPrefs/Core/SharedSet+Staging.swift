@@ -31,7 +31,7 @@ extension SharedSet {
         var waitingSince = DispatchTime.now()
         /// Whether a background write is due.
         var scheduled = false
-        /// Whether the staged changes hold a use of the shared set (see ``SharedSet/retain(_:)``),
+        /// Whether the staged changes hold a use of the shared set (see ``SharedSet/retain(_:watching:)``),
         /// so it outlives its last instance until they are written.
         var holdsUse = false
         /// Why the last write of staged changes failed; `nil` once a write of the set succeeds.
@@ -56,24 +56,23 @@ extension SharedSet {
         var changes: [PendingChanges] { [writing, waiting].compactMap { $0 } }
     }
 
-    /// `built` — the set as the store holds it — with the staged changes applied over the
-    /// user's values; call it holding the cache lock.
-    func staged(_ built: (Snapshot, Layered?)) -> (Snapshot, Layered?) {
-        let changes = staging.withLock { $0.changes }
-        guard !changes.isEmpty else { return built }
-        var user = built.1?.stored ?? built.0.values
+    /// `state` — the set as the store holds it — with the staged changes of `staging` applied
+    /// over the user's values.
+    static func staged(_ state: State, _ staging: Staging) -> State {
+        let changes = staging.changes
+        guard !changes.isEmpty else { return state }
+        var user = state.user
         for change in changes { user = change.applied(to: user) }
-        return built.0.holding(user, under: built.1)
+        return state.holding(user)
     }
 
     /// The class whose schema plan staged changes are written under (see ``Staging/plan``).
     var stagingPlanOwner: ObjectIdentifier? {
-        staging.withLock { $0.planOwner }
+        cell.withLock { $0.staging.planOwner }
     }
 
-    /// Applies `change` (a vetted ``PrefsChange/isStageable`` change) to the cached set at once
-    /// and stages it for a background write within `interval`. Observers hear of it as of any
-    /// write.
+    /// Applies `change` (a vetted ``PrefsChange/isStageable`` change) to the state at once and
+    /// stages it for a background write within `interval`. Observers hear of it as of any write.
     ///
     /// - Parameters:
     ///   - plan: The schema plan of `owner`, the class of the instance staging the change; `nil`
@@ -86,49 +85,58 @@ extension SharedSet {
     ///   newer schema version, a change of a key the system layers lock. Nothing is staged then.
     func stage(_ change: PrefsChange, plan: SchemaPlan?, owner: ObjectIdentifier, interval: TimeInterval) throws -> Bool {
         defer { feed.deliver() }
-        let outcome = try withLoadedCache { cache -> (staged: Bool, schedules: Bool) in
-            let current = cache!
-            guard let schema = plan ?? staging.withLock({ $0.plan }) else { preconditionFailure("a staged change without a schema plan") }
-            if let refusal = schema.refusal(ofStored: current.schema, root: root) { throw refusal }
-            guard current.schema >= schema.version else { return (false, false) }
-            let layered = layering.withLock { $0 }
-            let user = layered?.stored ?? current.values
-            let updated = try change.applied(to: user)
-            if let locked = layered?.stack.lockedChange(from: user, to: updated) { throw PersistentPrefs.PrefsError.keyLocked(key: locked) }
-            let built = current.holding(updated, under: layered)
-            // A setter's one key is compared alone; other changes compare the sets.
-            let changed: Set<String>
-            if case .set(let key, _) = change {
-                changed = PlistValue.same(current.values[key], built.0.values[key]) ? [] : [key]
-            } else {
-                changed = PlistValue.changedKeys(current.values, built.0.values)
+        // The use staged changes hold is taken before the change is staged, outside the lock; a
+        // use taken by a change that then stages nothing (refused, or not staged) is released.
+        var tookUse = false
+        defer { if tookUse { SharedSet.release(self) } }
+        while true {
+            let needsUse = cell.withLock { !$0.staging.holdsUse }
+            if needsUse && !tookUse {
+                // A set no longer shared (its last use ended meanwhile) stages nothing.
+                guard SharedSet.retain(self, watching: false) else { return false }
+                tookUse = true
             }
-            // The use is taken before the change is staged, under the cache lock, where the write
-            // that empties the staging releases it: each use is taken before the release that
-            // ends it. A set no longer shared (its last use ended meanwhile) stages nothing.
-            if !staging.withLock({ $0.holdsUse }) {
-                guard SharedSet.retain(self, watching: false) else { return (false, false) }
-            }
-            let schedules = staging.withLock { staging in
-                if staging.waiting == nil {
-                    staging.waiting = PendingChanges(base: nil)
-                    staging.waitingSince = .now()
+            let outcome = try withLoadedCell { cell -> (staged: Bool, schedules: Bool)? in
+                let current = cell.state!
+                guard let schema = plan ?? cell.staging.plan else { preconditionFailure("a staged change without a schema plan") }
+                if let refusal = schema.refusal(ofStored: current.schema, root: root) { throw refusal }
+                guard current.schema >= schema.version else { return (false, false) }
+                let updated = try change.applied(to: current.user)
+                if let locked = current.layers.lockedChange(from: current.user, to: updated) { throw PersistentPrefs.PrefsError.keyLocked(key: locked) }
+                // The use was released by a write meanwhile: take one again first.
+                guard cell.staging.holdsUse || tookUse else { return nil }
+                let next = current.holding(updated)
+                // A setter's one key is compared alone; other changes compare the sets.
+                let changed: Set<String>
+                if case .set(let key, _) = change {
+                    changed = PlistValue.same(current.effective[key], next.effective[key]) ? [] : [key]
+                } else {
+                    changed = PlistValue.changedKeys(current.effective, next.effective)
                 }
-                staging.waiting!.collect(change)
-                if let plan { (staging.plan, staging.planOwner) = (plan, owner) }
-                staging.interval = interval
-                defer { (staging.holdsUse, staging.scheduled) = (true, true) }
-                return !staging.scheduled
+                if !cell.staging.holdsUse {
+                    cell.staging.holdsUse = true
+                    tookUse = false  // now held by the staged changes
+                }
+                if cell.staging.waiting == nil {
+                    cell.staging.waiting = PendingChanges(base: nil)
+                    cell.staging.waitingSince = .now()
+                }
+                cell.staging.waiting!.collect(change)
+                if let plan { (cell.staging.plan, cell.staging.planOwner) = (plan, owner) }
+                cell.staging.interval = interval
+                let schedules = !cell.staging.scheduled
+                cell.staging.scheduled = true
+                cell.install(next, changed: changed)
+                feed.post(changed)
+                return (true, schedules)
             }
-            install(built, changed: changed, in: &cache)
-            feed.post(changed)
-            return (true, schedules)
+            guard let outcome else { continue }
+            if outcome.schedules {
+                _ = SharedSet.writesStagedAtExit
+                scheduleStagedWrite(at: .now() + interval)
+            }
+            return outcome.staged
         }
-        if outcome.schedules {
-            _ = SharedSet.writesStagedAtExit
-            scheduleStagedWrite(at: .now() + interval)
-        }
-        return outcome.staged
     }
 
     /// Writes the staged changes now, in one store write under the set's turn (after a write in
@@ -144,10 +152,14 @@ extension SharedSet {
     ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` (called inside a write of
     ///   this set) changes nothing.
     func writeStaged(background: Bool = false) throws {
-        guard let plan = staging.withLock({ $0.isEmpty ? nil : $0.plan }) else {
-            if !background, let dropped = staging.withLock({ staging in defer { staging.dropped = nil }; return staging.dropped }) {
-                throw dropped
-            }
+        let planned = cell.withLock { cell -> (plan: SchemaPlan?, dropped: PersistentPrefs.PrefsError?) in
+            guard cell.staging.isEmpty else { return (cell.staging.plan, nil) }
+            guard !background else { return (nil, nil) }
+            defer { cell.staging.dropped = nil }
+            return (nil, cell.staging.dropped)
+        }
+        guard let plan = planned.plan else {
+            if let dropped = planned.dropped { throw dropped }
             return
         }
         do {
@@ -156,9 +168,9 @@ extension SharedSet {
             throw PersistentPrefs.PrefsError.transactionInProgress(root: root)
         } catch {
             let failure = SharedSet.mapped(error)
-            staging.withLock { staging in
-                staging.failure = failure
-                if background, failure.refusesTheWrite { staging.dropped = failure }
+            cell.withLock { cell in
+                cell.staging.failure = failure
+                if background, failure.refusesTheWrite { cell.staging.dropped = failure }
             }
             throw failure
         }
@@ -170,45 +182,41 @@ extension SharedSet {
     /// - Returns: Whether nothing is staged any more and the use the staged changes held is to
     ///   be released (outside every lock).
     func dropTakenStaged() -> Bool {
-        cache.withLock { _ in
-            staging.withLock { $0.endWriting() }
-        }
+        cell.withLock { $0.staging.endWriting() }
     }
 
     /// Moves the changes staged since the last write into ``Staging/writing`` and returns all
     /// of them, for the write holding the turn (their effect together stays as it was).
     func takeStaged() -> PendingChanges? {
-        staging.withLock { staging in
-            if let waiting = staging.waiting {
-                if staging.writing == nil {
-                    staging.writing = waiting
+        cell.withLock { cell in
+            if let waiting = cell.staging.waiting {
+                if cell.staging.writing == nil {
+                    cell.staging.writing = waiting
                 } else {
-                    staging.writing!.append(waiting)
+                    cell.staging.writing!.append(waiting)
                 }
-                staging.waiting = nil
+                cell.staging.waiting = nil
             }
-            return staging.writing
+            return cell.staging.writing
         }
     }
 
     /// Notes that the write holding the turn succeeded, having written ``Staging/writing`` when
-    /// `staged`; call it holding the cache lock, as the set it wrote is installed.
+    /// `staged`; call it holding the lock, as the set it wrote is installed.
     ///
     /// - Returns: Whether nothing is staged any more and the use the staged changes held is to
     ///   be released (outside every lock).
-    func wrote(staged: Bool) -> Bool {
-        staging.withLock { staging in
-            staging.failure = nil
-            guard staged else { return false }
-            staging.dropped = nil
-            return staging.endWriting()
-        }
+    static func wrote(staged: Bool, in staging: inout Staging) -> Bool {
+        staging.failure = nil
+        guard staged else { return false }
+        staging.dropped = nil
+        return staging.endWriting()
     }
 
     /// Why the last write of staged changes failed (they are retried, or were dropped when
     /// refused), until a write of the set succeeds; `nil` when none failed.
     var stagingFailure: PersistentPrefs.PrefsError? {
-        staging.withLock { $0.failure }
+        cell.withLock { $0.staging.failure }
     }
 
     /// Runs the background write at `deadline`; while changes stay staged, the next one an
@@ -216,13 +224,13 @@ extension SharedSet {
     private func scheduleStagedWrite(at deadline: DispatchTime) {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: deadline) { [self] in
             try? writeStaged(background: true)  // a failure is listed in `problems`; one that may pass is retried
-            let next = staging.withLock { staging -> DispatchTime? in
-                guard !staging.isEmpty else {
-                    staging.scheduled = false
+            let next = cell.withLock { cell -> DispatchTime? in
+                guard !cell.staging.isEmpty else {
+                    cell.staging.scheduled = false
                     return nil
                 }
-                let since = staging.writing == nil ? staging.waitingSince : .now()
-                return max(since + staging.interval, .now())
+                let since = cell.staging.writing == nil ? cell.staging.waitingSince : .now()
+                return max(since + cell.staging.interval, .now())
             }
             if let next { scheduleStagedWrite(at: next) }
         }

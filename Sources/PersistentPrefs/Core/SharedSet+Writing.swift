@@ -1,10 +1,10 @@
 import Foundation
 
 // The write protocol of a shared set: each write or reload takes the set's turn, the store
-// applies the change under its own lock, the cache is replaced under the cache lock (the keys
-// that changed posted to the feed there), and observers hear of them once every lock is
-// released (``ChangeFeed/deliver()``). Outside changes the store's watcher reports take the
-// same way.
+// applies the change under its own lock and reports what it did, the next state is installed
+// under the shared set's lock (the keys that changed posted to the feed there), and observers
+// hear of them once the lock is released (``ChangeFeed/deliver()``). Outside changes the store's
+// watcher reports take the same way.
 
 extension SharedSet {
     /// Runs the pending migration steps of `plan` in one store write (see ``SchemaPlan``);
@@ -15,7 +15,7 @@ extension SharedSet {
     @discardableResult
     func migrate(_ plan: SchemaPlan) throws -> PrefsMigrationReport {
         var report: PrefsMigrationReport?
-        try write(.transform { $0 }, schema: plan, onlyMigrate: true) { report = $0 }
+        try write(SetChange { ($0, []) }, schema: plan, onlyMigrate: true) { report = $0 }
         if let report { return report }
         let schema = try schemaVersion()
         if let refusal = plan.refusal(ofStored: schema, root: root) { throw refusal }
@@ -25,11 +25,11 @@ extension SharedSet {
 
     /// Forgets the store's damage notice for this set and reads the set again.
     func acknowledgeDamage() throws {
-        try (store as? any DamageNoticing)?.acknowledgeDamage(root: root)
+        try store.acknowledgeDamage(root: root)
         try reload()
     }
 
-    /// Drops the cache and reads the set from the store again; observers hear of the keys that
+    /// Drops the state and reads the set from the store again; observers hear of the keys that
     /// changed.
     ///
     /// - Parameter retrying: Whether to read once more after a failure: a damaged file is moved
@@ -43,25 +43,25 @@ extension SharedSet {
 
     /// The body of ``reload(retrying:)``, for a caller that holds the turn.
     func reloadTakingTurn(retrying: Bool) throws -> [String: Any] {
-        // Read outside the cache lock: readers keep the old copy meanwhile.
-        let built: (Snapshot, Layered?)
+        // Read outside the lock: readers keep the old state meanwhile.
+        let fresh: State
         do {
             do {
-                built = try fetched()
+                fresh = try fetched()
             } catch where retrying {
-                built = try fetched()
+                fresh = try fetched()
             }
         } catch {
-            cache.withLock { cache in uninstall(&cache) }  // its readers report why
+            cell.withLock { $0.uninstall() }  // its readers report why
             throw error
         }
-        cache.withLock { cache in
-            let built = staged(built)
-            let changed = cache.map { PlistValue.changedKeys($0.values, built.0.values) }
-            install(built, changed: changed, in: &cache)
+        return cell.withLock { cell in
+            let next = Self.staged(fresh, cell.staging)
+            let changed = cell.state.map { PlistValue.changedKeys($0.effective, next.effective) }
+            cell.install(next, changed: changed)
             if let changed { feed.post(changed) }
+            return next.user
         }
-        return built.1?.stored ?? built.0.values
     }
 
     /// Reads the set again after the store's watcher reported a change by someone (another
@@ -76,12 +76,15 @@ extension SharedSet {
         defer { feed.deliver() }
         // After the write in progress, if any (its own event often arrives before it is done).
         _ = try? turn.take(root: root) {
-            let version = cache.withLock { $0?.version }
-            if let version, let versioned = store as? any VersionedStore, let current = versioned.currentVersion(root: root) {
+            let version = cell.withLock { $0.state?.version }
+            if let version, let current = store.currentVersion(root: root) {
                 if current == version { return }
                 // Another set of the same suite written by this process: this one is as it was.
-                if versioned.unchangedByOwnWrites(root: root, from: version, to: current) {
-                    cache.withLock { cache in if cache?.version == version { cache?.version = current } }
+                if store.unchangedByOwnWrites(root: root, from: version, to: current) {
+                    cell.withLock { cell in
+                        guard let state = cell.state, state.version == version else { return }
+                        cell.state = State(user: state.user, layers: state.layers, version: current, schema: state.schema)
+                    }
                     return
                 }
             }
@@ -98,24 +101,23 @@ extension SharedSet {
         _ = try? turn.take(root: root) { _ = try reloadTakingTurn(retrying: true) }
     }
 
-    /// Starts listening for outside changes of the set (see ``WatchableStore``) and of its system
-    /// layer files; once only. A set already loaded is then checked against the store, as an
-    /// event of the watcher would be, so a change made before the watch began is not missed
+    /// Starts listening for outside changes of the set (see ``SetStorage/watch(root:_:)``) and of
+    /// its system layer files; once only. A set already loaded is then checked against the store,
+    /// as an event of the watcher would be, so a change made before the watch began is not missed
     /// (see ``watchOnRead()``).
     func startWatching() {
-        let watchable = store as? any WatchableStore
-        guard watchable != nil || !layerReader.files.isEmpty else { return }
-        let begins = watch.withLock { state in
-            guard case .idle = state else { return false }
-            state = .watching(nil)
+        guard store.canWatch || !layerReader.files.isEmpty else { return }
+        let begins = cell.withLock { cell -> Bool in
+            guard case .idle = cell.watch else {
+                if case .stopped = cell.watch { cell.unwatched = false }  // no longer shared
+                return false
+            }
+            cell.watch = .watching(nil)
             return true
         }
-        guard begins else {
-            if case .stopped = watch.withLock({ $0 }) { attention.remove(Attention.unwatched) }  // no longer shared
-            return
-        }
+        guard begins else { return }
         defer {
-            attention.remove(Attention.unwatched)
+            cell.withLock { $0.unwatched = false }
             // As an event of the watcher would: off the reader's thread, so a read never waits
             // for a reload (nor for a write in progress).
             let layered = !layerReader.files.isEmpty
@@ -124,9 +126,9 @@ extension SharedSet {
                 if layered { layersChanged() }
             }
         }
-        // A strong reference, dropped by ``stopWatching()``: a weak one would move the domain's
-        // reference count to a side table and slow every retain on the read path.
-        let storeCancel = watchable?.watch(root: root) { [self] in storeChanged() }
+        // A strong reference, dropped by ``stopWatching()``: a weak one would move the shared
+        // set's reference count to a side table and slow every retain on the read path.
+        let storeCancel = store.canWatch ? store.watch(root: root) { [self] in storeChanged() } : nil
         let layerCancels = layerReader.files.map { file in ChangeWatcher.shared.watchingFollowingLinks(file.url) { [self] in layersChanged() } }
         var cancel = storeCancel
         if !layerCancels.isEmpty {
@@ -135,9 +137,9 @@ extension SharedSet {
                 for cancel in layerCancels { cancel() }
             }
         }
-        let late = watch.withLock { state -> Bool in
-            guard case .watching = state else { return true }
-            state = .watching(cancel)
+        let late = cell.withLock { cell -> Bool in
+            guard case .watching = cell.watch else { return true }
+            cell.watch = .watching(cancel)
             return false
         }
         if late { cancel?() }  // stopped while the registration was being made
@@ -145,49 +147,54 @@ extension SharedSet {
 
     /// Whether the set is watched for outside changes now.
     var isWatching: Bool {
-        if case .watching = watch.withLock({ $0 }) { return true }
-        return false
+        cell.withLock { cell in
+            if case .watching = cell.watch { return true }
+            return false
+        }
     }
 
-    /// Why outside changes of the set reach it late (see ``WatchableStore/watchProblem(root:)``),
+    /// Why outside changes of the set reach it late (see ``SetStorage/watchProblem(root:)``),
     /// or `nil`.
     func watchProblem() -> PersistentPrefs.PrefsError? {
         startWatching()  // a caller asking how current the set is relies on the watch
-        guard case .watching = watch.withLock({ $0 }) else { return nil }
-        return (store as? any WatchableStore)?.watchProblem(root: root)
+        guard isWatching else { return nil }
+        return store.watchProblem(root: root)
     }
 
     /// Stops listening for outside changes (the last user is gone).
     func stopWatching() {
-        let cancel = watch.withLock { state -> (@Sendable () -> Void)? in
-            defer { state = .stopped }
-            if case .watching(let cancel) = state { return cancel }
+        let cancel = cell.withLock { cell -> (@Sendable () -> Void)? in
+            defer { cell.watch = .stopped }
+            if case .watching(let cancel) = cell.watch { return cancel }
             return nil
         }
         cancel?()
     }
 
-    /// Applies `change` through the store and caches the set the store returns.
+    /// ``write(_:schema:onlyMigrate:log:)`` of a ``PrefsChange``.
+    func write(_ change: PrefsChange, schema: SchemaPlan) throws {
+        try write(SetChange(change), schema: schema)
+    }
+
+    /// Applies `change` through the store and installs the set the store reports as written.
     ///
     /// A change that builds on the current set (a merge, a one-key change, a transform) writes
     /// nothing when the set cannot be loaded, so an unreadable set is reported, not
-    /// overwritten. Errors a ``PrefsChange/transform(_:)`` closure throws come out unchanged.
+    /// overwritten. Errors a transform's closure throws (wrapped in ``TransformFailure``) come
+    /// out unchanged.
     ///
     /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when called from
     ///   inside this set's own write (an ``PersistentPrefs/update(_:)`` body writing through
     ///   another instance), instead of waiting for itself.
     ///
     /// - Parameters:
+    ///   - change: What to write; `nil`: only the staged changes.
     ///   - schema: The writer's schema version and migrations: the store write re-reads the
     ///     stored version, migrates an older set first, refuses a newer one, and stamps the
     ///     version (see ``SchemaPlan``).
     ///   - onlyMigrate: For ``migrate(_:)``: write nothing when there is nothing to migrate.
     ///   - log: Receives what a migration did, when one ran.
-    ///   - report: Where a batch's transform leaves the keys it changed (see ``BatchReport``).
-    func write(
-        _ change: PrefsChange?, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil,
-        report: BatchReport.Box? = nil
-    ) throws {
+    func write(_ change: SetChange?, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil) throws {
         defer { feed.deliver() }
         var releasesStagedUse = false
         try turn.take(root: root) {
@@ -197,13 +204,13 @@ extension SharedSet {
             let writesOnlyStaged = change == nil
             var layersReadAgain = false
             while true {
-                // The store refuses a change of a locked key under its lock (see ``LayeredStore``).
+                // The store refuses a change of a locked key under its lock (see ``SetStorage/layerFiles(root:)``).
                 let layers = currentLayers()
                 guard let composed = Self.composed(change, after: staged, layers: layers) else { return }
                 do {
                     releasesStagedUse = try writeTakingTurn(
                         schema.wrapped(composed, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: composed.buildsOnCurrent,
-                        layers: layers, touching: writesStaged ? nil : composed.touchedKeys, report: report, writesStaged: writesStaged)
+                        layers: layers, writesStaged: writesStaged)
                 } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !composed.buildsOnCurrent {
                     // The root holds something that is not a set (so no version either): a whole-set
                     // replacement may still repair it.
@@ -226,29 +233,29 @@ extension SharedSet {
         }
         if releasesStagedUse { SharedSet.release(self) }
         // Written: the writer's schema beside the set (once per process and class), outside the turn.
-        if let publication = schema.publication, publishedBy.withLock({ $0.insert(publication.classID).inserted }),
-            let publishing = store as? any SchemaPublishingStore
-        {
-            publishing.publish(publication, root: root)
+        if let publication = schema.publication, cell.withLock({ $0.publishedBy.insert(publication.classID).inserted }) {
+            store.publish(publication, root: root)
         }
     }
 
     /// The body of ``write(_:schema:onlyMigrate:log:)``, for a caller that holds the turn.
     ///
+    /// The store reports the keys its write changed against the set it read under its lock; when
+    /// that is the very file the state was read from (the same version) and no system layer lies
+    /// between, observers are told those of them whose value readers see changed. Otherwise (the
+    /// file changed meanwhile, a store that keeps no versions) the states are compared.
+    ///
     /// - Parameters:
-    ///   - reading: Whether the store reads the set as stored for `change` (a `.transform`);
-    ///     `false` hands it an empty set, for a replacement of an unreadable root.
-    ///   - touching: The only keys `change` can change, when known (``PrefsChange/touchedKeys``):
-    ///     when the store applied it to the very set cached here, only they are compared to tell
-    ///     observers what changed (comparing a large set is a good part of a write's work).
+    ///   - buildsOnCurrent: Whether the change builds on the set as stored: then the set is loaded
+    ///     first, so an unreadable set is reported rather than overwritten.
+    ///   - reading: Whether the store reads the set as stored for `change`; `false` hands it an
+    ///     empty set, for a replacement of an unreadable root.
     ///   - writesStaged: Whether `change` writes the staged changes ``takeStaged()`` took.
     /// - Returns: Whether nothing is staged any more and the use the staged changes held is to be
-    ///   released (see ``wrote(staged:)``).
+    ///   released (see ``wrote(staged:in:)``).
     private func writeTakingTurn(
-        _ change: PrefsChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, touching: Set<String>? = nil,
-        report: BatchReport.Box? = nil, writesStaged: Bool = false
+        _ change: SetChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, writesStaged: Bool
     ) throws -> Bool {
-        report?.report = nil
         // Loaded first, so observers can be told what changed; a whole-set replacement does
         // not need it, so it can still repair a set that cannot be read.
         if buildsOnCurrent {
@@ -256,73 +263,38 @@ extension SharedSet {
         } else {
             _ = try? withLoaded { _ in }
         }
-        let stored: [String: Any]
-        var version: UInt64?
-        // The set as stored the store applied the change to (its last try), when the result is
-        // that set with only the touched keys changed (no migration or version stamp ran).
-        var derivedFrom: [String: Any]?
+        let written: StoreWrite
         do {
             // Not reading: the change applied to an empty set, as a replacement.
-            var applied = reading ? change : .replace(try change.applied(to: [:]))
-            if touching != nil || report != nil, reading {
-                let inner = applied
-                let stamp = PersistentPrefs.schemaVersionKey
-                applied = .transform { current in
-                    let result = try inner.applied(to: current)
-                    derivedFrom = current[stamp] == nil && result[stamp] == nil ? current : nil
-                    return result
-                }
-            }
-            if let versioned = store as? any VersionedStore {
-                (stored, version) = try versioned.versionedApply(applied, root: root)
-            } else {
-                stored = try store.apply(applied, root: root)
-            }
+            let applied = reading ? change : SetChange(buildsOnCurrent: false) { _ in try change.applied(to: [:]) }
+            written = try store.write(applied, root: root)
         } catch let error as TransformFailure {
             throw error.underlying
         } catch {
             throw SharedSet.mapped(error)
         }
-        guard case .success(let values) = PlistValue.normalizedSet(stored, for: .loading) else {
+        guard case .success(let values) = PlistValue.normalizedSet(written.set, for: .loading) else {
             throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
         }
-        let previous = cache.withLock { $0 }
-        // Only the touched keys can differ when the store changed the cached set itself (the same
-        // storage: see PlistValue.normalizedSet) and neither set has layers.
-        var touched: Set<String>?
-        var knownChanged: Set<String>?
-        if let derivedFrom, let previous, previous.schema == 0, layers.isEmpty, layers.problems.isEmpty,
-            PlistValue.sameStorage(derivedFrom, previous.values)
-        {
-            // A batch that compared each value it replaced, on this very set: its keys.
-            if let batch = report?.report, PlistValue.sameStorage(batch.base, derivedFrom) {
-                knownChanged = batch.changed
-                touched = batch.changed
-            } else {
-                touched = touching
-            }
-        }
         // Built before taking the lock readers wait for.
-        let (snapshot, layered, changed) = Snapshot.make(
-            values, version: version, layers: layers, previous: previous, touched: touched, changed: knownChanged)
-        let releasesStagedUse = cache.withLock { cache -> Bool in
-            let releases = wrote(staged: writesStaged)
+        let fresh = State.stored(values, version: written.version, layers: layers)
+        return cell.withLock { cell -> Bool in
+            let releases = Self.wrote(staged: writesStaged, in: &cell.staging)
             // Changes staged while the store wrote stay shown over what it wrote.
-            let built = staged((snapshot, layered))
-            let before = cache?.values ?? [:]
-            // Worked out while making it, unless a reader replaced the snapshot meanwhile.
-            let keys: Set<String>
-            if let changed, PlistValue.identical(before, previous?.values), PlistValue.identical(built.0.values, snapshot.values) {
-                keys = changed
+            let next = Self.staged(fresh, cell.staging)
+            let changed: Set<String>
+            if let before = cell.state, let known = written.changed, let read = written.readVersion, read == before.version,
+                before.layers.isEmpty, next.layers.isEmpty
+            {
+                changed = known.filter { !PlistValue.same(before.effective[$0], next.effective[$0]) }
             } else {
-                keys = PlistValue.changedKeys(before, built.0.values)
+                changed = PlistValue.changedKeys(cell.state?.effective ?? [:], next.effective)
             }
-            install(built, changed: keys, in: &cache)
-            feed.post(keys)
+            cell.install(next, changed: changed)
+            cell.damaged = false  // the store is written again, so it reports no damage
+            feed.post(changed)
             return releases
         }
-        attention.remove(Attention.damaged)  // the store is written again, so it reports no damage
-        return releasesStagedUse
     }
 
     /// The one change that writes `staged` (when given), then `change`; `nil` when there is
@@ -331,19 +303,22 @@ extension SharedSet {
     /// A key `layers` lock keeps its stored value against a staged change: it was locked after
     /// the change was staged (a staged change of a locked key is refused), and the lock wins, as
     /// it does for any write.
-    private static func composed(_ change: PrefsChange?, after staged: PendingChanges?, layers: LayerStack) -> PrefsChange? {
+    private static func composed(_ change: SetChange?, after staged: PendingChanges?, layers: LayerStack) -> SetChange? {
         guard let staged else { return change }
         // A replacement leaves nothing of what was staged before it.
         if let change, !change.buildsOnCurrent { return change }
-        let writeStaged = { (current: [String: Any]) -> [String: Any] in
-            var result = staged.applied(to: current)
+        return SetChange { current in
+            var (result, changed) = staged.applying(to: current)
             if layers.hasLocks {
                 for key in Set(result.keys).union(current.keys) where layers.isLocked(key) { result[key] = current[key] }
             }
-            return result
+            if let change {
+                let after = try change.applied(to: result)
+                result = after.set
+                changed.formUnion(after.changed)
+            }
+            return (result, changed.filter { !PlistValue.same(current[$0], result[$0]) })
         }
-        guard let change else { return .transform(writeStaged) }
-        return .transform { try change.applied(to: writeStaged($0)) }
     }
 
     /// Wraps what a transform's closure threw, so ``write(_:schema:onlyMigrate:log:)`` hands it back unchanged

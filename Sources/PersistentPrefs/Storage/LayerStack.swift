@@ -16,44 +16,6 @@ struct LayerFile: Hashable, Sendable {
     let holdsRoots: Bool
 }
 
-/// A store whose sets have system layers beneath the user's values.
-///
-/// The store enforces the layers' locks in its one write step (``PrefsStore/apply(_:root:)``,
-/// with ``guarded(_:root:memory:)``), so every road to its files — a set's write, a migration, the
-/// harness, `defaults` — refuses a change of a locked key under the store's lock.
-protocol LayeredStore {
-    /// The system layer files for the set under `root`, the most important first (they may not
-    /// exist).
-    func layerFiles(root: String) -> [LayerFile]
-
-    /// Layers kept in memory rather than in files: those above every file (values an
-    /// administrator forces through the platform) and those beneath them all (registered
-    /// defaults), the most important first.
-    func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer])
-}
-
-extension LayeredStore {
-    /// The layers of the set under `root` as they are now (files read again when they changed).
-    func layerStack(root: String) -> LayerStack {
-        layerStack(root: root, memory: memoryLayers(root: root))
-    }
-
-    /// The layers of the set under `root`: the files as they are now, between and above `memory`
-    /// (``memoryLayers(root:)``, taken by the caller).
-    func layerStack(root: String, memory: (above: [LayerStack.Layer], below: [LayerStack.Layer])) -> LayerStack {
-        let files = LayerReader(files: layerFiles(root: root)).stack(root: root)
-        guard !memory.above.isEmpty || !memory.below.isEmpty else { return files }
-        return LayerStack(layers: memory.above + files.layers + memory.below, problems: files.problems)
-    }
-
-    /// `change`, refused when it would change a key locked for `root`. Call it under the store's
-    /// lock, so the layer files it reads are the ones in force when the change is written;
-    /// `memory` is ``memoryLayers(root:)``, taken before that lock (it may need a lock of its own).
-    func guarded(_ change: PrefsChange, root: String, memory: (above: [LayerStack.Layer], below: [LayerStack.Layer])) -> PrefsChange {
-        layerStack(root: root, memory: memory).guarding(change)
-    }
-}
-
 /// The system layers of one set, read from their files: the values each layer gives and the keys
 /// it locks. Immutable; ``LayerReader`` makes a new one when a file changes.
 ///
@@ -153,15 +115,16 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
     }
 
     /// `change` refused with ``PersistentPrefs/PrefsError/keyLocked(key:)`` when it would change
-    /// the stored value of a locked key (checked on the set as stored, under the store's lock).
-    func guarding(_ change: PrefsChange) -> PrefsChange {
+    /// the stored value of a locked key (checked on the set as stored, under the store's lock: so
+    /// the guarded change reads the set, even for a replacement).
+    func guarding(_ change: SetChange) -> SetChange {
         guard hasLocks else { return change }
-        return .transform { raw in
-            let new = try change.applied(to: raw)
-            if let key = lockedChange(from: PlistValue.loadedOrAsIs(raw), to: PlistValue.loadedOrAsIs(new)) {
+        return SetChange { raw in
+            let applied = try change.applied(to: raw)
+            if let key = lockedChange(from: PlistValue.loadedOrAsIs(raw), to: PlistValue.loadedOrAsIs(applied.set)) {
                 throw PersistentPrefs.PrefsError.keyLocked(key: key)  // as it is: callers of the store see it too
             }
-            return new
+            return applied
         }
     }
 }

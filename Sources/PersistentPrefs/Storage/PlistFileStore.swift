@@ -175,7 +175,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (the
     ///   file is moved aside first) or ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
     public func load(root: String) throws -> [String: Any]? {
-        try versionedLoad(root: root).set
+        try read(root: root).set
     }
 
     /// Writes the set for `root` atomically and durably.
@@ -209,7 +209,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// - Returns: The set after the change.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError``; the file is then unchanged.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
-        try versionedApply(change, root: root).set
+        try write(SetChange(change), root: root).set
     }
 
     /// The root keys that have a file, sorted.
@@ -302,11 +302,13 @@ public final class PlistFileStore: PrefsStore, Sendable {
 
 }
 
-// MARK: - VersionedStore
+// MARK: - SetStorage
 
-extension PlistFileStore: VersionedStore {
+extension PlistFileStore: SetStorage {}
+
+extension PlistFileStore {
     /// Reads without a lock (files are replaced atomically), so a stopped writer never blocks it.
-    func versionedLoad(root: String) throws -> (set: [String: Any]?, version: UInt64?) {
+    func read(root: String) throws -> StoreRead {
         var url = try fileURL(forRoot: root)
         if let legacy = legacyFile(forRoot: root, current: url) {
             // Renamed now if the lock is free; else (or when the lock file cannot be used) read
@@ -315,19 +317,24 @@ extension PlistFileStore: VersionedStore {
             if moved == nil, !FileManager.default.fileExists(atPath: url.path) { url = legacy }
         }
         let (set, _, digest) = try PlistFile.readSigned(url)
-        return (set, digest)
+        return StoreRead(set: set, version: digest)
     }
 
-    func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
+    func write(_ change: SetChange, root: String) throws -> StoreWrite {
         let url = try fileURL(forRoot: root)
         let memory = memoryLayers(root: root)
         return try FileLock.withLock(for: url, label: root) { lock in
             // Under the file's lock, with the layer files read again: a key locked while this
-            // write waited for the lock is refused (see LayeredStore).
+            // write waited for the lock is refused (see SetStorage.layerFiles(root:)).
             let change = guarded(change, root: root, memory: memory)
             if let legacy = legacyFile(forRoot: root, current: url) { try moveLegacyFile(legacy, to: url) }
-            let current = change.buildsOnCurrent ? (try PlistFile.read(url) ?? [:]) : [:]
-            let updated = try change.applied(to: current)
+            var current: [String: Any] = [:]
+            var readVersion: UInt64?
+            if change.buildsOnCurrent {
+                let read = try PlistFile.readSigned(url)
+                (current, readVersion) = (read.0 ?? [:], read.2)
+            }
+            let (updated, changed) = try change.applied(to: current)
             var version: UInt64?
             if updated.isEmpty {
                 try PlistFile.write(nil, to: url, format: .binary)
@@ -343,18 +350,16 @@ extension PlistFileStore: VersionedStore {
                 if let kind = SharedFolders.kind(sidecar), kind == S_IFREG || kind == S_IFLNK { unlink(sidecar) }
                 lock.removeFile()
             }
-            return (updated, version)
+            return StoreWrite(set: updated, readVersion: readVersion, version: version, changed: changed)
         }
     }
 
     func currentVersion(root: String) -> UInt64? {
         (try? fileURL(forRoot: root)).flatMap(PlistFile.digest(of:))
     }
-}
 
-// MARK: - DamageNoticing
+    // MARK: Damage
 
-extension PlistFileStore: DamageNoticing {
     func damageNotice(root: String) -> PersistentPrefs.PrefsError? {
         (try? fileURL(forRoot: root)).flatMap(DamageNote.notice(for:))
     }
@@ -362,11 +367,11 @@ extension PlistFileStore: DamageNoticing {
     func acknowledgeDamage(root: String) throws {
         DamageNote.clear(for: try fileURL(forRoot: root))
     }
-}
 
-// MARK: - WatchableStore
+    // MARK: Watching
 
-extension PlistFileStore: WatchableStore {
+    var canWatch: Bool { true }
+
     func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
         guard let file = try? fileURL(forRoot: root) else { return nil }
         return ChangeWatcher.shared.watching(file, onChange)
@@ -375,22 +380,22 @@ extension PlistFileStore: WatchableStore {
     func watchProblem(root: String) -> PersistentPrefs.PrefsError? {
         (try? fileURL(forRoot: root)).flatMap(ChangeWatcher.shared.problem(for:))
     }
-}
 
-// MARK: - System layers
+    func watchAllSets(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        ChangeWatcher.shared.watching(URL(fileURLWithPath: directory.path + "/"), onChange)
+    }
 
-extension PlistFileStore: LayeredStore {
+    var allSetsWatchProblem: PersistentPrefs.PrefsError? {
+        ChangeWatcher.shared.problem(for: URL(fileURLWithPath: directory.path + "/"))
+    }
+
+    // MARK: System layers and schemas
+
     func layerFiles(root: String) -> [LayerFile] {
         guard let layerName, let file = try? fileURL(forRoot: root) else { return [] }
         return LayerPaths.files(relativeFolder: layerName, name: file.lastPathComponent, holdsRoots: false)
     }
 
-    func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer]) {
-        ([], [])
-    }
-}
-
-extension PlistFileStore: SchemaPublishingStore {
     func schemaFile(root: String) -> URL? {
         schemaFileURL(forRoot: root)
     }

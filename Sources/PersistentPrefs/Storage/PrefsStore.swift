@@ -34,6 +34,13 @@ import Foundation
 ///   as ``PersistentPrefs/PersistentPrefs/PrefsError/unknownError(error:)``.
 /// - Two stores with equal ``identifier`` values are the same storage: instances using them
 ///   share one in-memory copy of each set.
+///
+/// What a store of your own gets, beside what the library's stores do: every write is one
+/// ``apply(_:root:)`` call, and observers in this process hear of it; a change made outside the
+/// library reaches the sets in use when the store calls ``setDidChange(root:)`` (or an instance
+/// calls ``PersistentPrefs/flush()``). It has no system layers or locked keys, no damage notes,
+/// no schema files beside its sets, and no watch of its own: those belong to the files that
+/// ``UserDefaultsStore`` and ``PlistFileStore`` keep.
 public protocol PrefsStore: Sendable {
     /// A string that identifies the underlying storage (for example the suite name).
     var identifier: String { get }
@@ -197,52 +204,65 @@ extension PrefsStore {
     }
 }
 
-/// A store that can say which version of a set's file it read or wrote, so a set skips reading
-/// the file again when the watcher reports a change that is the process's own write.
-///
-/// A version is the ``PlistFile/digest(_:)`` of the file's bytes: unlike a file's size and time,
-/// which an in-place rewrite within one clock tick can leave as they were, it changes with any
-/// change of the contents.
-protocol VersionedStore {
-    /// ``PrefsStore/load(root:)``, with the version of the file it was read from (`nil`: unknown).
-    func versionedLoad(root: String) throws -> (set: [String: Any]?, version: UInt64?)
-    /// ``PrefsStore/apply(_:root:)``, with the version of the file it left (`nil`: unknown).
-    func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?)
-    /// The version of the file holding `root` as it is now (`nil`: unknown or no file).
-    func currentVersion(root: String) -> UInt64?
-    /// Whether the file went from version `old` to `new` through this process's own writes
-    /// alone, none of which changed `root` (a suite file holds many sets: a write of one need
-    /// not make the others read the file again).
-    func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool
-}
-
-extension VersionedStore {
-    func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool { false }
-}
-
-/// A store that learns by itself when someone changes one of its sets (another process, plain
-/// `UserDefaults` code, the harness), so the sets in use stay current without `flush()`.
-protocol WatchableStore {
-    /// Starts calling `onChange` (on a background thread, with no lock of the library held)
-    /// whenever the set under `root` may have changed.
-    ///
-    /// - Returns: How to stop, or `nil` when this store cannot watch that set.
-    func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
-
-    /// Why changes of the set under `root` by others reach this process late (found by polling
-    /// rather than reported by the operating system), or `nil`.
-    func watchProblem(root: String) -> PersistentPrefs.PrefsError?
-}
-
 extension ChangeWatcher {
     /// ``degradation(for:)`` as the error a store reports.
     func problem(for file: URL) -> PersistentPrefs.PrefsError? {
         degradation(for: file).map { .watchDegraded(path: file.path, reason: $0) }
     }
 
-    /// ``watch(_:_:)``, as a way to stop for ``WatchableStore``.
+    /// ``watch(_:_:)``, as a way to stop for ``SetStorage/watch(root:_:)``.
     func watching(_ file: URL, _ onChange: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
         let token = watch(file, onChange)
         return { self.unwatch(token) }
+    }
+}
+
+// MARK: - A change as the engine writes it
+
+/// A change as the engine hands it to a store's write (``SetStorage/write(_:root:)``): applied
+/// under the store's lock to the set as stored, it gives the new set and the keys it changed, so
+/// the store reports what it did without comparing the sets again.
+struct SetChange {
+    /// The set after the change and the keys whose values differ from the set it was applied to
+    /// (the schema version the library keeps in a set is not a key of it).
+    typealias Applied = (set: [String: Any], changed: Set<String>)
+
+    /// Whether the change builds on the set as stored; `false` for a whole-set replacement,
+    /// which the store may apply without reading (so it can repair an unreadable root).
+    let buildsOnCurrent: Bool
+    private let body: ([String: Any]) throws -> Applied
+
+    /// A change made of `body`, which gets the set as stored (in the store's own shapes) and
+    /// returns the new set and the keys it changed. It throws to refuse the change; a store may
+    /// call it more than once, on a newer set each time, and stores only the last result.
+    init(buildsOnCurrent: Bool = true, _ body: @escaping ([String: Any]) throws -> Applied) {
+        self.buildsOnCurrent = buildsOnCurrent
+        self.body = body
+    }
+
+    /// `change`: the keys it changed found by comparing only the keys it names (all of them for
+    /// a replacement or a transform).
+    init(_ change: PrefsChange) {
+        self.init(buildsOnCurrent: change.buildsOnCurrent) { current in
+            let updated = try change.applied(to: current)
+            let changed: Set<String>
+            if let touched = change.touchedKeys {
+                changed = touched.filter { !PlistValue.same(current[$0], updated[$0]) }
+            } else {
+                changed = PlistValue.changedKeys(current, updated)
+            }
+            return (updated, changed.subtracting([PersistentPrefs.schemaVersionKey]))
+        }
+    }
+
+    /// The change applied to `current`.
+    func applied(to current: [String: Any]) throws -> Applied {
+        try body(current)
+    }
+
+    /// The change as a public ``PrefsChange``, for a store's ``PrefsStore/apply(_:root:)``: a
+    /// replacement stays one (worked out now, on an empty set).
+    func prefsChange() throws -> PrefsChange {
+        buildsOnCurrent ? .transform { try body($0).set } : .replace(try body([:]).set)
     }
 }

@@ -36,14 +36,15 @@ extension UserDefaultsStore {
     ///   else rewrote it meanwhile (keeping the change).
     @discardableResult
     static func update(
-        suiteFile file: URL, key: String, layers: LayerReader, _ change: (Any?) throws -> Any?, whileLocked: () -> Void = {}
+        suiteFile file: URL, key: String, layers: LayerReader, _ change: (Any?) throws -> Any?, reading: (UInt64?) -> Void = { _ in },
+        whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         try update(
             suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key], layers: layers,
             { suite in
                 suite[key] = try change(suite[key])
                 return nil
-            }, whileLocked: whileLocked)
+            }, reading: reading, whileLocked: whileLocked)
     }
 
     /// ``update(suiteFile:key:_:whileLocked:)`` for any number of keys: `change` changes the
@@ -63,10 +64,14 @@ extension UserDefaultsStore {
     ///     own changes against them.
     ///   - movingAside: Whether a damaged file is moved aside (a suite's file), or left where it
     ///     is and the write refused (a file named by path).
+    ///   - reading: Called before each run of `change` with the ``PlistFile/digest(_:)`` of the
+    ///     file it runs on, when that file is as the library left it (`nil` otherwise: someone else
+    ///     wrote it, or there is none), so the last call names the file the write changed.
     @discardableResult
     static func update(
         suiteFile file: URL, describing what: String, label: String, changing keys: Set<String>? = nil, layers: LayerReader,
-        movingAside: Bool = true, _ change: (inout [String: Any]) throws -> Set<String>?, whileLocked: () -> Void = {}
+        movingAside: Bool = true, _ change: (inout [String: Any]) throws -> Set<String>?, reading: (UInt64?) -> Void = { _ in },
+        whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         try FileLock.withLock(for: file, label: label) { lock in
             var record = lock.record
@@ -97,6 +102,7 @@ extension UserDefaultsStore {
                     layers.sparingLocked(&suite, from: found)
                 }
                 let before = suite
+                reading(foreign || signature == nil ? nil : readDigest)
                 let reported = try change(&suite)
                 let changed = (keys ?? reported ?? PlistValue.changedKeys(before, suite)).sorted()
                 let data: Data

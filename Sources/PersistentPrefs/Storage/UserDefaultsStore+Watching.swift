@@ -7,12 +7,23 @@ import Foundation
 // (which KVO takes as a key path) and the whole store (`observeStore`) are watched through
 // `UserDefaults.didChangeNotification` (``DefaultsChangeWatcher``), which reports changes made
 // in this process only.
-extension UserDefaultsStore: WatchableStore {
+extension UserDefaultsStore {
+    var canWatch: Bool { true }
+
     func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
         watch(suiteKey: root, onChange)
     }
 
     func watchProblem(root: String) -> PersistentPrefs.PrefsError? {
+        handle.watchedFile.flatMap(ChangeWatcher.shared.problem(for:))
+    }
+
+    func watchAllSets(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
+        if let file = handle.watchedFile { return ChangeWatcher.shared.watching(file, onChange) }
+        return DefaultsChangeWatcher.start(handle.defaults, onChange)  // this process's changes only
+    }
+
+    var allSetsWatchProblem: PersistentPrefs.PrefsError? {
         handle.watchedFile.flatMap(ChangeWatcher.shared.problem(for:))
     }
 
@@ -154,7 +165,7 @@ final class WatchCalls: Sendable {
 // A suite's site and vendor defaults are files named as the suite's own file, in each folder of
 // `$XDG_CONFIG_DIRS` and in the vendor folder: `/etc/xdg/<suite>.plist` (root keys at the top
 // level, as in the user's file). On Apple platforms `cfprefsd` owns the files, so there are none.
-extension UserDefaultsStore: LayeredStore {
+extension UserDefaultsStore {
     func layerFiles(root: String) -> [LayerFile] {
         handle.layerFiles
     }
@@ -199,7 +210,7 @@ extension DefaultsHandle {
 
 // MARK: - Schema files
 
-extension UserDefaultsStore: SchemaPublishingStore {
+extension UserDefaultsStore {
     /// Where the schema of the set under `root` is kept (see ``PrefsSchema``): on Linux
     /// `<suite>.schemas/<root file name>.json` beside the suite's file (the root key named as
     /// ``PlistFileStore`` names its files); `nil` on Apple platforms.

@@ -103,7 +103,7 @@ public struct UserDefaultsStore: PrefsStore {
     ///   ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` after moving an unreadable
     ///   suite file aside.
     public func load(root: String) throws -> [String: Any]? {
-        try versionedLoad(root: root).set
+        try read(root: root).set
     }
 
     /// Stores `values` under `root`: on disk on Linux, handed to `cfprefsd` on Apple platforms.
@@ -142,29 +142,38 @@ public struct UserDefaultsStore: PrefsStore {
     /// - Returns: The set after the change.
     /// - Throws: ``PersistentPrefs/PrefsError``; nothing was changed.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
-        try versionedApply(change, root: root).set
+        try write(SetChange(change), root: root).set
     }
 
-    /// ``apply(_:root:)``, with the version of the suite file it left (see ``VersionedStore``).
-    func versionedApply(_ change: PrefsChange, root: String) throws -> (set: [String: Any], version: UInt64?) {
-        if handle.file != nil { PlistFile.OwnWrites.follow() }  // as in versionedLoad(root:)
-        var result: [String: Any] = [:]
+    /// ``apply(_:root:)`` as the engine calls it, reporting what it did (see ``SetStorage``).
+    func write(_ change: SetChange, root: String) throws -> StoreWrite {
+        if handle.file != nil { PlistFile.OwnWrites.follow() }  // as in read(root:)
+        var result: SetChange.Applied = ([:], [])
+        var readVersion: UInt64?
         let memory = memoryLayers(root: root)  // before the lock on `UserDefaults` that update takes
-        let version = try update(root) { stored in
-            // Under the suite's lock, with the layer files read again: a key locked while this
-            // write waited for the lock is refused (see LayeredStore).
-            let change = guarded(change, root: root, memory: memory)
-            var current: [String: Any] = [:]
-            if change.buildsOnCurrent, let stored {
-                guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
-                    throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+        let version = try update(
+            root,
+            { stored in
+                // Under the suite's lock, with the layer files read again: a key locked while this
+                // write waited for the lock is refused (see SetStorage.layerFiles(root:)).
+                let change = guarded(change, root: root, memory: memory)
+                var current: [String: Any] = [:]
+                if let stored {
+                    guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
+                        if change.buildsOnCurrent { throw PersistentPrefs.PrefsError.invalidStoredValue(key: root) }
+                        readVersion = nil  // not a set: what the replacement changed is not known
+                        result = try change.applied(to: [:])
+                        return result.set.isEmpty ? nil : result.set
+                    }
+                    current = dictionary
                 }
-                current = dictionary
-            }
-            result = try change.applied(to: current)
-            return result.isEmpty ? nil : result
-        }
-        return (result, version)
+                // A replacement is applied to an empty set; the keys it changed are those of the set it replaces.
+                let applied = try change.applied(to: change.buildsOnCurrent ? current : [:])
+                let changed = change.buildsOnCurrent ? applied.changed : PlistValue.changedKeys(current, applied.set)
+                result = (applied.set, changed.subtracting([PersistentPrefs.schemaVersionKey]))
+                return result.set.isEmpty ? nil : result.set
+            }, reading: { readVersion = $0 })
+        return StoreWrite(set: result.set, readVersion: handle.file == nil ? nil : readVersion, version: version, changed: result.changed)
     }
 
     /// The keys of the suite whose values are dictionaries, sorted: the suite's own keys
@@ -191,13 +200,14 @@ public struct UserDefaultsStore: PrefsStore {
     /// Replaces the object under the suite key `key` with what `change` makes of it (`nil`
     /// removes the key), durably.
     ///
-    /// - Returns: The version of the suite file written (see ``VersionedStore``), or `nil`.
+    /// - Returns: The version of the suite file written (see ``SetStorage/currentVersion(root:)``), or `nil`.
     @discardableResult
-    func update(_ key: String, _ change: (Any?) throws -> Any?) throws -> UInt64? {
+    func update(_ key: String, _ change: (Any?) throws -> Any?, reading: (UInt64?) -> Void = { _ in }) throws -> UInt64? {
         if let file = handle.file {
             // The UserDefaults object re-reads the file, still under the lock: should plain code in
             // this process have unsaved keys, the save that follows cannot race another writer.
-            return try Self.update(suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles), change, whileLocked: handle.refresh)
+            return try Self.update(
+                suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles), change, reading: reading, whileLocked: handle.refresh)
         }
         return try handle.withWrite(root: key) { () -> UInt64? in
             let previous = handle.withDefaults { defaults in
@@ -231,10 +241,12 @@ public struct UserDefaultsStore: PrefsStore {
     }
 }
 
-// MARK: - VersionedStore
+// MARK: - SetStorage
 
-extension UserDefaultsStore: VersionedStore {
-    func versionedLoad(root: String) throws -> (set: [String: Any]?, version: UInt64?) {
+extension UserDefaultsStore: SetStorage {}
+
+extension UserDefaultsStore {
+    func read(root: String) throws -> StoreRead {
         let (stored, version): (Any?, UInt64?)
         if let file = handle.file {
             PlistFile.OwnWrites.follow()  // the caller keeps the version: own writes are followed from now on
@@ -242,11 +254,11 @@ extension UserDefaultsStore: VersionedStore {
         } else {
             (stored, version) = (try object(root), nil)
         }
-        guard let stored else { return (nil, version) }
+        guard let stored else { return StoreRead(set: nil, version: version) }
         guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
             throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
         }
-        return (dictionary, version)
+        return StoreRead(set: dictionary, version: version)
     }
 
     func currentVersion(root: String) -> UInt64? {
@@ -258,9 +270,9 @@ extension UserDefaultsStore: VersionedStore {
     }
 }
 
-// MARK: - DamageNoticing
+// MARK: - Damage
 
-extension UserDefaultsStore: DamageNoticing {
+extension UserDefaultsStore {
     func damageNotice(root: String) -> PersistentPrefs.PrefsError? {
         handle.file.flatMap(DamageNote.notice(for:))
     }

@@ -352,7 +352,7 @@ extension PersistentPrefs {
     /// Where the library keeps this set's schema file (see ``PrefsSchema``), or `nil` when its
     /// store keeps none (``InMemoryStore``, `UserDefaults` on Apple platforms).
     public var schemaFileURL: URL? {
-        ((try? resolvedDomain())?.store as? any SchemaPublishingStore)?.schemaFile(root: key)
+        (try? resolvedDomain())?.store.schemaFile(root: key)
     }
 
     /// The schema of this class (root key left empty, keys unlocked), made once per class.
@@ -395,20 +395,14 @@ extension PrefsSchema.Key {
 /// The schema of each class, made once by reflection.
 private let describedSchemas = Locked<[ObjectIdentifier: PrefsSchema]>([:])
 
-/// A class's schema, to be written beside a set by its writes (see ``SchemaPublishingStore``).
+/// A class's schema, to be written beside a set by its writes (see ``SetStorage/schemaFile(root:)``).
 struct SchemaPublication {
     let classID: ObjectIdentifier
     /// The file's bytes for a root key; `nil`: nothing to publish.
     let contents: (String) -> Data?
 }
 
-/// A store that keeps sets' schema files beside their data.
-protocol SchemaPublishingStore {
-    /// Where the schema of the set under `root` goes, or `nil`.
-    func schemaFile(root: String) -> URL?
-}
-
-extension SchemaPublishingStore {
+extension SetStorage {
     /// Writes the schema of `publication`'s class for `root` unless this process already did, or
     /// the file already says the same. Never throws: a schema that cannot be written is left out
     /// (the set's own write has succeeded).

@@ -52,12 +52,3 @@ enum DamageNote {
         unlink(path)
     }
 }
-
-/// A store whose files can carry a ``DamageNote``.
-protocol DamageNoticing {
-    /// The damage to report to every reader of `root`, or `nil`.
-    func damageNotice(root: String) -> PersistentPrefs.PrefsError?
-
-    /// Forgets the damage reported for `root` (the file it was in, for a suite: every root key in it).
-    func acknowledgeDamage(root: String) throws
-}

@@ -1,0 +1,186 @@
+import Foundation
+
+/// What the engine needs of a store beyond ``PrefsStore``, in one protocol: versions of what it
+/// read and wrote, what a write changed, damage notes, system layers, watching, and where a set's
+/// schema is published.
+///
+/// ``UserDefaultsStore`` and ``PlistFileStore`` conform. Any other ``PrefsStore`` (``InMemoryStore``,
+/// a store of the app's own) is adapted once, when its shared set is made
+/// (``SetStorageAdapter``), and gets the default answer documented on each requirement: no
+/// versions, no damage, no layers, no watch (outside changes arrive through
+/// ``PrefsStore/setDidChange(root:)``), no published schema.
+protocol SetStorage: PrefsStore {
+    /// The set under `root` as stored (in the store's own shapes; `nil` when nothing is), and
+    /// the version of the file it was read from.
+    ///
+    /// Default: ``PrefsStore/load(root:)``, with no version.
+    func read(root: String) throws -> StoreRead
+
+    /// Applies `change` to the set under `root` in the store's one atomic step (see
+    /// ``PrefsStore/apply(_:root:)``) and reports what it did; durable when it returns.
+    ///
+    /// Default: ``PrefsStore/apply(_:root:)``, with no versions and no changed keys (the engine
+    /// then compares the set it holds with the set written).
+    func write(_ change: SetChange, root: String) throws -> StoreWrite
+
+    /// The version of the file holding `root` as it is now (`nil`: unknown, or no file).
+    ///
+    /// Default: `nil`.
+    func currentVersion(root: String) -> UInt64?
+
+    /// Whether the file went from version `old` to `new` through this process's own writes
+    /// alone, none of which changed `root` (a suite file holds many sets: a write of one need not
+    /// make the others read the file again).
+    ///
+    /// Default: `false`.
+    func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool
+
+    /// The damage to report to every reader of `root` (see ``DamageNote``), or `nil`.
+    ///
+    /// Default: `nil`.
+    func damageNotice(root: String) -> PersistentPrefs.PrefsError?
+
+    /// Forgets the damage reported for `root` (the file it was in, for a suite: every root key in it).
+    ///
+    /// Default: nothing to forget.
+    func acknowledgeDamage(root: String) throws
+
+    /// The system layer files for the set under `root`, the most important first (they may not
+    /// exist). The store enforces their locks in its one write step (with
+    /// ``guarded(_:root:memory:)``), so every road to its files refuses a change of a locked key
+    /// under the store's lock.
+    ///
+    /// Default: none.
+    func layerFiles(root: String) -> [LayerFile]
+
+    /// Layers kept in memory rather than in files: those above every file (values an
+    /// administrator forces through the platform) and those beneath them all (registered
+    /// defaults), the most important first.
+    ///
+    /// Default: none.
+    func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer])
+
+    /// Whether ``watch(root:_:)`` can report changes of the store's sets (a set then starts its
+    /// watch on its first read).
+    ///
+    /// Default: `false`.
+    var canWatch: Bool { get }
+
+    /// Starts calling `onChange` (on a background thread, with no lock of the library held)
+    /// whenever the set under `root` may have changed.
+    ///
+    /// - Returns: How to stop, or `nil` when this store cannot watch that set. Default: `nil`.
+    func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+
+    /// Why changes of the set under `root` by others reach this process late (found by polling
+    /// rather than reported by the operating system), or `nil`.
+    ///
+    /// Default: `nil`.
+    func watchProblem(root: String) -> PersistentPrefs.PrefsError?
+
+    /// Starts calling `onChange` whenever some set of the store may have changed (its suite
+    /// file, its folder), for ``PersistentPrefs/observeStore(_:_:)``.
+    ///
+    /// - Returns: How to stop, or `nil` when the store cannot watch. Default: `nil`.
+    func watchAllSets(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)?
+
+    /// Why changes reach ``watchAllSets(_:)`` late, or `nil`.
+    ///
+    /// Default: `nil`.
+    var allSetsWatchProblem: PersistentPrefs.PrefsError? { get }
+
+    /// Where the schema of the set under `root` is published for tools (see ``PrefsSchema``), or
+    /// `nil` when the store publishes none.
+    ///
+    /// Default: `nil`.
+    func schemaFile(root: String) -> URL?
+}
+
+/// A set as a store read it.
+struct StoreRead {
+    /// The set, in the store's own shapes; `nil` when nothing is stored under the root key.
+    let set: [String: Any]?
+    /// The version of the file it was read from: the ``PlistFile/digest(_:)`` of its bytes, which
+    /// changes with any change of the contents (unlike a file's size and time). `nil`: unknown.
+    let version: UInt64?
+}
+
+/// What a store's write did, worked out under the store's lock, where the set before and after
+/// the change are both at hand.
+struct StoreWrite {
+    /// The set as written, in the store's own shapes.
+    let set: [String: Any]
+    /// The version of the file the change was applied to (read under the lock; `nil`: unknown).
+    let readVersion: UInt64?
+    /// The version of the file the write left (`nil`: unknown).
+    let version: UInt64?
+    /// The keys whose stored value the change changed, against the set as read under the lock;
+    /// `nil` when the store does not say.
+    let changed: Set<String>?
+}
+
+// MARK: - Default answers
+
+extension SetStorage {
+    func read(root: String) throws -> StoreRead {
+        StoreRead(set: try load(root: root), version: nil)
+    }
+
+    func write(_ change: SetChange, root: String) throws -> StoreWrite {
+        StoreWrite(set: try apply(try change.prefsChange(), root: root), readVersion: nil, version: nil, changed: nil)
+    }
+
+    func currentVersion(root: String) -> UInt64? { nil }
+    func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool { false }
+    func damageNotice(root: String) -> PersistentPrefs.PrefsError? { nil }
+    func acknowledgeDamage(root: String) throws {}
+    func layerFiles(root: String) -> [LayerFile] { [] }
+    func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer]) { ([], []) }
+    var canWatch: Bool { false }
+    func watch(root: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? { nil }
+    func watchProblem(root: String) -> PersistentPrefs.PrefsError? { nil }
+    func watchAllSets(_ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? { nil }
+    var allSetsWatchProblem: PersistentPrefs.PrefsError? { nil }
+    func schemaFile(root: String) -> URL? { nil }
+}
+
+extension SetStorage {
+    /// The layers of the set under `root` as they are now (files read again when they changed).
+    func layerStack(root: String) -> LayerStack {
+        layerStack(root: root, memory: memoryLayers(root: root))
+    }
+
+    /// The layers of the set under `root`: the files as they are now, between and above `memory`
+    /// (``memoryLayers(root:)``, taken by the caller).
+    func layerStack(root: String, memory: (above: [LayerStack.Layer], below: [LayerStack.Layer])) -> LayerStack {
+        let files = LayerReader(files: layerFiles(root: root)).stack(root: root)
+        guard !memory.above.isEmpty || !memory.below.isEmpty else { return files }
+        return LayerStack(layers: memory.above + files.layers + memory.below, problems: files.problems)
+    }
+
+    /// `change`, refused when it would change a key locked for `root`. Call it under the store's
+    /// lock, so the layer files it reads are the ones in force when the change is written;
+    /// `memory` is ``memoryLayers(root:)``, taken before that lock (it may need a lock of its own).
+    func guarded(_ change: SetChange, root: String, memory: (above: [LayerStack.Layer], below: [LayerStack.Layer])) -> SetChange {
+        layerStack(root: root, memory: memory).guarding(change)
+    }
+}
+
+/// Any ``PrefsStore`` that is not a ``SetStorage``, with the default answers: the one place the
+/// engine adapts a store (``adapting(_:)``).
+struct SetStorageAdapter: SetStorage {
+    let base: any PrefsStore
+
+    /// `store` as the engine uses it: itself when it is a ``SetStorage``, else adapted.
+    static func adapting(_ store: any PrefsStore) -> any SetStorage {
+        if let storage = store as? any SetStorage { return storage }
+        return SetStorageAdapter(base: store)
+    }
+
+    var identifier: String { base.identifier }
+    func load(root: String) throws -> [String: Any]? { try base.load(root: root) }
+    func save(_ values: [String: Any], root: String) throws { try base.save(values, root: root) }
+    func remove(root: String) throws { try base.remove(root: root) }
+    func apply(_ change: PrefsChange, root: String) throws -> [String: Any] { try base.apply(change, root: root) }
+    func roots() throws -> [String] { try base.roots() }
+}
