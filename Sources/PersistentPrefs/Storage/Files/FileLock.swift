@@ -316,14 +316,15 @@ enum FileLock {
             }
             throw AtomicFile.posixFailure("open", lockPath).prefsError
         }
+        // One look at the file: a remover may unlink it at any moment, and what one `fstat` saw
+        // must decide both "removed meanwhile" and the refusals below.
         var info = stat()
         var problem: String?
-        if fstat(descriptor, &info) == 0, info.st_nlink == 0 {
-            close(descriptor)
-            return nil
-        }
         if fstat(descriptor, &info) != 0 {
             problem = "fstat failed: \(String(cString: strerror(errno)))"
+        } else if info.st_nlink == 0 {
+            close(descriptor)
+            return nil
         } else if info.st_mode & S_IFMT != S_IFREG {
             problem = "the lock file is \(SharedFolders.describe(info.st_mode & S_IFMT)), not a regular file; remove it (nothing was written)"
         } else if info.st_uid != geteuid() {
