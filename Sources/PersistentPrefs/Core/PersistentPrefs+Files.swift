@@ -46,7 +46,7 @@ extension PersistentPrefs {
     public func export(to url: URL) throws {
         try reportingFileErrors {
             var set = try currentValues()
-            let version = try resolvedDomain().schemaVersion()
+            let version = try resolvedSet().schemaVersion()
             if version > 0 { set[Self.schemaVersionKey] = version }
             let data = try PlistValue.foundationData(set, format: .xml)
             do {

@@ -8,16 +8,16 @@
     // observers are told only once every lock is released (so `.old` and `.prior` show the new
     // set; the `values` documentation says so).
     extension PersistentPrefs {
-        /// A subscription to `domain`'s changes that tells KVO observers of `values`; made when the
+        /// A subscription to `sharedSet`'s changes that tells KVO observers of `values`; made when the
         /// instance settles on a set, ended when it moves to another or goes away.
-        func keyValueNotifications(for domain: SharedSet) -> PrefsObservation {
+        func keyValueNotifications(for sharedSet: SharedSet) -> PrefsObservation {
             let target = WeakInstance(self)
-            let id = domain.feed.subscribe(keys: []) { _ in
+            let id = sharedSet.feed.subscribe(keys: []) { _ in
                 guard let instance = target.instance else { return }
                 instance.willChangeValue(forKey: "values")
                 instance.didChangeValue(forKey: "values")
             }
-            return PrefsObservation { domain.feed.unsubscribe(id) }
+            return PrefsObservation { sharedSet.feed.unsubscribe(id) }
         }
     }
 

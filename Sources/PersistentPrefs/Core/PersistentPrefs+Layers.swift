@@ -36,7 +36,7 @@ extension PersistentPrefs {
     /// - Parameter key: A key of the set.
     /// - Returns: `true` when the key is locked (by name, or because the whole set is).
     public func isLocked(_ key: String) -> Bool {
-        (try? resolvedDomain().layers().isLocked(key)) ?? false
+        (try? resolvedSet().layers().isLocked(key)) ?? false
     }
 
     /// ``isLocked(_:)`` under the name of Apple's `objectIsForced(forKey:)`: whether `key` is
@@ -50,13 +50,13 @@ extension PersistentPrefs {
 
     /// Whether an administrator locked the whole set (``isLocked(_:)`` is `true` for every key).
     public var isForced: Bool {
-        (try? resolvedDomain().layers().locksAll) ?? false
+        (try? resolvedSet().layers().locksAll) ?? false
     }
 
     /// The keys an administrator locked by name, sorted (when the whole set is locked, see
     /// ``isForced``, every key is locked, named or not).
     public var lockedKeys: [String] {
-        ((try? resolvedDomain().layers().lockedKeys) ?? []).sorted()
+        ((try? resolvedSet().layers().lockedKeys) ?? []).sorted()
     }
 
     /// The set as readers see it: the user's values (``values``) over the site and vendor
@@ -66,10 +66,9 @@ extension PersistentPrefs {
     /// ``values`` is the user's own layer, which writes replace; the subscript, typed accessors,
     /// `@Pref` properties and ``value(forKey:as:)`` read this set.
     public var effectiveValues: [String: Any] {
-        read { domain, pending in
-            guard pending != nil else { return try domain.effectiveValues() }
-            let layers = try domain.layers()
-            return layers.effective(try SetView.values(domain, pending))
+        read { view in
+            guard view.pending != nil else { return try view.sharedSet.effectiveValues() }
+            return try view.sharedSet.layers().effective(try view.values())
         } ?? [:]
     }
 
@@ -78,7 +77,7 @@ extension PersistentPrefs {
     /// ``vendorDefaultsDirectory``. Empty for stores without layers (``InMemoryStore``, a
     /// ``PlistFileStore`` outside the user's configuration folder made without a layer name).
     public var layerFileURLs: [URL] {
-        ((try? resolvedDomain())?.layerReader.files ?? []).map(\.url)
+        ((try? resolvedSet())?.layerReader.files ?? []).map(\.url)
     }
 
     // MARK: - Where a value comes from
@@ -139,9 +138,9 @@ extension PersistentPrefs {
     /// - Parameter key: A key of the set.
     /// - Returns: The source of the key's value, or `nil`.
     public func valueSource(forKey key: String) -> ValueSource? {
-        let layers = (try? resolvedDomain().layers()) ?? .empty
+        let layers = (try? resolvedSet().layers()) ?? .empty
         // The user's own value, read as a `@Pref` reads: ``lastError`` is left as it is.
-        let stored = read(keepingError: true) { domain, pending in try SetView.values(domain, pending)[key] }
+        let stored = read(keepingError: true) { try $0.values()[key] }
         if !layers.isLocked(key), stored.flatMap({ $0 }) != nil { return .user }
         if let layer = layers.layerGiving(key) {
             switch layer.kind {

@@ -11,7 +11,7 @@ extension PersistentPrefs {
     /// The schema version this instance's set is stored at (0 for a set stored without one),
     /// or `nil` when the set cannot be read.
     public var storedSchemaVersion: Int? {
-        try? resolvedDomain().schemaVersion()
+        try? resolvedSet().schemaVersion()
     }
 
     /// Runs the pending migration steps now, and says what they did.
@@ -39,7 +39,7 @@ extension PersistentPrefs {
     public func migrate() throws -> PrefsMigrationReport {
         var report: PrefsMigrationReport?
         try reportingAndThrowing {
-            report = try resolvedDomain().migrate(schemaPlan)
+            report = try resolvedSet().migrate(schemaPlan)
         }
         return report!
     }
@@ -56,9 +56,9 @@ extension PersistentPrefs {
         let plan = schemaPlan
         var report: PrefsMigrationReport?
         try reportingAndThrowing {
-            let domain = try resolvedDomain()
-            let stored = try domain.reload()
-            report = try plan.report(on: stored, from: try domain.schemaVersion(), root: key)
+            let sharedSet = try resolvedSet()
+            let stored = try sharedSet.reload()
+            report = try plan.report(on: stored, from: try sharedSet.schemaVersion(), root: key)
         }
         return report!
     }
@@ -100,8 +100,8 @@ extension PersistentPrefs {
 
     /// ``schemaPlan`` worked out now, holding nothing of this instance: the plan of staged
     /// changes (see ``coalescingInterval``), which their background write may use after the
-    /// last instance is gone. Its schema is published only if it is not yet beside `domain`.
-    func detachedSchemaPlan(for domain: SharedSet) -> SchemaPlan {
+    /// last instance is gone. Its schema is published only if it is not yet beside `sharedSet`.
+    func detachedSchemaPlan(for sharedSet: SharedSet) -> SchemaPlan {
         let type = type(of: self)
         var migration: (() -> SchemaPlan.Migration)?
         if type.schemaVersion != 0 {
@@ -110,23 +110,23 @@ extension PersistentPrefs {
             migration = { worked }
         }
         var publication: SchemaPublication?
-        if let publishing = schemaPublication, !domain.cell.withLock({ $0.publishedBy.contains(publishing.classID) }) {
-            let contents = publishing.contents(domain.root)
+        if let publishing = schemaPublication, !sharedSet.cell.withLock({ $0.publishedBy.contains(publishing.classID) }) {
+            let contents = publishing.contents(sharedSet.root)
             publication = SchemaPublication(classID: publishing.classID) { _ in contents }
         }
         return SchemaPlan(version: type.schemaVersion, writesNewer: type.writesNewerSchemaVersions, migration: migration, publication: publication)
     }
 
-    /// Migrates the set of a newly resolved `domain` if it is stored at an older version, and
+    /// Migrates the set of a newly resolved `sharedSet` if it is stored at an older version, and
     /// reports a failure in ``lastError`` without failing the operation that resolved it: the
     /// set stays readable. (A set stored at a newer version is readable as it is; its writes
     /// report it.)
-    func migrateOnFirstUse(_ domain: SharedSet) {
+    func migrateOnFirstUse(_ sharedSet: SharedSet) {
         guard MigrationControl.automatic else { return }
         let plan = schemaPlan
-        guard plan.version > 0, let stored = try? domain.schemaVersion(), stored < plan.version else { return }
+        guard plan.version > 0, let stored = try? sharedSet.schemaVersion(), stored < plan.version else { return }
         do {
-            try domain.migrate(plan)
+            try sharedSet.migrate(plan)
         } catch {
             lastError = SharedSet.mapped(error)
         }

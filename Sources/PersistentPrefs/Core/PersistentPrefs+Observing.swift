@@ -39,13 +39,13 @@ extension PersistentPrefs {
     ) -> PrefsObservation {
         var observation = PrefsObservation(nil)
         reportingErrors {
-            let domain = try observedDomain()
-            let id = domain.feed.subscribe(keys: Set(keys), handler)
+            let sharedSet = try observedSet()
+            let id = sharedSet.feed.subscribe(keys: Set(keys), handler)
             observation = PrefsObservation(
                 {
-                    domain.feed.unsubscribe(id)
-                    SharedSet.release(domain)
-                }, problem: { domain.watchProblem() })
+                    sharedSet.feed.unsubscribe(id)
+                    SharedSet.release(sharedSet)
+                }, problem: { sharedSet.watchProblem() })
         }
         // The observation runs; `lastError` says when other programs' changes will reach it late.
         if let problem = observation.problem { lastError = problem }
@@ -70,11 +70,11 @@ extension PersistentPrefs {
     }
 
     /// This instance's set, loaded, and counted as used until the observation ends.
-    private func observedDomain() throws -> SharedSet {
+    private func observedSet() throws -> SharedSet {
         while true {
-            let domain = try resolvedDomain()
-            _ = try domain.values()  // loaded, so that changes can be told from the first read
-            if SharedSet.retain(domain) { return domain }
+            let sharedSet = try resolvedSet()
+            _ = try sharedSet.values()  // loaded, so that changes can be told from the first read
+            if SharedSet.retain(sharedSet) { return sharedSet }
             // The instance moved to another set meanwhile: observe that one.
         }
     }

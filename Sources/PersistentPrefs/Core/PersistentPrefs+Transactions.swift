@@ -179,7 +179,7 @@ extension PersistentPrefs {
     func commit(_ pending: PendingChanges) throws {
         if let refusal = pending.refusal { throw refusal }
         guard let change = pending.change else { return }
-        try resolvedDomain().write(change, schema: schemaPlan)
+        try resolvedSet().write(change, schema: schemaPlan)
     }
 
     /// Writes what `make` makes of the set as stored, in one locked step of the store, after
@@ -187,12 +187,12 @@ extension PersistentPrefs {
     func transact(_ make: ([String: Any]) throws -> [String: Any]) throws {
         let root = key
         guard withPending({ $0 == nil }) else { throw PrefsError.transactionInProgress(root: root) }
-        let allowed = Set(keys)  // overridable: read before any lock is taken
+        let allowed = allowedKeys()  // overridable: read before any lock is taken
         let rules = ruleCheck()
         let plan = schemaPlan
-        let domain = try resolvedDomain()
+        let sharedSet = try resolvedSet()
         try withoutActuallyEscaping(make) { make in
-            try domain.write(
+            try sharedSet.write(
                 PrefsChange.transform { stored in
                     do {
                         guard case .success(let current) = PlistValue.normalizedSet(stored, for: .loading) else {
@@ -204,24 +204,6 @@ extension PersistentPrefs {
                     }
                 }, schema: plan)
         }
-    }
-
-    /// `updated`, with the values of the keys it adds or changes against `current` vetted:
-    /// those keys must be in `allowed`, their values property-list values that pass `rules`.
-    /// Keys it removes pass, whatever they are.
-    static func vetted(
-        _ updated: [String: Any], changing current: [String: Any], allowed: Set<String>,
-        rules: Rules?
-    ) throws -> [String: Any] {
-        let changed = PlistValue.changedKeys(current, updated)
-        // Removing a key is always allowed: it only drops what an older version stored.
-        let refused = changed.filter { updated[$0] != nil && !allowed.contains($0) && $0 != schemaVersionKey }
-        guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
-        var result = updated
-        let candidates = try PlistValue.normalizedSet(updated.filter { changed.contains($0.key) }).get()
-        if let problem = rules?.problem(in: candidates) { throw problem }
-        for (key, value) in candidates { result[key] = value }
-        return result
     }
 
     /// Runs `body` like ``reportingErrors(_:)`` — ``lastError`` tells the outcome — and also throws its error.

@@ -47,94 +47,13 @@ import Foundation
 open class PersistentPrefs: NSObject {
     // MARK: - State
 
-    private struct InstanceState {
-        /// The root key as set through ``key``; `nil` until `init` has run `super.init()`.
-        var key: String = ""
-        var lastError: PrefsError? {
-            didSet { fast.noteFlags(failed: failed, batching: batching) }
-        }
-        /// Whether ``lastError`` is set.
-        var failed: Bool {
-            // Not `!= nil`: for an `Equatable` error that copies it and compares it with `nil`.
-            if case .some = lastError { return true }
-            return false
-        }
-        /// The shared set this instance works on, resolved from ``key`` and the store.
-        var domain: SharedSet?
-        /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
-        /// this instance's reads see and its writes add to; `nil` outside one.
-        var pending: PendingChanges? {
-            didSet { fast.noteFlags(failed: failed, batching: batching) }
-        }
-        /// Whether a batch is collecting changes.
-        var batching: Bool { pending != nil }
-        /// How many keys this instance's last batch changed: the next one sizes its table of
-        /// edits by it once it grows past a few (see ``PendingChanges/expectedCount``).
-        var lastBatchCount = 0
-        #if canImport(ObjectiveC)
-            /// Tells KVO observers of ``values`` about changes of `domain` (Apple platforms).
-            var keyValueNotifications: PrefsObservation?
-        #endif
-        /// What the read path needs of this state, kept up to date with it (see ``FastReadState``).
-        let fast: FastReadState
-
-        /// Switches to `domain`, resolved under `generation` (`nil`: none); the read path finds
-        /// both in ``fast``.
-        mutating func use(_ domain: SharedSet?, generation: Int) {
-            self.domain = domain
-            fast.path.publish(domain.map { FastReadState.Path(domain: $0, generation: generation) })
-        }
-    }
-
-    /// What the hot read path needs of ``InstanceState``, readable without its lock: the
-    /// resolved domain and the flags that send a read down the slow path. Changed only by
-    /// ``InstanceState``, under its lock.
-    final class FastReadState: Sendable {
-        /// A resolved domain and the ``groupID`` generation it was resolved under.
-        final class Path: Sendable {
-            let domain: SharedSet
-            let generation: Int
-
-            init(domain: SharedSet, generation: Int) {
-                self.domain = domain
-                self.generation = generation
-            }
-        }
-
-        let path = SnapshotCell<Path>()
-        /// 1: ``lastError`` is set; 2: a batch is collecting changes.
-        let flags = SharedInt()
-
-        func noteFlags(failed: Bool, batching: Bool) {
-            flags.store((failed ? 1 : 0) | (batching ? 2 : 0))
-        }
-
-        /// The domain resolved under `generation`, or `nil`.
-        @inline(__always)
-        func domain(generation: Int) -> SharedSet? {
-            path.read { $0?.generation == generation ? $0?.domain : nil }
-        }
-    }
-
-    private let state: Locked<InstanceState>
-    /// The part of ``state`` the read path reads without its lock.
-    private let fast: FastReadState
-    /// The last ``keys`` list a batch checked against, and its set (see `allowedKeys()`).
-    private let allowedKeysMemo = Locked<(list: [String], set: Set<String>)?>(nil)
-
-    /// Runs `body` on this instance's pending batch (`nil` outside a batch), under the state lock.
-    func withPending<Result>(_ body: (inout PendingChanges?) throws -> Result) rethrows -> Result {
-        try state.withLock { try body(&$0.pending) }
-    }
-
-    /// How many keys this instance's last batch changed (see `InstanceState.lastBatchCount`).
-    var lastBatchCount: Int {
-        get { state.withLock { $0.lastBatchCount } }
-        set { state.withLock { $0.lastBatchCount = newValue } }
-    }
-    private let explicitStore: (any PrefsStore)?
-    /// `explicitStore == nil`, kept apart so the hot read path need not copy the existential.
-    private let followsGroupID: Bool
+    /// This instance's own state (see ``InstanceState``), under its lock; the set itself is in
+    /// the shared set it resolves (see `PersistentPrefs+SetResolution.swift`).
+    let state = Locked(InstanceState())
+    /// The store given to ``init(key:values:store:)``; `nil`: the ``groupID`` suite.
+    let explicitStore: (any PrefsStore)?
+    /// `explicitStore == nil`, kept apart so the read path need not copy the existential.
+    let followsGroupID: Bool
 
     // MARK: - Subclass hooks
 
@@ -157,7 +76,7 @@ open class PersistentPrefs: NSObject {
         get { state.withLock { $0.key } }
         set {
             state.withLock { $0.key = newValue }
-            dropDomain()
+            dropSharedSet()
         }
     }
 
@@ -207,18 +126,18 @@ open class PersistentPrefs: NSObject {
         var found: [PrefsError] = []
         let stored: [String: Any]
         let effective: [String: Any]
-        let domain: SharedSet
+        let sharedSet: SharedSet
         do {
-            domain = try resolvedDomain()
-            stored = try domain.values()
-            effective = try domain.effectiveValues()
+            sharedSet = try resolvedSet()
+            stored = try sharedSet.values()
+            effective = try sharedSet.effectiveValues()
         } catch {
             return [SharedSet.mapped(error)] + declarationConflicts
         }
-        if let notice = domain.damageNotice() { found.append(notice) }
-        if let failure = domain.stagingFailure, !found.contains(failure) { found.append(failure) }
-        if let degraded = domain.watchProblem() { found.append(degraded) }
-        let layers = try? domain.layers()
+        if let notice = sharedSet.damageNotice() { found.append(notice) }
+        if let failure = sharedSet.stagingFailure, !found.contains(failure) { found.append(failure) }
+        if let degraded = sharedSet.watchProblem() { found.append(degraded) }
+        let layers = try? sharedSet.layers()
         found += layers?.problems ?? []
         var checked = Set<String>()
         for pref in declaredPrefs() where checked.insert(pref.key).inserted {
@@ -230,7 +149,7 @@ open class PersistentPrefs: NSObject {
             }
         }
         found += declarationConflicts
-        if let version = try? domain.schemaVersion() {
+        if let version = try? sharedSet.schemaVersion() {
             do {
                 _ = try schemaPlan.report(on: stored, from: version, root: key, locks: layers)
             } catch {
@@ -363,7 +282,7 @@ open class PersistentPrefs: NSObject {
 
     private static let group = Locked<String?>(nil)
     /// Bumped by every change of ``groupID``; instances re-resolve their set when it moves.
-    private static let groupGeneration = SharedInt()
+    static let groupGeneration = SharedInt()
 
     /// The `UserDefaults` suite used by every instance that was not given a store; `nil` or
     /// `""` selects `.standard`.
@@ -412,8 +331,6 @@ open class PersistentPrefs: NSObject {
     public override init() {
         explicitStore = nil
         followsGroupID = true
-        fast = FastReadState()
-        state = Locked(InstanceState(fast: fast))
         super.init()
         start(key: nil, merging: [:])
     }
@@ -436,8 +353,6 @@ open class PersistentPrefs: NSObject {
     public init(key: String? = nil, values: [String: Any]? = [:]) {
         explicitStore = nil
         followsGroupID = true
-        fast = FastReadState()
-        state = Locked(InstanceState(fast: fast))
         super.init()
         start(key: key, merging: values ?? [:])
     }
@@ -455,14 +370,12 @@ open class PersistentPrefs: NSObject {
     public init(key: String? = nil, values: [String: Any]? = [:], store: any PrefsStore) {
         explicitStore = store
         followsGroupID = false
-        fast = FastReadState()
-        state = Locked(InstanceState(fast: fast))
         super.init()
         start(key: key, merging: values ?? [:])
     }
 
     deinit {
-        dropDomain()
+        dropSharedSet()
     }
 
     private func start(key: String?, merging initial: [String: Any]) {
@@ -470,11 +383,11 @@ open class PersistentPrefs: NSObject {
         state.withLock { $0.key = name }
         reportingErrors {
             _ = try loadedFileDefaults()
-            let domain = try resolvedDomain()
-            _ = try domain.values()
+            let sharedSet = try resolvedSet()
+            _ = try sharedSet.values()
             if !initial.isEmpty {
                 let accepted = try vetted(initial)
-                try domain.write(.merge(accepted), schema: schemaPlan)
+                try sharedSet.write(.merge(accepted), schema: schemaPlan)
             }
             if let conflict = declarationConflicts.first { throw conflict }
         }
@@ -500,7 +413,7 @@ open class PersistentPrefs: NSObject {
         /// delivers the set's events), so a change's `.old` value and a `.prior` notification
         /// already show the new set; use ``observeChanges(to:_:)`` to learn which keys changed.
         @objc public var values: [String: Any] {
-            get { read { try SetView.values($0, $1) } ?? [:] }
+            get { read { try $0.values() } ?? [:] }
             set { reportingErrors { try setValues(newValue) } }
         }
 
@@ -549,7 +462,7 @@ open class PersistentPrefs: NSObject {
         /// On Apple platforms `values` is `@objc` and key-value observable: KVO observers of
         /// `values` are told of every change of the set, whoever made it.
         public var values: [String: Any] {
-            get { read { try SetView.values($0, $1) } ?? [:] }
+            get { read { try $0.values() } ?? [:] }
             set { reportingErrors { try setValues(newValue) } }
         }
     #endif
@@ -579,7 +492,7 @@ open class PersistentPrefs: NSObject {
     /// if prefs.count == 0 { prefs.values = prefs.declaredDefaults }   // first run
     /// ```
     open var count: Int {
-        read { try SetView.values($0, $1).count } ?? 0
+        read { try $0.values().count } ?? 0
     }
 
     /// One value, cast to `T` with Foundation's `as?` rules; `nil` when absent or of another type.
@@ -599,93 +512,6 @@ open class PersistentPrefs: NSObject {
     @inlinable
     public func value<T>(forKey key: String, as type: T.Type = T.self) -> T? {
         value(forKey: key, as: type, tracking: \.wholeSet)
-    }
-
-    /// ``value(forKey:as:)``, telling the Observation framework that `tracking` was read.
-    @inlinable
-    func value<T>(forKey key: String, as type: T.Type, tracking: KeyPath<PrefsKeySpace, Int>) -> T? {
-        typed(
-            type, number: { numberCasts(forKey: key, tracking: tracking) }, string: { cachedString(forKey: key, tracking: tracking) },
-            raw: { rawValue(forKey: key, tracking: tracking) })
-    }
-
-    /// ``value(forKey:as:)`` for a ``Pref`` read: its key and observation key, read in place.
-    @inlinable
-    func value<T>(as type: T.Type, _ pref: PrefKey) -> T? {
-        typed(type, number: { numberCasts(pref) }, string: { cachedString(pref) }, raw: { rawValue(pref) })
-    }
-
-    /// A value as `T`, from the answer that serves `T`: the number's answers for `Int`,
-    /// `Double`, `Float` and `Bool`, the string's for `String`, else the stored value cast.
-    /// Inlined and specialised in the caller: only one branch survives.
-    @inlinable @inline(__always)
-    func typed<T>(_ type: T.Type, number: () -> NumberCasts?, string: () -> String?, raw: () -> Any?) -> T? {
-        if T.self == Int.self { return number()?.int.map { $0 as! T } }
-        if T.self == Double.self { return number()?.double.map { $0 as! T } }
-        if T.self == Float.self { return number()?.float.map { $0 as! T } }
-        if T.self == Bool.self { return number()?.bool.map { $0 as! T } }
-        if T.self == String.self { return string().map { $0 as! T } }
-        // Unwrapped first: a cast from `Any?` looks into the optional in a second, nested cast.
-        guard let value = raw() else { return nil }
-        return value as? T
-    }
-
-    /// The current set, or why it cannot be read.
-    func currentValues() throws -> [String: Any] {
-        try resolvedDomain().values()
-    }
-
-    /// The precomputed `as?` answers for a stored number, callable from inlinable code.
-    @usableFromInline
-    func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> NumberCasts? {
-        answer(forKey: key, tracking: tracking, { $0.loadedNumber(forKey: $1) }, SetView.number)
-    }
-
-    /// ``numberCasts(forKey:tracking:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
-    @usableFromInline
-    func numberCasts(_ pref: PrefKey) -> NumberCasts? {
-        answer(forKey: pref.key, tracking: pref.observationKey, keepingError: true, { $0.loadedNumber(forKey: $1) }, SetView.number)
-    }
-
-    /// A value as a `String` from the answers worked out once per change (no cast per read),
-    /// callable from inlinable code.
-    @usableFromInline
-    func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> String? {
-        answer(forKey: key, tracking: tracking, { $0.loadedString(forKey: $1) }, SetView.string)
-    }
-
-    /// ``cachedString(forKey:tracking:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
-    @usableFromInline
-    func cachedString(_ pref: PrefKey) -> String? {
-        answer(forKey: pref.key, tracking: pref.observationKey, keepingError: true, { $0.loadedString(forKey: $1) }, SetView.string)
-    }
-
-    /// A worked-out answer for the value under `key`: `known`'s when the set is loaded and
-    /// published, else `slow`'s by way of ``read(tracking:_:)``.
-    ///
-    /// The closures capture nothing (the key is passed to them): a context would cost a retain
-    /// and a release of what it holds on every read.
-    @inline(__always)
-    private func answer<Answer>(
-        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ known: (SharedSet, String) -> Answer??,
-        _ slow: (String, SharedSet, PendingChanges.Box?) throws -> Answer?
-    ) -> Answer? {
-        if let answer = readPublished(tracking: tracking, keepingError: keepingError, { known($0, key) }) { return answer }
-        return read(tracking: tracking, keepingError: keepingError) { try slow(key, $0, $1) } ?? nil
-    }
-
-    /// The subscript getter, callable from inlinable code.
-    @usableFromInline
-    func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet) -> Any? {
-        if let known = readPublished(tracking: tracking, { $0.loadedValue(forKey: key) }) { return known }
-        return read(tracking: tracking) { try SetView.value(forKey: key, $0, $1) } ?? nil
-    }
-
-    /// The stored value of a ``Pref``, callable from inlinable code; leaves ``lastError`` alone.
-    @usableFromInline
-    func rawValue(_ pref: PrefKey) -> Any? {
-        if let known = readPublished(tracking: pref.observationKey, keepingError: true, { $0.loadedValue(forKey: pref.key) }) { return known }
-        return read(tracking: pref.observationKey, keepingError: true) { try SetView.value(forKey: pref.key, $0, $1) } ?? nil
     }
 
     // MARK: - Throwing API
@@ -716,24 +542,6 @@ open class PersistentPrefs: NSObject {
         try submit { try change(setting: value, forKey: key) }
     }
 
-    /// The vetted change that sets `value` under `key` (removes it, for `nil`).
-    ///
-    /// - Parameter isNormalized: Whether `value` is already vetted and normalised (a ``Pref``
-    ///   codec's output), so only the key is checked.
-    func change(setting value: Any?, forKey key: String, isNormalized: Bool = false) throws -> PrefsChange {
-        try checkKey(key)
-        guard let value else { return .set(key: key, value: nil) }
-        if isNormalized {
-            try checkRule(value, forKey: key, skippingDeclared: true)  // the typed value passed its @Pref's rule
-            return .set(key: key, value: value)
-        }
-        guard let accepted = PlistValue.normalized(value) else {
-            throw PrefsError.valuesNotPlistCompatible(invalidElements: [key])
-        }
-        try checkRule(accepted, forKey: key, skippingDeclared: false)
-        return .set(key: key, value: accepted)
-    }
-
     /// Writes the change `make` returns, or inside a ``batch(_:)`` adds it to the batch.
     ///
     /// `make` vets the change; what it throws is rethrown, and inside a batch also spoils the
@@ -753,13 +561,13 @@ open class PersistentPrefs: NSObject {
             return true
         }
         guard !collected else { return }
-        let domain = try resolvedDomain()
+        let sharedSet = try resolvedSet()
         if let interval = stagingInterval, change.isStageable {
             let owner = ObjectIdentifier(type(of: self))
-            let plan = domain.stagingPlanOwner == owner ? nil : detachedSchemaPlan(for: domain)
-            if try domain.stage(change, plan: plan, owner: owner, interval: interval) { return }
+            let plan = sharedSet.stagingPlanOwner == owner ? nil : detachedSchemaPlan(for: sharedSet)
+            if try sharedSet.stage(change, plan: plan, owner: owner, interval: interval) { return }
         }
-        try domain.write(change, schema: schemaPlan)
+        try sharedSet.write(change, schema: schemaPlan)
     }
 
     /// ``coalescingInterval`` when it makes this class's setters coalesce (a positive, finite
@@ -784,7 +592,7 @@ open class PersistentPrefs: NSObject {
     public func addMissingValues(_ values: [String: Any]) throws {
         // Keys the system layers give or lock are left out (not refused): the set reads the
         // system's values for them, and a site default is not hidden by a copy of the code's.
-        let layers = (try? resolvedDomain().layers()) ?? .empty
+        let layers = (try? resolvedSet().layers()) ?? .empty
         try submit { .fillMissing(try vetted(values).filter { layers.layerValue(forKey: $0.key) == nil && !layers.isLocked($0.key) }) }
     }
 
@@ -800,8 +608,8 @@ open class PersistentPrefs: NSObject {
     /// - Throws: A store error (for example ``PrefsError/invalidStoredValue(key:)``).
     @discardableResult
     public func reload() throws -> [String: Any] {
-        dropDomain()
-        return try resolvedDomain().reload()
+        dropSharedSet()
+        return try resolvedSet().reload()
     }
 
     /// Writes the changes of the set still waiting for their write (see
@@ -819,7 +627,7 @@ open class PersistentPrefs: NSObject {
     ///   the set reads as stored) — also the refusal for which a background write dropped
     ///   changes since the last call, once.
     public func synchronize() throws {
-        try reportingAndThrowing { try resolvedDomain().writeStaged() }
+        try reportingAndThrowing { try resolvedSet().writeStaged() }
     }
 
     // MARK: - Utilities
@@ -864,7 +672,7 @@ open class PersistentPrefs: NSObject {
     /// }
     /// ```
     public func acknowledgeDamage() {
-        reportingErrors { try resolvedDomain().acknowledgeDamage() }
+        reportingErrors { try resolvedSet().acknowledgeDamage() }
     }
 
     /// Returns one key to its default by removing it from the set.
@@ -905,179 +713,5 @@ open class PersistentPrefs: NSObject {
             try setValues([:])
             try reload()
         }
-    }
-
-    // MARK: - Private
-
-    /// The common path of a read: `body`'s answer from the published views, or `nil` when the
-    /// read must take ``read(tracking:keepingError:_:)``'s way (a batch is running, the set is not
-    /// resolved or loaded or is damaged, or ``lastError`` is set and the read clears it).
-    /// Nothing to report: ``lastError`` is already `nil`, or stays as it is.
-    @inline(__always)
-    private func readPublished<Result>(
-        tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ body: (SharedSet) -> Result??
-    ) -> Result?? {
-        guard fast.flags.load() & (keepingError ? 2 : 3) == 0, let domain = fast.domain(generation: currentGeneration()), let known = body(domain)
-        else { return nil }
-        domain.feed.access(tracking)
-        return known
-    }
-
-    /// Runs a read; on success clears ``lastError`` (as RVS_PersistentPrefs does) unless
-    /// `keepingError` (a ``Pref`` read), on failure reports the error there and returns `nil`.
-    /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
-    func read<Result>(
-        tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, keepingError: Bool = false,
-        _ body: (SharedSet, PendingChanges.Box?) throws -> Result
-    ) -> Result? {
-        // The way of a read that `readPublished` leaves: no lock until the batch or the set's
-        // loading needs one.
-        let generation = currentGeneration()
-        let flags = fast.flags.load()
-        let (hadError, batching) = (flags & 1 != 0, flags & 2 != 0)
-        // The domain from the fast state (a write never waits for it).
-        let cached = fast.domain(generation: generation)
-        do {
-            let domain = try cached ?? resolvedDomain()
-            if domain.needsAttention, Self.watchesSets { domain.watchOnRead() }
-            domain.feed.access(tracking)
-            // Inside a batch, reads see its pending changes over the shared set.
-            let pending = batching ? state.withLock { $0.pending.map(PendingChanges.Box.init) } : nil
-            let result = try body(domain, pending)
-            if let notice = domain.damageNotice() {
-                lastError = notice  // every reader of a damaged store learns it
-            } else if hadError && !keepingError {
-                state.withLock { $0.lastError = nil }
-            }
-            return result
-        } catch {
-            lastError = SharedSet.mapped(error)
-            return nil
-        }
-    }
-
-    /// Runs an operation and reports its outcome in ``lastError``: the error it threw, else the
-    /// damage its store reports (see ``acknowledgeDamage()``), else `nil`.
-    ///
-    /// An error recorded while `body` ran by a step that does not fail it (a migration on first
-    /// use, which leaves the set readable) is kept. The error is also given to the typed `set`
-    /// running on this thread, if any (see ``WriteOutcome``), which throws it.
-    func reportingErrors(_ body: () throws -> Void) {
-        let hadError = state.withLock { $0.failed }
-        do {
-            try body()
-            let generation = currentGeneration()
-            let notice = fast.domain(generation: generation)?.damageNotice()
-            if notice != nil || hadError { state.withLock { $0.lastError = notice } }
-        } catch {
-            let mapped = SharedSet.mapped(error)
-            lastError = mapped
-            WriteOutcome.current?.record(mapped)
-        }
-    }
-
-    /// Lets go of the shared set, so the next operation resolves it again (from the root key,
-    /// the store and ``groupID`` as they are then).
-    private func dropDomain() {
-        state.withLock { state in
-            defer { state.use(nil, generation: -1) }
-            return state.domain
-        }.map(SharedSet.release)
-    }
-
-    /// The ``groupID`` generation this instance follows (0 with an explicit store).
-    private func currentGeneration() -> Int {
-        followsGroupID ? Self.groupGeneration.load() : 0
-    }
-
-    /// The shared set this instance has resolved, without resolving it (`nil` when it has not).
-    var cachedDomain: SharedSet? { fast.domain(generation: currentGeneration()) }
-
-    /// The shared set for this instance's root key and store.
-    func resolvedDomain() throws -> SharedSet {
-        let generation = currentGeneration()
-        if let cached = fast.domain(generation: generation) { return cached }
-        // Overridable members run outside every lock.
-        let root = key
-        let store: any PrefsStore
-        if let explicitStore {
-            store = explicitStore
-        } else if let defaults = userDefaults {
-            store = UserDefaultsStore(userDefaults: defaults)
-        } else if let suite = Self.groupID, !suite.isEmpty, let problem = SuitePaths.problem(with: suite) {
-            throw PrefsError.invalidSuiteName(name: suite, reason: problem)
-        } else {
-            throw PrefsError.userDefaultsUnavailable
-        }
-        let domain = SharedSet.acquire(store: store, root: root)
-        let previous = state.withLock { state in
-            defer { state.use(domain, generation: generation) }
-            return state.domain
-        }
-        previous.map(SharedSet.release)
-        migrateOnFirstUse(domain)
-        #if canImport(ObjectiveC)
-            let notifications = keyValueNotifications(for: domain)
-            let replaced = state.withLock { state in
-                defer { state.keyValueNotifications = notifications }
-                return state.keyValueNotifications
-            }
-            replaced?.cancel()
-        #endif
-        return domain
-    }
-
-    func checkKeys(_ candidates: some Collection<String>) throws {
-        if candidates.count == 1, let key = candidates.first { return try checkKey(key) }
-        let isAllowed = allowedKeys()
-        let refused = candidates.filter { !isAllowed.contains($0) && $0 != Self.schemaVersionKey }
-        guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
-    }
-
-    /// ``checkKeys(_:)`` for one key (a property, the subscript): no array, no closure.
-    func checkKey(_ key: String) throws {
-        // `nil`: no batch; `.some(nil)`: a batch that has not worked out its set yet.
-        let batchKeys = state.withLock { $0.pending.map(\.allowedKeys) }
-        let isAllowed: Bool
-        if let known = batchKeys ?? nil {
-            isAllowed = known.contains(key)  // one look-up a key of a batch, one lock
-        } else if batchKeys == nil {
-            // Outside a batch: a look along ``keys`` costs less than hashing all of them into a
-            // set.
-            isAllowed = keys.contains(key)  // overridable: outside every lock
-        } else {
-            isAllowed = allowedKeys().contains(key)
-        }
-        guard isAllowed || key == Self.schemaVersionKey else { throw PrefsError.incorrectKeys(invalidElements: [key]) }
-    }
-
-    /// ``keys`` as a set; inside a batch worked out once, not once per change.
-    private func allowedKeys() -> Set<String> {
-        if let known = state.withLock({ $0.pending?.allowedKeys }) { return known }
-        let whitelist = keys  // overridable: outside every lock
-        // A list returned again (a stored or static array: the same storage) keeps its set.
-        let allowed: Set<String>
-        if let memo = allowedKeysMemo.withLock({ $0 }), PlistValue.identical(memo.list, whitelist) {
-            allowed = memo.set
-        } else {
-            allowed = Set(whitelist)
-            allowedKeysMemo.withLock { $0 = (whitelist, allowed) }
-        }
-        state.withLock { state in
-            if state.pending != nil { state.pending!.allowedKeys = allowed }
-        }
-        return allowed
-    }
-
-    /// Checks keys, then values; returns the normalised set.
-    func vetted(_ values: [String: Any]) throws -> [String: Any] {
-        try checkKeys(values.keys)
-        let normalized = try PlistValue.normalizedSet(values).get()
-        // Only what the write changes is checked: a value handed back as it is stored (`var v =
-        // prefs.values; v["Name"] = "x"; prefs.values = v`) is not the caller's to answer for.
-        let current = (try? resolvedDomain().values()) ?? [:]
-        let changed = Set(PlistValue.changedKeys(current, normalized))
-        try checkRules(normalized.filter { changed.contains($0.key) })
-        return normalized
     }
 }

@@ -16,7 +16,7 @@ extension SharedSet {
     ///
     /// A count rather than a weak reference: an object with weak references pays more for
     /// every retain and release, and the read path retains the shared set on every read.
-    private static let registry = Locked<[Key: (domain: SharedSet, users: Int)]>([:])
+    private static let registry = Locked<[Key: (sharedSet: SharedSet, users: Int)]>([:])
 
     /// The shared set for `root` in `store`, counted as used until ``release(_:)``.
     /// A new shared set starts watching its store for outside changes (unless
@@ -24,53 +24,53 @@ extension SharedSet {
     /// watch); the last release stops it.
     static func acquire(store: any PrefsStore, root: String) -> SharedSet {
         let key = Key(store: store.identifier, root: root)
-        let (domain, isNew) = registry.withLock { registry in
+        let (sharedSet, isNew) = registry.withLock { registry in
             if let entry = registry[key] {
-                registry[key] = (entry.domain, entry.users + 1)
-                return (entry.domain, false)
+                registry[key] = (entry.sharedSet, entry.users + 1)
+                return (entry.sharedSet, false)
             }
-            let domain = SharedSet(store: store, root: root)
-            registry[key] = (domain, 1)
-            return (domain, true)
+            let sharedSet = SharedSet(store: store, root: root)
+            registry[key] = (sharedSet, 1)
+            return (sharedSet, true)
         }
-        if isNew, PersistentPrefs.watchesSets { domain.startWatching() }
-        return domain
+        if isNew, PersistentPrefs.watchesSets { sharedSet.startWatching() }
+        return sharedSet
     }
 
-    /// One more use of a shared set already in use, or `false` when `domain` is no longer the
+    /// One more use of a shared set already in use, or `false` when `sharedSet` is no longer the
     /// shared one. An observation keeps its set live, and watched from now on (`watching`); staged
     /// changes keep it live until they are written.
-    static func retain(_ domain: SharedSet, watching: Bool = true) -> Bool {
-        let key = Key(store: domain.store.identifier, root: domain.root)
+    static func retain(_ sharedSet: SharedSet, watching: Bool = true) -> Bool {
+        let key = Key(store: sharedSet.store.identifier, root: sharedSet.root)
         let retained = registry.withLock { registry in
-            guard let entry = registry[key], entry.domain === domain else { return false }
-            registry[key] = (entry.domain, entry.users + 1)
+            guard let entry = registry[key], entry.sharedSet === sharedSet else { return false }
+            registry[key] = (entry.sharedSet, entry.users + 1)
             return true
         }
-        if retained, watching { domain.startWatching() }
+        if retained, watching { sharedSet.startWatching() }
         return retained
     }
 
-    /// Ends one use of `domain` begun by ``acquire(store:root:)`` or ``retain(_:watching:)``.
-    static func release(_ domain: SharedSet) {
-        let key = Key(store: domain.store.identifier, root: domain.root)
+    /// Ends one use of `sharedSet` begun by ``acquire(store:root:)`` or ``retain(_:watching:)``.
+    static func release(_ sharedSet: SharedSet) {
+        let key = Key(store: sharedSet.store.identifier, root: sharedSet.root)
         let last = registry.withLock { registry in
-            guard let entry = registry[key], entry.domain === domain else { return false }
-            registry[key] = entry.users > 1 ? (entry.domain, entry.users - 1) : nil
+            guard let entry = registry[key], entry.sharedSet === sharedSet else { return false }
+            registry[key] = entry.users > 1 ? (entry.sharedSet, entry.users - 1) : nil
             return entry.users == 1
         }
-        if last { domain.stopWatching() }
+        if last { sharedSet.stopWatching() }
     }
 
     /// Writes the staged changes of every shared set (see ``writesStagedAtExit``); failures stay
     /// staged.
     static func writeAllStaged() {
-        let domains = registry.withLock { $0.values.map(\.domain) }
-        for domain in domains { try? domain.writeStaged() }
+        let sharedSets = registry.withLock { $0.values.map(\.sharedSet) }
+        for sharedSet in sharedSets { try? sharedSet.writeStaged() }
     }
 
     /// The shared set in use for `root` in the store named `identifier`, if any.
     static func existing(storeIdentifier identifier: String, root: String) -> SharedSet? {
-        registry.withLock { $0[Key(store: identifier, root: root)]?.domain }
+        registry.withLock { $0[Key(store: identifier, root: root)]?.sharedSet }
     }
 }

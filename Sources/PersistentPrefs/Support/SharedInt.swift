@@ -7,7 +7,7 @@ import Foundation
     import Synchronization
 
     /// An integer read on the hot path of every typed read (the ``PersistentPrefs/groupID``
-    /// generation, a set's damage and watch flags), so elsewhere an atomic.
+    /// generation), so elsewhere an atomic.
     final class SharedInt: Sendable {
         private let value = Atomic<Int>(0)
 
@@ -19,12 +19,6 @@ import Foundation
 
         /// Sets the value.
         func store(_ newValue: Int) { value.store(newValue, ordering: .releasing) }
-
-        /// Sets the bits of `mask`, leaving the others as they are.
-        func insert(_ mask: Int) { value.bitwiseOr(mask, ordering: .acquiringAndReleasing) }
-
-        /// Clears the bits of `mask`, leaving the others as they are.
-        func remove(_ mask: Int) { value.bitwiseAnd(~mask, ordering: .acquiringAndReleasing) }
     }
 #endif
 
@@ -41,10 +35,4 @@ final class LockedInt: Sendable {
 
     /// Sets the value.
     func store(_ newValue: Int) { value.withLock { $0 = newValue } }
-
-    /// Sets the bits of `mask`, leaving the others as they are.
-    func insert(_ mask: Int) { value.withLock { $0 |= mask } }
-
-    /// Clears the bits of `mask`, leaving the others as they are.
-    func remove(_ mask: Int) { value.withLock { $0 &= ~mask } }
 }

@@ -344,7 +344,7 @@ extension PersistentPrefs {
     /// ```
     public var schema: PrefsSchema {
         let described = describedSchema
-        let layers = (try? resolvedDomain().layers()) ?? .empty
+        let layers = (try? resolvedSet().layers()) ?? .empty
         let keys = described.keys.map { $0.locked(layers.isLocked($0.name)) }
         return PrefsSchema(root: key, className: described.className, schemaVersion: described.schemaVersion, keys: keys)
     }
@@ -352,7 +352,7 @@ extension PersistentPrefs {
     /// Where the library keeps this set's schema file (see ``PrefsSchema``), or `nil` when its
     /// store keeps none (``InMemoryStore``, `UserDefaults` on Apple platforms).
     public var schemaFileURL: URL? {
-        (try? resolvedDomain())?.store.schemaFile(root: key)
+        (try? resolvedSet())?.store.schemaFile(root: key)
     }
 
     /// The schema of this class (root key left empty, keys unlocked), made once per class.

@@ -14,15 +14,15 @@ struct OneShotTests {
         let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
         let prefs = LivePrefs(key: "Root", store: store)
         prefs.int = 1
-        let domain = try #require(SharedSet.existing(storeIdentifier: store.identifier, root: "Root"))
-        #expect(domain.isWatching)
+        let sharedSet = try #require(SharedSet.existing(storeIdentifier: store.identifier, root: "Root"))
+        #expect(sharedSet.isWatching)
         let (child, home) = ChildProcess.inTemporaryConfigHome()
         defer { home.remove() }
         let run = try child.run("prefs-test-helper", ["put-int", directory.path, "Root", "2"])
         #expect(run.status == 0, "\(run.stderr)")
         // No read in between: the watch, not a read, brings the change in.
         let deadline = Date().addingTimeInterval(10)
-        while (try? domain.value(forKey: "Integer Value")) as? Int != 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        while (try? sharedSet.value(forKey: "Integer Value")) as? Int != 2, Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
         #expect(prefs.int == 2)  // the very first read after the write: no flush(), no observer
     }
 
@@ -33,13 +33,13 @@ struct OneShotTests {
         try PersistentPrefs.$watchesSets.withValue(false) {
             let prefs = LivePrefs(key: "Root", store: suite.store)
             prefs.int = 7
-            let domain = try #require(SharedSet.existing(storeIdentifier: suite.store.identifier, root: "Root"))
+            let sharedSet = try #require(SharedSet.existing(storeIdentifier: suite.store.identifier, root: "Root"))
             #expect(prefs.int == 7)
             #expect(prefs.values["Integer Value"] as? Int == 7)
-            #expect(!domain.isWatching)
+            #expect(!sharedSet.isWatching)
             let observation = prefs.observeChanges { _ in }
             defer { observation.cancel() }
-            #expect(domain.isWatching)
+            #expect(sharedSet.isWatching)
         }
     }
 

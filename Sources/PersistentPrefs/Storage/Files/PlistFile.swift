@@ -170,7 +170,7 @@ enum PlistFile {
 
     /// The versions (``digest(_:)``) this process's writes took each file through, and the
     /// top-level keys each write changed, so a set of a suite can tell that the file changed
-    /// without its own key changing (see ``VersionedStore/unchangedByOwnWrites(root:from:to:)``)
+    /// without its own key changing (see ``SetStorage/unchangedByOwnWrites(root:from:to:)``)
     /// instead of parsing the whole suite again after every write of another set.
     ///
     /// A digest names contents, so a chain of writes from `old` to `new` none of which changed a

@@ -1,0 +1,194 @@
+import Foundation
+
+// The read path of an instance: every typed read goes through one generic body (`typed`), which
+// takes the `as?` answers the shared set keeps for its state. A read served at once takes this
+// instance's lock (which set, no batch, nothing to report) and then the shared set's; any other
+// read (a batch running, the set not loaded or damaged, an error to clear) goes the way of
+// ``PersistentPrefs/read(tracking:keepingError:_:)``.
+
+extension PersistentPrefs {
+    /// ``value(forKey:as:)``, telling the Observation framework that `tracking` was read.
+    @inlinable
+    func value<T>(forKey key: String, as type: T.Type, tracking: KeyPath<PrefsKeySpace, Int>) -> T? {
+        typed(
+            type, number: { numberCasts(forKey: key, tracking: tracking) }, string: { cachedString(forKey: key, tracking: tracking) },
+            raw: { rawValue(forKey: key, tracking: tracking) })
+    }
+
+    /// ``value(forKey:as:)`` for a ``Pref`` read: its key and observation key, read in place.
+    @inlinable
+    func value<T>(as type: T.Type, _ pref: PrefKey) -> T? {
+        typed(type, number: { numberCasts(pref) }, string: { cachedString(pref) }, raw: { rawValue(pref) })
+    }
+
+    /// A value as `T`, from the answer that serves `T`: the number's answers for `Int`,
+    /// `Double`, `Float` and `Bool`, the string's for `String`, else the stored value cast.
+    /// Inlined and specialised in the caller: only one branch survives.
+    @inlinable @inline(__always)
+    func typed<T>(_ type: T.Type, number: () -> NumberCasts?, string: () -> String?, raw: () -> Any?) -> T? {
+        if T.self == Int.self { return number()?.int.map { $0 as! T } }
+        if T.self == Double.self { return number()?.double.map { $0 as! T } }
+        if T.self == Float.self { return number()?.float.map { $0 as! T } }
+        if T.self == Bool.self { return number()?.bool.map { $0 as! T } }
+        if T.self == String.self { return string().map { $0 as! T } }
+        // Unwrapped first: a cast from `Any?` looks into the optional in a second, nested cast.
+        guard let value = raw() else { return nil }
+        return value as? T
+    }
+
+    /// The current set, or why it cannot be read.
+    func currentValues() throws -> [String: Any] {
+        try resolvedSet().values()
+    }
+
+    /// The precomputed `as?` answers for a stored number, callable from inlinable code.
+    @usableFromInline
+    func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> NumberCasts? {
+        answer(forKey: key, tracking: tracking, { $0.loadedNumber(forKey: $1) }, { try $1.number(forKey: $0) })
+    }
+
+    /// ``numberCasts(forKey:tracking:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
+    @usableFromInline
+    func numberCasts(_ pref: PrefKey) -> NumberCasts? {
+        answer(forKey: pref.key, tracking: pref.observationKey, keepingError: true, { $0.loadedNumber(forKey: $1) }, { try $1.number(forKey: $0) })
+    }
+
+    /// A value as a `String` from the answers worked out once per change (no cast per read),
+    /// callable from inlinable code.
+    @usableFromInline
+    func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> String? {
+        answer(forKey: key, tracking: tracking, { $0.loadedString(forKey: $1) }, { try $1.string(forKey: $0) })
+    }
+
+    /// ``cachedString(forKey:tracking:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
+    @usableFromInline
+    func cachedString(_ pref: PrefKey) -> String? {
+        answer(forKey: pref.key, tracking: pref.observationKey, keepingError: true, { $0.loadedString(forKey: $1) }, { try $1.string(forKey: $0) })
+    }
+
+    /// A worked-out answer for the value under `key`: `known`'s when the set is loaded and
+    /// published, else `slow`'s by way of ``read(tracking:_:)``.
+    ///
+    /// The closures capture nothing (the key is passed to them): a context would cost a retain
+    /// and a release of what it holds on every read.
+    @inline(__always)
+    private func answer<Answer>(
+        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ known: (SharedSet, String) -> Answer??,
+        _ slow: (String, SetView) throws -> Answer?
+    ) -> Answer? {
+        if let answer = readPublished(tracking: tracking, keepingError: keepingError, { known($0, key) }) { return answer }
+        return read(tracking: tracking, keepingError: keepingError) { try slow(key, $0) } ?? nil
+    }
+
+    /// The subscript getter, callable from inlinable code.
+    @usableFromInline
+    func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet) -> Any? {
+        if let known = readPublished(tracking: tracking, { $0.loadedValue(forKey: key) }) { return known }
+        return read(tracking: tracking) { try $0.value(forKey: key) } ?? nil
+    }
+
+    /// The stored value of a ``Pref``, callable from inlinable code; leaves ``lastError`` alone.
+    @usableFromInline
+    func rawValue(_ pref: PrefKey) -> Any? {
+        if let known = readPublished(tracking: pref.observationKey, keepingError: true, { $0.loadedValue(forKey: pref.key) }) { return known }
+        return read(tracking: pref.observationKey, keepingError: true) { try $0.value(forKey: pref.key) } ?? nil
+    }
+
+    /// The common path of a read: `body`'s answer from the published views, or `nil` when the
+    /// read must take ``read(tracking:keepingError:_:)``'s way (a batch is running, the set is not
+    /// resolved or loaded or is damaged, or ``lastError`` is set and the read clears it).
+    /// Nothing to report: ``lastError`` is already `nil`, or stays as it is.
+    @inline(__always)
+    private func readPublished<Result>(
+        tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ body: (SharedSet) -> Result??
+    ) -> Result?? {
+        let generation = currentGeneration()
+        guard let sharedSet = state.withLock({ $0.quickSet(generation: generation, keepingError: keepingError) }), let known = body(sharedSet)
+        else { return nil }
+        sharedSet.feed.access(tracking)
+        return known
+    }
+
+    /// Runs a read; on success clears ``lastError`` (as RVS_PersistentPrefs does) unless
+    /// `keepingError` (a ``Pref`` read), on failure reports the error there and returns `nil`.
+    /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
+    func read<Result>(
+        tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, keepingError: Bool = false,
+        _ body: (SetView) throws -> Result
+    ) -> Result? {
+        let generation = currentGeneration()
+        // Inside a batch, reads see its pending changes over the shared set.
+        let (cached, hadError, pending) = state.withLock { state in
+            (state.generation == generation ? state.sharedSet : nil, state.failed, state.pending)
+        }
+        do {
+            let sharedSet = try cached ?? resolvedSet()
+            if sharedSet.needsAttention, Self.watchesSets { sharedSet.watchOnRead() }
+            sharedSet.feed.access(tracking)
+            let result = try body(SetView(sharedSet: sharedSet, pending: pending))
+            if let notice = sharedSet.damageNotice() {
+                lastError = notice  // every reader of a damaged store learns it
+            } else if hadError && !keepingError {
+                state.withLock { $0.lastError = nil }
+            }
+            return result
+        } catch {
+            lastError = SharedSet.mapped(error)
+            return nil
+        }
+    }
+
+    /// Runs an operation and reports its outcome in ``lastError``: the error it threw, else the
+    /// damage its store reports (see ``acknowledgeDamage()``), else `nil`.
+    ///
+    /// An error recorded while `body` ran by a step that does not fail it (a migration on first
+    /// use, which leaves the set readable) is kept. The error is also given to the typed `set`
+    /// running on this thread, if any (see ``WriteOutcome``), which throws it.
+    func reportingErrors(_ body: () throws -> Void) {
+        let hadError = state.withLock { $0.failed }
+        do {
+            try body()
+            let notice = cachedSet?.damageNotice()
+            if notice != nil || hadError { state.withLock { $0.lastError = notice } }
+        } catch {
+            let mapped = SharedSet.mapped(error)
+            lastError = mapped
+            WriteOutcome.current?.record(mapped)
+        }
+    }
+}
+
+/// What a read of an instance sees: the shared set, with the instance's pending batch over it.
+struct SetView {
+    let sharedSet: SharedSet
+    /// The instance's running batch, if any.
+    let pending: PendingChanges?
+
+    /// The whole set.
+    func values() throws -> [String: Any] {
+        guard let pending else { return try sharedSet.values() }
+        return pending.applied(to: try pending.base ?? sharedSet.values())
+    }
+
+    /// One value: inside a batch or update the batch's, else the set's; a locked key reads its
+    /// mandatory value, and a key the user's set lacks its system layers' value.
+    func value(forKey key: String) throws -> Any? {
+        guard let pending else { return try sharedSet.value(forKey: key) }
+        let layers = try sharedSet.layers()
+        if layers.isEmpty { return try pending.value(forKey: key) { try sharedSet.value(forKey: key) } }
+        if layers.isLocked(key) { return layers.layerValue(forKey: key) }
+        return try pending.value(forKey: key) { try sharedSet.values()[key] } ?? layers.layerValue(forKey: key)
+    }
+
+    /// The `as?` answers for one value.
+    func number(forKey key: String) throws -> NumberCasts? {
+        guard pending != nil else { return try sharedSet.number(forKey: key) }
+        return try value(forKey: key).flatMap(NumberCasts.init)
+    }
+
+    /// One value as a `String`.
+    func string(forKey key: String) throws -> String? {
+        guard pending != nil else { return try sharedSet.string(forKey: key) }
+        return try value(forKey: key) as? String
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+
+// An instance's own state, and how it finds its shared set: from its root key, its store (or the
+// `groupID` suite) and the `groupID` generation it was resolved under.
+
+extension PersistentPrefs {
+    /// What one instance keeps, under the lock of ``state``.
+    struct InstanceState {
+        /// The root key as set through ``key``.
+        var key = ""
+        var lastError: PrefsError?
+        /// Whether ``lastError`` is set.
+        var failed: Bool {
+            // Not `!= nil`: for an `Equatable` error that copies it and compares it with `nil`.
+            if case .some = lastError { return true }
+            return false
+        }
+        /// The shared set this instance works on, resolved from ``key``, the store and the
+        /// ``PersistentPrefs/groupID`` generation ``generation``; `nil` until resolved.
+        var sharedSet: SharedSet?
+        /// The ``PersistentPrefs/groupID`` generation ``sharedSet`` was resolved under.
+        var generation = -1
+        /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
+        /// this instance's reads see and its writes add to; `nil` outside one.
+        var pending: PendingChanges?
+        /// How many keys this instance's last batch changed: the next one sizes its table of
+        /// edits by it (see ``PendingChanges/expectedCount``).
+        var lastBatchCount = 0
+        #if canImport(ObjectiveC)
+            /// Tells KVO observers of ``values`` about changes of the shared set (Apple platforms).
+            var keyValueNotifications: PrefsObservation?
+        #endif
+
+        /// The shared set for a read served from its state at once: resolved under `generation`,
+        /// no batch running, and (unless `keepingError`) no ``lastError`` for the read to clear.
+        func quickSet(generation: Int, keepingError: Bool) -> SharedSet? {
+            guard self.generation == generation, pending == nil, keepingError || !failed else { return nil }
+            return sharedSet
+        }
+    }
+
+    /// Runs `body` on this instance's pending batch (`nil` outside a batch), under the state lock.
+    func withPending<Result>(_ body: (inout PendingChanges?) throws -> Result) rethrows -> Result {
+        try state.withLock { try body(&$0.pending) }
+    }
+
+    /// How many keys this instance's last batch changed (see `InstanceState.lastBatchCount`).
+    var lastBatchCount: Int {
+        get { state.withLock { $0.lastBatchCount } }
+        set { state.withLock { $0.lastBatchCount = newValue } }
+    }
+
+    /// Lets go of the shared set, so the next operation resolves it again (from the root key,
+    /// the store and ``groupID`` as they are then).
+    func dropSharedSet() {
+        state.withLock { state in
+            defer { (state.sharedSet, state.generation) = (nil, -1) }
+            return state.sharedSet
+        }.map(SharedSet.release)
+    }
+
+    /// The ``groupID`` generation this instance follows (0 with an explicit store).
+    func currentGeneration() -> Int {
+        followsGroupID ? Self.groupGeneration.load() : 0
+    }
+
+    /// The shared set this instance has resolved, without resolving it (`nil` when it has not).
+    var cachedSet: SharedSet? {
+        let generation = currentGeneration()
+        return state.withLock { $0.generation == generation ? $0.sharedSet : nil }
+    }
+
+    /// The shared set for this instance's root key and store.
+    func resolvedSet() throws -> SharedSet {
+        let generation = currentGeneration()
+        if let cached = state.withLock({ $0.generation == generation ? $0.sharedSet : nil }) { return cached }
+        // Overridable members run outside every lock.
+        let root = key
+        let store: any PrefsStore
+        if let explicitStore {
+            store = explicitStore
+        } else if let defaults = userDefaults {
+            store = UserDefaultsStore(userDefaults: defaults)
+        } else if let suite = Self.groupID, !suite.isEmpty, let problem = SuitePaths.problem(with: suite) {
+            throw PrefsError.invalidSuiteName(name: suite, reason: problem)
+        } else {
+            throw PrefsError.userDefaultsUnavailable
+        }
+        let sharedSet = SharedSet.acquire(store: store, root: root)
+        let previous = state.withLock { state in
+            defer { (state.sharedSet, state.generation) = (sharedSet, generation) }
+            return state.sharedSet
+        }
+        previous.map(SharedSet.release)
+        migrateOnFirstUse(sharedSet)
+        #if canImport(ObjectiveC)
+            let notifications = keyValueNotifications(for: sharedSet)
+            let replaced = state.withLock { state in
+                defer { state.keyValueNotifications = notifications }
+                return state.keyValueNotifications
+            }
+            replaced?.cancel()
+        #endif
+        return sharedSet
+    }
+}
