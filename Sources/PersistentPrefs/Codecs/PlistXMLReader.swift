@@ -55,11 +55,6 @@ extension PlistXML {
             }
         }
     }
-
-    /// ``read(_:)``'s dictionary, or `nil` when it declines the document.
-    static func dictionary(from data: Data) -> [String: Any]? {
-        try? read(data).get()
-    }
 }
 
 /// The cursor over a document's bytes; every method throws a ``PlistXML/Decline``.

@@ -133,7 +133,8 @@ struct PendingChanges {
         }
         // Against a base the batch replaced the set with, every key may have changed.
         if reporting, base != nil { changed = PlistValue.changedKeys(current, result) }
-        return (result, changed.subtracting([PersistentPrefs.schemaVersionKey]))
+        changed.remove(PersistentPrefs.schemaVersionKey)
+        return (result, changed)
     }
 
     /// The one store change that writes the changes, or `nil` when they change nothing.

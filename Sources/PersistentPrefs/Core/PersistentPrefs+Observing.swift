@@ -39,12 +39,13 @@ extension PersistentPrefs {
     ) -> PrefsObservation {
         var observation = PrefsObservation(nil)
         reportingErrors {
-            let sharedSet = try observedSet()
+            let lease = try observedSet()
+            let sharedSet = lease.sharedSet
             let id = sharedSet.feed.subscribe(keys: Set(keys), handler)
             observation = PrefsObservation(
                 {
                     sharedSet.feed.unsubscribe(id)
-                    SharedSet.release(sharedSet)
+                    withExtendedLifetime(lease) {}  // the observation's use of the set ends with it
                 }, problem: { sharedSet.watchProblem() })
         }
         // The observation runs; `lastError` says when other programs' changes will reach it late.
@@ -69,12 +70,12 @@ extension PersistentPrefs {
         PrefsObservation.stream { observeChanges(to: keys, $0) }
     }
 
-    /// This instance's set, loaded, and counted as used until the observation ends.
-    private func observedSet() throws -> SharedSet {
+    /// A lease on this instance's set, loaded, for an observation.
+    private func observedSet() throws -> SetLease {
         while true {
             let sharedSet = try resolvedSet()
             _ = try sharedSet.values()  // loaded, so that changes can be told from the first read
-            if SharedSet.retain(sharedSet) { return sharedSet }
+            if let lease = sharedSet.lease() { return lease }
             // The instance moved to another set meanwhile: observe that one.
         }
     }

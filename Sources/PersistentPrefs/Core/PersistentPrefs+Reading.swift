@@ -10,29 +10,32 @@ extension PersistentPrefs {
     /// ``value(forKey:as:)``, telling the Observation framework that `tracking` was read.
     @inlinable
     func value<T>(forKey key: String, as type: T.Type, tracking: KeyPath<PrefsKeySpace, Int>) -> T? {
-        typed(
-            type, number: { numberCasts(forKey: key, tracking: tracking) }, string: { cachedString(forKey: key, tracking: tracking) },
-            raw: { rawValue(forKey: key, tracking: tracking) })
+        typed(type, forKey: key, tracking: tracking, keepingError: false)
     }
 
-    /// ``value(forKey:as:)`` for a ``Pref`` read: its key and observation key, read in place.
+    /// ``value(forKey:as:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
     @inlinable
     func value<T>(as type: T.Type, _ pref: PrefKey) -> T? {
-        typed(type, number: { numberCasts(pref) }, string: { cachedString(pref) }, raw: { rawValue(pref) })
+        typed(type, forKey: pref.key, tracking: pref.observationKey, keepingError: true)
     }
 
-    /// A value as `T`, from the answer that serves `T`: the number's answers for `Int`,
-    /// `Double`, `Float` and `Bool`, the string's for `String`, else the stored value cast.
-    /// Inlined and specialised in the caller: only one branch survives.
+    /// The one body of every typed read: a value as `T`, from the answer that serves `T` — the
+    /// number's answers for `Int`, `Double`, `Float` and `Bool`, the string's for `String`, else
+    /// the stored value cast. Inlined and specialised in the caller: only one branch survives.
+    ///
+    /// - Parameters:
+    ///   - tracking: What the Observation framework is told was read (a key, or the whole set).
+    ///   - keepingError: Whether the read leaves ``lastError`` as it is (a ``Pref`` read) rather
+    ///     than clearing it on success, as RVS's reads do.
     @inlinable @inline(__always)
-    func typed<T>(_ type: T.Type, number: () -> NumberCasts?, string: () -> String?, raw: () -> Any?) -> T? {
-        if T.self == Int.self { return number()?.int.map { $0 as! T } }
-        if T.self == Double.self { return number()?.double.map { $0 as! T } }
-        if T.self == Float.self { return number()?.float.map { $0 as! T } }
-        if T.self == Bool.self { return number()?.bool.map { $0 as! T } }
-        if T.self == String.self { return string().map { $0 as! T } }
+    func typed<T>(_ type: T.Type, forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> T? {
+        if T.self == Int.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.int.map { $0 as! T } }
+        if T.self == Double.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.double.map { $0 as! T } }
+        if T.self == Float.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.float.map { $0 as! T } }
+        if T.self == Bool.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.bool.map { $0 as! T } }
+        if T.self == String.self { return cachedString(forKey: key, tracking: tracking, keepingError: keepingError).map { $0 as! T } }
         // Unwrapped first: a cast from `Any?` looks into the optional in a second, nested cast.
-        guard let value = raw() else { return nil }
+        guard let value = rawValue(forKey: key, tracking: tracking, keepingError: keepingError) else { return nil }
         return value as? T
     }
 
@@ -41,57 +44,38 @@ extension PersistentPrefs {
         try resolvedSet().values()
     }
 
-    /// The precomputed `as?` answers for a stored number, callable from inlinable code.
+    /// The `as?` answers for a stored number (worked out once per value), callable from
+    /// inlinable code.
     @usableFromInline
-    func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> NumberCasts? {
-        answer(forKey: key, tracking: tracking, { $0.loadedNumber(forKey: $1) }, { try $1.number(forKey: $0) })
+    func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> NumberCasts? {
+        answer(forKey: key, tracking: tracking, keepingError: keepingError, { $0.loadedNumber(forKey: $1) }, { try $1.number(forKey: $0) })
     }
 
-    /// ``numberCasts(forKey:tracking:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
+    /// A value as a `String` (worked out once per value, no cast per read), callable from
+    /// inlinable code.
     @usableFromInline
-    func numberCasts(_ pref: PrefKey) -> NumberCasts? {
-        answer(forKey: pref.key, tracking: pref.observationKey, keepingError: true, { $0.loadedNumber(forKey: $1) }, { try $1.number(forKey: $0) })
+    func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> String? {
+        answer(forKey: key, tracking: tracking, keepingError: keepingError, { $0.loadedString(forKey: $1) }, { try $1.string(forKey: $0) })
     }
 
-    /// A value as a `String` from the answers worked out once per change (no cast per read),
-    /// callable from inlinable code.
+    /// The stored value under `key` (the subscript getter), callable from inlinable code.
     @usableFromInline
-    func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>) -> String? {
-        answer(forKey: key, tracking: tracking, { $0.loadedString(forKey: $1) }, { try $1.string(forKey: $0) })
+    func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, keepingError: Bool = false) -> Any? {
+        answer(forKey: key, tracking: tracking, keepingError: keepingError, { $0.loadedValue(forKey: $1) }, { try $1.value(forKey: $0) })
     }
 
-    /// ``cachedString(forKey:tracking:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
-    @usableFromInline
-    func cachedString(_ pref: PrefKey) -> String? {
-        answer(forKey: pref.key, tracking: pref.observationKey, keepingError: true, { $0.loadedString(forKey: $1) }, { try $1.string(forKey: $0) })
-    }
-
-    /// A worked-out answer for the value under `key`: `known`'s when the set is loaded and
-    /// published, else `slow`'s by way of ``read(tracking:_:)``.
+    /// The answer for the value under `key`: `known`'s from the shared set's state when the read
+    /// can be served at once, else `slow`'s by way of ``read(tracking:keepingError:_:)``.
     ///
     /// The closures capture nothing (the key is passed to them): a context would cost a retain
     /// and a release of what it holds on every read.
     @inline(__always)
     private func answer<Answer>(
-        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ known: (SharedSet, String) -> Answer??,
+        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, _ known: (SharedSet, String) -> Answer??,
         _ slow: (String, SetView) throws -> Answer?
     ) -> Answer? {
         if let answer = readPublished(tracking: tracking, keepingError: keepingError, { known($0, key) }) { return answer }
         return read(tracking: tracking, keepingError: keepingError) { try slow(key, $0) } ?? nil
-    }
-
-    /// The subscript getter, callable from inlinable code.
-    @usableFromInline
-    func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet) -> Any? {
-        if let known = readPublished(tracking: tracking, { $0.loadedValue(forKey: key) }) { return known }
-        return read(tracking: tracking) { try $0.value(forKey: key) } ?? nil
-    }
-
-    /// The stored value of a ``Pref``, callable from inlinable code; leaves ``lastError`` alone.
-    @usableFromInline
-    func rawValue(_ pref: PrefKey) -> Any? {
-        if let known = readPublished(tracking: pref.observationKey, keepingError: true, { $0.loadedValue(forKey: pref.key) }) { return known }
-        return read(tracking: pref.observationKey, keepingError: true) { try $0.value(forKey: pref.key) } ?? nil
     }
 
     /// The common path of a read: `body`'s answer from the published views, or `nil` when the

@@ -15,9 +15,12 @@ extension PersistentPrefs {
             if case .some = lastError { return true }
             return false
         }
-        /// The shared set this instance works on, resolved from ``key``, the store and the
-        /// ``PersistentPrefs/groupID`` generation ``generation``; `nil` until resolved.
-        var sharedSet: SharedSet?
+        /// The lease on the shared set this instance works on, resolved from ``key``, the store
+        /// and the ``PersistentPrefs/groupID`` generation ``generation``; `nil` until resolved.
+        /// It ends with the instance (or when the instance resolves another set).
+        var lease: SetLease?
+        /// The shared set this instance works on; `nil` until resolved.
+        var sharedSet: SharedSet? { lease?.sharedSet }
         /// The ``PersistentPrefs/groupID`` generation ``sharedSet`` was resolved under.
         var generation = -1
         /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
@@ -53,10 +56,11 @@ extension PersistentPrefs {
     /// Lets go of the shared set, so the next operation resolves it again (from the root key,
     /// the store and ``groupID`` as they are then).
     func dropSharedSet() {
-        state.withLock { state in
-            defer { (state.sharedSet, state.generation) = (nil, -1) }
-            return state.sharedSet
-        }.map(SharedSet.release)
+        let ended = state.withLock { state in
+            defer { (state.lease, state.generation) = (nil, -1) }
+            return state.lease
+        }
+        withExtendedLifetime(ended) {}  // the lease ends here, outside the lock
     }
 
     /// The ``groupID`` generation this instance follows (0 with an explicit store).
@@ -86,12 +90,13 @@ extension PersistentPrefs {
         } else {
             throw PrefsError.userDefaultsUnavailable
         }
-        let sharedSet = SharedSet.acquire(store: store, root: root)
+        let lease = SharedSet.acquire(store: store, root: root)
+        let sharedSet = lease.sharedSet
         let previous = state.withLock { state in
-            defer { (state.sharedSet, state.generation) = (sharedSet, generation) }
-            return state.sharedSet
+            defer { (state.lease, state.generation) = (lease, generation) }
+            return state.lease
         }
-        previous.map(SharedSet.release)
+        withExtendedLifetime(previous) {}  // the lease replaced ends here, outside the lock
         migrateOnFirstUse(sharedSet)
         #if canImport(ObjectiveC)
             let notifications = keyValueNotifications(for: sharedSet)

@@ -374,10 +374,6 @@ open class PersistentPrefs: NSObject {
         start(key: key, merging: values ?? [:])
     }
 
-    deinit {
-        dropSharedSet()
-    }
-
     private func start(key: String?, merging initial: [String: Any]) {
         let name = key ?? String(describing: type(of: self))
         state.withLock { $0.key = name }

@@ -31,9 +31,9 @@ extension SharedSet {
         var waitingSince = DispatchTime.now()
         /// Whether a background write is due.
         var scheduled = false
-        /// Whether the staged changes hold a use of the shared set (see ``SharedSet/retain(_:watching:)``),
-        /// so it outlives its last instance until they are written.
-        var holdsUse = false
+        /// The lease the staged changes hold on the shared set (see ``SetLease``), so it outlives
+        /// its last instance until they are written.
+        var lease: SetLease?
         /// Why the last write of staged changes failed; `nil` once a write of the set succeeds.
         var failure: PersistentPrefs.PrefsError?
         /// The refusal for which a background write dropped staged changes, until
@@ -44,13 +44,12 @@ extension SharedSet {
 
         /// Ends the changes the write holding the turn took (written or dropped).
         ///
-        /// - Returns: Whether nothing is staged any more and the use the staged changes held is
-        ///   to be released (outside every lock).
-        mutating func endWriting() -> Bool {
+        /// - Returns: The lease the staged changes held, when nothing is staged any more: the
+        ///   caller ends it outside every lock.
+        mutating func endWriting() -> SetLease? {
             writing = nil
-            guard waiting == nil, holdsUse else { return false }
-            holdsUse = false
-            return true
+            guard waiting == nil else { return nil }
+            return lease.take()
         }
         /// The staged changes, in the order they apply.
         var changes: [PendingChanges] { [writing, waiting].compactMap { $0 } }
@@ -85,16 +84,16 @@ extension SharedSet {
     ///   newer schema version, a change of a key the system layers lock. Nothing is staged then.
     func stage(_ change: PrefsChange, plan: SchemaPlan?, owner: ObjectIdentifier, interval: TimeInterval) throws -> Bool {
         defer { feed.deliver() }
-        // The use staged changes hold is taken before the change is staged, outside the lock; a
-        // use taken by a change that then stages nothing (refused, or not staged) is released.
-        var tookUse = false
-        defer { if tookUse { SharedSet.release(self) } }
+        // The lease staged changes hold is taken before the change is staged, outside the lock;
+        // one taken by a change that then stages nothing (refused, or not staged) ends when this
+        // returns, outside the lock.
+        var taken: SetLease?
+        defer { withExtendedLifetime(taken) {} }
         while true {
-            let needsUse = cell.withLock { !$0.staging.holdsUse }
-            if needsUse && !tookUse {
-                // A set no longer shared (its last use ended meanwhile) stages nothing.
-                guard SharedSet.retain(self, watching: false) else { return false }
-                tookUse = true
+            if taken == nil, cell.withLock({ $0.staging.lease == nil }) {
+                // A set no longer shared (its last lease ended meanwhile) stages nothing.
+                guard let lease = lease(watching: false) else { return false }
+                taken = lease
             }
             let outcome = try withLoadedCell { cell -> (staged: Bool, schedules: Bool)? in
                 let current = cell.state!
@@ -103,8 +102,8 @@ extension SharedSet {
                 guard current.schema >= schema.version else { return (false, false) }
                 let updated = try change.applied(to: current.user)
                 if let locked = current.layers.lockedChange(from: current.user, to: updated) { throw PersistentPrefs.PrefsError.keyLocked(key: locked) }
-                // The use was released by a write meanwhile: take one again first.
-                guard cell.staging.holdsUse || tookUse else { return nil }
+                // The lease was ended by a write meanwhile: take one again first.
+                guard cell.staging.lease != nil || taken != nil else { return nil }
                 let next = current.holding(updated)
                 // A setter's one key is compared alone; other changes compare the sets.
                 let changed: Set<String>
@@ -113,10 +112,7 @@ extension SharedSet {
                 } else {
                     changed = PlistValue.changedKeys(current.effective, next.effective)
                 }
-                if !cell.staging.holdsUse {
-                    cell.staging.holdsUse = true
-                    tookUse = false  // now held by the staged changes
-                }
+                if cell.staging.lease == nil { cell.staging.lease = taken.take() }  // now held by the staged changes
                 if cell.staging.waiting == nil {
                     cell.staging.waiting = PendingChanges(base: nil)
                     cell.staging.waitingSince = .now()
@@ -179,9 +175,9 @@ extension SharedSet {
     /// Drops the staged changes the write holding the turn took, which the store refused for
     /// good; call it holding the turn.
     ///
-    /// - Returns: Whether nothing is staged any more and the use the staged changes held is to
-    ///   be released (outside every lock).
-    func dropTakenStaged() -> Bool {
+    /// - Returns: The lease the staged changes held, when nothing is staged any more: the caller
+    ///   ends it outside every lock.
+    func dropTakenStaged() -> SetLease? {
         cell.withLock { $0.staging.endWriting() }
     }
 
@@ -204,11 +200,11 @@ extension SharedSet {
     /// Notes that the write holding the turn succeeded, having written ``Staging/writing`` when
     /// `staged`; call it holding the lock, as the set it wrote is installed.
     ///
-    /// - Returns: Whether nothing is staged any more and the use the staged changes held is to
-    ///   be released (outside every lock).
-    static func wrote(staged: Bool, in staging: inout Staging) -> Bool {
+    /// - Returns: The lease the staged changes held, when nothing is staged any more: the caller
+    ///   ends it outside every lock.
+    static func wrote(staged: Bool, in staging: inout Staging) -> SetLease? {
         staging.failure = nil
-        guard staged else { return false }
+        guard staged else { return nil }
         staging.dropped = nil
         return staging.endWriting()
     }

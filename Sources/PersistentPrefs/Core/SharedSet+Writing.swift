@@ -196,7 +196,10 @@ extension SharedSet {
     ///   - log: Receives what a migration did, when one ran.
     func write(_ change: SetChange?, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil) throws {
         defer { feed.deliver() }
-        var releasesStagedUse = false
+        // The lease staged changes held once they are all written or dropped; it ends when this
+        // returns, outside the turn and every lock.
+        var endedLease: SetLease?
+        defer { withExtendedLifetime(endedLease) {} }
         try turn.take(root: root) {
             // Staged changes go first, in the same store write (a migration alone leaves them).
             let staged = onlyMigrate ? nil : takeStaged()
@@ -208,13 +211,13 @@ extension SharedSet {
                 let layers = currentLayers()
                 guard let composed = Self.composed(change, after: staged, layers: layers) else { return }
                 do {
-                    releasesStagedUse = try writeTakingTurn(
+                    endedLease = try writeTakingTurn(
                         schema.wrapped(composed, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: composed.buildsOnCurrent,
                         layers: layers, writesStaged: writesStaged)
                 } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !composed.buildsOnCurrent {
                     // The root holds something that is not a set (so no version either): a whole-set
                     // replacement may still repair it.
-                    releasesStagedUse = try writeTakingTurn(
+                    endedLease = try writeTakingTurn(
                         schema.wrapped(composed, root: root), buildsOnCurrent: false, layers: layers, reading: false, writesStaged: writesStaged)
                 } catch is SchemaPlan.AlreadyCurrent {
                     _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
@@ -224,14 +227,13 @@ extension SharedSet {
                     continue
                 } catch where writesOnlyStaged && SharedSet.mapped(error).refusesTheWrite {
                     // No retry can write these changes: drop them, and show the set as stored.
-                    releasesStagedUse = dropTakenStaged()
+                    endedLease = dropTakenStaged()
                     _ = try? reloadTakingTurn(retrying: true)
                     throw error
                 }
                 return
             }
         }
-        if releasesStagedUse { SharedSet.release(self) }
         // Written: the writer's schema beside the set (once per process and class), outside the turn.
         if let publication = schema.publication, cell.withLock({ $0.publishedBy.insert(publication.classID).inserted }) {
             store.publish(publication, root: root)
@@ -251,11 +253,11 @@ extension SharedSet {
     ///   - reading: Whether the store reads the set as stored for `change`; `false` hands it an
     ///     empty set, for a replacement of an unreadable root.
     ///   - writesStaged: Whether `change` writes the staged changes ``takeStaged()`` took.
-    /// - Returns: Whether nothing is staged any more and the use the staged changes held is to be
-    ///   released (see ``wrote(staged:in:)``).
+    /// - Returns: The lease staged changes held, when nothing is staged any more (see
+    ///   ``wrote(staged:in:)``): the caller ends it outside every lock.
     private func writeTakingTurn(
         _ change: SetChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, writesStaged: Bool
-    ) throws -> Bool {
+    ) throws -> SetLease? {
         // Loaded first, so observers can be told what changed; a whole-set replacement does
         // not need it, so it can still repair a set that cannot be read.
         if buildsOnCurrent {
@@ -278,7 +280,9 @@ extension SharedSet {
         }
         // Built before taking the lock readers wait for.
         let fresh = State.stored(values, version: written.version, layers: layers)
-        return cell.withLock { cell -> Bool in
+        return cell.withLock { cell -> SetLease? in
+            // Whether the state before showed no staged change over the stored set.
+            let showedStored = cell.staging.isEmpty
             let releases = Self.wrote(staged: writesStaged, in: &cell.staging)
             // Changes staged while the store wrote stay shown over what it wrote.
             let next = Self.staged(fresh, cell.staging)
@@ -286,7 +290,8 @@ extension SharedSet {
             if let before = cell.state, let known = written.changed, let read = written.readVersion, read == before.version,
                 before.layers.isEmpty, next.layers.isEmpty
             {
-                changed = known.filter { !PlistValue.same(before.effective[$0], next.effective[$0]) }
+                // Staged changes shown before or after may hide some of them from readers.
+                changed = showedStored && cell.staging.isEmpty ? known : known.filter { !PlistValue.same(before.effective[$0], next.effective[$0]) }
             } else {
                 changed = PlistValue.changedKeys(cell.state?.effective ?? [:], next.effective)
             }

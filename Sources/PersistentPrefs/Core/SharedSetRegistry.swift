@@ -1,6 +1,24 @@
 import Foundation
 
-// The registry of shared sets: one SharedSet per store and root key in this process.
+// The registry of shared sets: one SharedSet per store and root key in this process, each with
+// the leases that keep it.
+
+/// One use of a shared set: while a lease lives, its set stays the one shared for its store and
+/// root key (and its watch runs); the lease's end ends the use. An instance holds one for the set it
+/// resolved, an observation one for the set it observes, and a set's staged changes one until they
+/// are written. The last lease's end drops the set and stops its watch, which takes the set's
+/// lock: a lease ends outside every lock of the library.
+final class SetLease: Sendable {
+    let sharedSet: SharedSet
+
+    fileprivate init(_ sharedSet: SharedSet) {
+        self.sharedSet = sharedSet
+    }
+
+    deinit {
+        SharedSet.release(sharedSet)
+    }
+}
 
 extension SharedSet {
     private struct Key: Hashable {
@@ -9,24 +27,23 @@ extension SharedSet {
     }
 
     /// The shared sets in use in this process, by store identifier and root key, each with the
-    /// number of instances using it. A shared set lives as long as some instance uses it: while
-    /// one does, new instances of that set share its cache without touching the store; once
-    /// none does, it is dropped and the next instance loads the set afresh (so changes made
-    /// behind the library's back, such as a removed suite, are seen).
+    /// number of leases on it. A shared set lives as long as a lease does: while one does, new
+    /// instances of that set share its state without touching the store; once none does, it is
+    /// dropped and the next instance loads the set afresh (so changes made behind the library's
+    /// back, such as a removed suite, are seen).
     ///
     /// A count rather than a weak reference: an object with weak references pays more for
     /// every retain and release, and the read path retains the shared set on every read.
-    private static let registry = Locked<[Key: (sharedSet: SharedSet, users: Int)]>([:])
+    private static let registry = Locked<[Key: (sharedSet: SharedSet, leases: Int)]>([:])
 
-    /// The shared set for `root` in `store`, counted as used until ``release(_:)``.
-    /// A new shared set starts watching its store for outside changes (unless
-    /// ``PersistentPrefs/watchesSets`` is `false` here: then its first observation starts the
-    /// watch); the last release stops it.
-    static func acquire(store: any PrefsStore, root: String) -> SharedSet {
+    /// A lease on the shared set for `root` in `store`. A new shared set starts watching its
+    /// store for outside changes (unless ``PersistentPrefs/watchesSets`` is `false` here: then its
+    /// first observation starts the watch).
+    static func acquire(store: any PrefsStore, root: String) -> SetLease {
         let key = Key(store: store.identifier, root: root)
         let (sharedSet, isNew) = registry.withLock { registry in
             if let entry = registry[key] {
-                registry[key] = (entry.sharedSet, entry.users + 1)
+                registry[key] = (entry.sharedSet, entry.leases + 1)
                 return (entry.sharedSet, false)
             }
             let sharedSet = SharedSet(store: store, root: root)
@@ -34,30 +51,31 @@ extension SharedSet {
             return (sharedSet, true)
         }
         if isNew, PersistentPrefs.watchesSets { sharedSet.startWatching() }
-        return sharedSet
+        return SetLease(sharedSet)
     }
 
-    /// One more use of a shared set already in use, or `false` when `sharedSet` is no longer the
-    /// shared one. An observation keeps its set live, and watched from now on (`watching`); staged
-    /// changes keep it live until they are written.
-    static func retain(_ sharedSet: SharedSet, watching: Bool = true) -> Bool {
-        let key = Key(store: sharedSet.store.identifier, root: sharedSet.root)
-        let retained = registry.withLock { registry in
-            guard let entry = registry[key], entry.sharedSet === sharedSet else { return false }
-            registry[key] = (entry.sharedSet, entry.users + 1)
+    /// One more lease on this set, or `nil` when it is no longer the shared one. An observation
+    /// keeps its set live, and watched from now on (`watching`); staged changes keep it live until
+    /// they are written.
+    func lease(watching: Bool = true) -> SetLease? {
+        let key = Key(store: store.identifier, root: root)
+        let leased = Self.registry.withLock { registry in
+            guard let entry = registry[key], entry.sharedSet === self else { return false }
+            registry[key] = (entry.sharedSet, entry.leases + 1)
             return true
         }
-        if retained, watching { sharedSet.startWatching() }
-        return retained
+        guard leased else { return nil }
+        if watching { startWatching() }
+        return SetLease(self)
     }
 
-    /// Ends one use of `sharedSet` begun by ``acquire(store:root:)`` or ``retain(_:watching:)``.
-    static func release(_ sharedSet: SharedSet) {
+    /// Ends one lease on `sharedSet` (see ``SetLease``).
+    fileprivate static func release(_ sharedSet: SharedSet) {
         let key = Key(store: sharedSet.store.identifier, root: sharedSet.root)
         let last = registry.withLock { registry in
             guard let entry = registry[key], entry.sharedSet === sharedSet else { return false }
-            registry[key] = entry.users > 1 ? (entry.sharedSet, entry.users - 1) : nil
-            return entry.users == 1
+            registry[key] = entry.leases > 1 ? (entry.sharedSet, entry.leases - 1) : nil
+            return entry.leases == 1
         }
         if last { sharedSet.stopWatching() }
     }

@@ -245,13 +245,14 @@ struct SetChange {
     init(_ change: PrefsChange) {
         self.init(buildsOnCurrent: change.buildsOnCurrent) { current in
             let updated = try change.applied(to: current)
-            let changed: Set<String>
+            var changed: Set<String>
             if let touched = change.touchedKeys {
                 changed = touched.filter { !PlistValue.same(current[$0], updated[$0]) }
             } else {
                 changed = PlistValue.changedKeys(current, updated)
             }
-            return (updated, changed.subtracting([PersistentPrefs.schemaVersionKey]))
+            changed.remove(PersistentPrefs.schemaVersionKey)
+            return (updated, changed)
         }
     }
 

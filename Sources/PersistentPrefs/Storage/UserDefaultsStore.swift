@@ -168,9 +168,11 @@ public struct UserDefaultsStore: PrefsStore {
                     current = dictionary
                 }
                 // A replacement is applied to an empty set; the keys it changed are those of the set it replaces.
-                let applied = try change.applied(to: change.buildsOnCurrent ? current : [:])
-                let changed = change.buildsOnCurrent ? applied.changed : PlistValue.changedKeys(current, applied.set)
-                result = (applied.set, changed.subtracting([PersistentPrefs.schemaVersionKey]))
+                result = try change.applied(to: change.buildsOnCurrent ? current : [:])
+                if !change.buildsOnCurrent {
+                    result.changed = PlistValue.changedKeys(current, result.set)
+                    result.changed.remove(PersistentPrefs.schemaVersionKey)
+                }
                 return result.set.isEmpty ? nil : result.set
             }, reading: { readVersion = $0 })
         return StoreWrite(set: result.set, readVersion: handle.file == nil ? nil : readVersion, version: version, changed: result.changed)

@@ -221,7 +221,7 @@ extension PersistentPrefs {
     /// (absent, `RawRepresentable`, `URL`, `Codable`, or of the wrong type).
     @usableFromInline
     func read<Value>(_ pref: Pref<Value>) -> Value {
-        guard let stored = rawValue(pref.core) else {
+        guard let stored = rawValue(forKey: pref.key, tracking: pref.core.observationKey, keepingError: true) else {
             // Not stored: the defaults file's value, then the declared one.
             if let fileDefault = fileDefaults[pref.key], let value = pref.codec.decode(fileDefault) {
                 return value

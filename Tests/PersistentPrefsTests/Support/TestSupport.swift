@@ -1,5 +1,5 @@
 import Foundation
-import PersistentPrefs
+@testable import PersistentPrefs
 import Testing
 
 #if canImport(Darwin)
@@ -336,3 +336,10 @@ let waitLimit: any SuiteTrait & TestTrait = {
     if #available(macOS 13, iOS 16, tvOS 16, watchOS 9, *) { return TimeLimitTrait.timeLimit(.minutes(15)) }
     return ConditionTrait.enabled(if: true)
 }()
+
+extension PlistXML {
+    /// ``read(_:)``'s dictionary, or `nil` when the library's reader declines the document.
+    static func dictionary(from data: Data) -> [String: Any]? {
+        try? read(data).get()
+    }
+}
