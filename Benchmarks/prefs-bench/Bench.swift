@@ -87,12 +87,17 @@ enum Bench {
                 config.coalescingOnly = true
             case "--no-peers":
                 config.peers = false
+            case "--idle":
+                // Only the idle row: a process holding 100 observed sets, for `strace -f -tt`.
+                print(String(format: "idle         CPU of 100 observed sets for %2.0f s     %8.2f ms", config.idleSeconds, Live.idleCPU(seconds: config.idleSeconds, sets: 100)))
+                return 0
             case "--help", "-h":
-                print("usage: prefs-bench [--quick] [--reads | --transactions | --coalescing] [--no-peers]")
+                print("usage: prefs-bench [--quick] [--reads | --transactions | --coalescing | --idle] [--no-peers]")
                 print("  --quick         fewer repetitions (a smoke run)")
                 print("  --reads         only the read rows (for comparing read-path changes)")
                 print("  --transactions  only the write, batch and update rows")
                 print("  --coalescing    only the coalesced-write rows (bursts of setter calls)")
+                print("  --idle          only the idle row (100 observed sets, nothing changing)")
                 print("  --no-peers      leave out the KConfig and GSettings rows (timed when installed)")
                 return 0
             case _ where argument.hasPrefix("--propagation-writer="):

@@ -121,7 +121,7 @@ extension SharedSet {
             // As an event of the watcher would: off the reader's thread, so a read never waits
             // for a reload (nor for a write in progress).
             let layered = !layerReader.files.isEmpty
-            DispatchQueue.global().async { [self] in
+            Detached.run { [self] in
                 storeChanged()
                 if layered { layersChanged() }
             }

@@ -142,7 +142,7 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
             return state.idleGeneration
         }
         guard let idle else { return }
-        DispatchQueue.global().asyncAfter(deadline: .now() + linger) { self.stop(ifIdleSince: idle) }
+        Detached.run(after: linger) { self.stop(ifIdleSince: idle) }
     }
 
     /// Why changes of `file` are found by polling rather than reported by the operating system,
@@ -291,12 +291,12 @@ struct BackendUnavailable: Error, CustomStringConvertible {
 // MARK: - Delivery
 
 extension ChangeWatcher {
-    /// Runs one listener on a serial queue of its own (a thread from the system's pool, never
-    /// the backend's), one call at a time; signals that arrive while it runs make one more call
-    /// after it, so a burst of changes costs one call and a stuck listener delays only itself.
+    /// Runs one listener on a thread of its own while it has calls to make (never the
+    /// backend's; see ``Detached``), one call at a time; signals that arrive while it runs make
+    /// one more call after it, so a burst of changes costs one call and a stuck listener delays
+    /// only itself.
     fileprivate final class Delivery: @unchecked Sendable {  // `flags` is a Locked; the rest is immutable
         private let listener: Listener
-        private let queue = DispatchQueue(label: "PersistentPrefs.ChangeWatcher.delivery")
         private let flags = Locked((running: false, pending: false, cancelled: false))
 
         init(_ listener: @escaping Listener) {
@@ -312,7 +312,7 @@ extension ChangeWatcher {
                 flags.running = true
                 return true
             }
-            if starts { queue.async { self.run() } }
+            if starts { Detached.run { self.run() } }
         }
 
         /// No call starts after this returns (one already starting may still run).
