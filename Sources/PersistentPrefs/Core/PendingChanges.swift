@@ -23,17 +23,8 @@ struct PendingChanges {
     /// ``PersistentPrefs/keys`` as a set, once the batch's first change was vetted.
     var allowedKeys: Set<String>?
 
-    /// How many keys the batch is expected to change (the instance's last batch): once it has
-    /// changed ``reserveAfter`` keys, its table of edits makes room for them all at once
-    /// rather than growing (and rehashing every key) five or six times on the way to 1,000.
-    let expectedCount: Int
-    /// How many edits a batch makes before it trusts ``expectedCount``: a small batch allocates
-    /// nothing for a large one that came before.
-    static var reserveAfter: Int { 32 }
-
-    init(base: [String: Any]?, expectedCount: Int = 0) {
+    init(base: [String: Any]?) {
         self.base = base
-        self.expectedCount = expectedCount
     }
 
     /// Adds a vetted change.
@@ -46,7 +37,6 @@ struct PendingChanges {
         case .merge(let values):
             for (key, value) in values { edits[key] = .set(value) }
         case .set(let key, let value):
-            if edits.count == Self.reserveAfter, expectedCount > edits.count { edits.reserveCapacity(expectedCount) }
             edits[key] = value.map(Edit.set) ?? .remove
         case .fillMissing(let values):
             for (key, value) in values {

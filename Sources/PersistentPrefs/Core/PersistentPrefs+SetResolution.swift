@@ -26,9 +26,8 @@ extension PersistentPrefs {
         /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
         /// this instance's reads see and its writes add to; `nil` outside one.
         var pending: PendingChanges?
-        /// How many keys this instance's last batch changed: the next one sizes its table of
-        /// edits by it (see ``PendingChanges/expectedCount``).
-        var lastBatchCount = 0
+        /// The last ``PersistentPrefs/keys`` list vetting saw, and its set (see ``PersistentPrefs/allowedKeys()``).
+        var allowedKeys: (list: [String], set: Set<String>)?
         #if canImport(ObjectiveC)
             /// Tells KVO observers of ``values`` about changes of the shared set (Apple platforms).
             var keyValueNotifications: PrefsObservation?
@@ -45,12 +44,6 @@ extension PersistentPrefs {
     /// Runs `body` on this instance's pending batch (`nil` outside a batch), under the state lock.
     func withPending<Result>(_ body: (inout PendingChanges?) throws -> Result) rethrows -> Result {
         try state.withLock { try body(&$0.pending) }
-    }
-
-    /// How many keys this instance's last batch changed (see `InstanceState.lastBatchCount`).
-    var lastBatchCount: Int {
-        get { state.withLock { $0.lastBatchCount } }
-        set { state.withLock { $0.lastBatchCount = newValue } }
     }
 
     /// Lets go of the shared set, so the next operation resolves it again (from the root key,

@@ -154,10 +154,9 @@ extension PersistentPrefs {
     ///   - body: Makes the changes.
     /// - Returns: The collected changes, or `nil` for a nested call.
     func collectingWrites(over base: [String: Any]? = nil, _ body: () throws -> Void) rethrows -> PendingChanges? {
-        let expected = lastBatchCount
         let outer = withPending { pending -> PendingChanges? in
             let outer = pending
-            if outer == nil { pending = PendingChanges(base: base, expectedCount: expected) }
+            if outer == nil { pending = PendingChanges(base: base) }
             return outer
         }
         do {
@@ -167,12 +166,10 @@ extension PersistentPrefs {
             throw error
         }
         guard outer == nil else { return nil }  // nested: the outer batch keeps collecting
-        let collected = withPending { pending in
+        return withPending { pending in
             defer { pending = nil }
             return pending
         }
-        lastBatchCount = collected?.edits.count ?? 0
-        return collected
     }
 
     /// Writes what a batch collected, in one store write; throws the batch's refusal instead.

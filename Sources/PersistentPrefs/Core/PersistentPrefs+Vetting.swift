@@ -56,10 +56,22 @@ extension PersistentPrefs {
     }
 
     /// ``keys`` as a set; inside a batch worked out once, not once per change.
+    ///
+    /// The set made from a list is kept while ``keys`` returns that same list (a stored or
+    /// `static let` array: `==` finds the shared storage at once): a class with thousands of keys
+    /// would otherwise hash all of them again for every batch (see `Benchmarks/README.md`, kept
+    /// constructs).
     func allowedKeys() -> Set<String> {
         if let known = state.withLock({ $0.pending?.allowedKeys }) { return known }
-        let allowed = Set(keys)  // overridable: outside every lock
+        let whitelist = keys  // overridable: outside every lock
+        let allowed: Set<String>
+        if let memo = state.withLock({ $0.allowedKeys }), memo.list == whitelist {
+            allowed = memo.set
+        } else {
+            allowed = Set(whitelist)
+        }
         state.withLock { state in
+            state.allowedKeys = (whitelist, allowed)
             if state.pending != nil { state.pending!.allowedKeys = allowed }
         }
         return allowed

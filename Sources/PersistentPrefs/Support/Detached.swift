@@ -1,21 +1,77 @@
 import Foundation
 
-/// Work run off the caller's thread on a thread of its own, which ends with the work.
+/// Work run off the caller's thread, on threads of the library's own.
 ///
 /// Used where the library works in the background for a set that is only being watched
 /// (delivering a watcher's events, checking a set when its watch begins, stopping an idle
 /// watcher): on Linux, once a process has used a dispatch queue or a task, libdispatch's worker
 /// pool wakes the process every second for as long as it runs, so an idle process that watches
-/// sets would never be idle. A thread that has ended wakes nothing. Starting one costs tens of
-/// microseconds, paid once per burst of events.
+/// sets would never be idle. These threads wait for work without a timer of their own: each item
+/// goes to a thread that waits for one, or a new thread when none waits (so an item never waits
+/// behind another, and a stuck one delays only itself), and a thread that finds no work for
+/// ``idleLifetime`` seconds ends.
 enum Detached {
-    /// Runs `work` on a new thread, after `delay` seconds when given.
+    /// How long a thread waits for more work before it ends.
+    static let idleLifetime: TimeInterval = 5
+
+    /// Runs `work` on one of the library's threads, after `delay` seconds when given.
     static func run(after delay: TimeInterval = 0, _ work: @escaping @Sendable () -> Void) {
-        let thread = Thread {
-            if delay > 0 { Thread.sleep(forTimeInterval: delay) }
+        guard delay > 0 else { return pool.submit(work) }
+        pool.submit {
+            Thread.sleep(forTimeInterval: delay)
             work()
         }
-        thread.name = "PersistentPrefs"
-        thread.start()
+    }
+
+    private static let pool = Pool()
+
+    /// The threads and the work waiting for them.
+    private final class Pool: @unchecked Sendable {  // every `var` is only touched holding `condition`'s lock
+        private let condition = NSCondition()
+        private var work: [@Sendable () -> Void] = []
+        /// Threads waiting for work, and how many of them an item has been handed to.
+        private var waiting = 0
+        private var handed = 0
+
+        func submit(_ item: @escaping @Sendable () -> Void) {
+            condition.lock()
+            work.append(item)
+            let wakes = waiting > handed
+            if wakes {
+                handed += 1
+                condition.signal()
+            }
+            condition.unlock()
+            if !wakes {
+                let thread = Thread { self.serve() }
+                thread.name = "PersistentPrefs"
+                thread.start()
+            }
+        }
+
+        /// A thread's life: runs the work there is, waits for more, ends when none comes in time.
+        private func serve() {
+            condition.lock()
+            while true {
+                if !work.isEmpty {
+                    let item = work.removeFirst()
+                    condition.unlock()
+                    item()
+                    condition.lock()
+                    continue
+                }
+                waiting += 1
+                let deadline = Date(timeIntervalSinceNow: Detached.idleLifetime)
+                while handed == 0, condition.wait(until: deadline) {}
+                waiting -= 1
+                if handed > 0 {
+                    handed -= 1  // woken for an item (or a later one took it: look again)
+                    continue
+                }
+                // Timed out, and no item was handed to a waiting thread meanwhile.
+                condition.unlock()
+                return
+            }
+        }
     }
 }
