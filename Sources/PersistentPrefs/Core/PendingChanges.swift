@@ -123,7 +123,6 @@ struct PendingChanges {
         }
         // Against a base the batch replaced the set with, every key may have changed.
         if reporting, base != nil { changed = PlistValue.changedKeys(current, result) }
-        changed.remove(PersistentPrefs.schemaVersionKey)
         return (result, changed)
     }
 

@@ -103,11 +103,11 @@ extension PersistentPrefs {
         let generation = currentGeneration()
         // Inside a batch, reads see its pending changes over the shared set.
         let (cached, hadError, pending) = state.withLock { state in
-            (state.generation == generation ? state.sharedSet : nil, state.failed, state.pending)
+            (state.sharedSet(generation: generation), state.failed, state.pending)
         }
         do {
             let sharedSet = try cached ?? resolvedSet()
-            if sharedSet.needsAttention, Self.watchesSets { sharedSet.watchOnRead() }
+            if Self.watchesSets { sharedSet.watchOnRead() }  // once the watch runs, one look at a flag
             sharedSet.feed.access(tracking)
             let result = try body(SetView(sharedSet: sharedSet, pending: pending))
             if let notice = sharedSet.damageNotice() {

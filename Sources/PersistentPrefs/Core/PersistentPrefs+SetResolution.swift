@@ -36,8 +36,13 @@ extension PersistentPrefs {
         /// The shared set for a read served from its state at once: resolved under `generation`,
         /// no batch running, and (unless `keepingError`) no ``lastError`` for the read to clear.
         func quickSet(generation: Int, keepingError: Bool) -> SharedSet? {
-            guard self.generation == generation, pending == nil, keepingError || !failed else { return nil }
-            return sharedSet
+            guard pending == nil, keepingError || !failed else { return nil }
+            return sharedSet(generation: generation)
+        }
+
+        /// The shared set when it was resolved under `generation`, else `nil`.
+        func sharedSet(generation: Int) -> SharedSet? {
+            self.generation == generation ? sharedSet : nil
         }
     }
 
@@ -64,13 +69,13 @@ extension PersistentPrefs {
     /// The shared set this instance has resolved, without resolving it (`nil` when it has not).
     var cachedSet: SharedSet? {
         let generation = currentGeneration()
-        return state.withLock { $0.generation == generation ? $0.sharedSet : nil }
+        return state.withLock { $0.sharedSet(generation: generation) }
     }
 
     /// The shared set for this instance's root key and store.
     func resolvedSet() throws -> SharedSet {
         let generation = currentGeneration()
-        if let cached = state.withLock({ $0.generation == generation ? $0.sharedSet : nil }) { return cached }
+        if let cached = state.withLock({ $0.sharedSet(generation: generation) }) { return cached }
         // Overridable members run outside every lock.
         let root = key
         let store: any PrefsStore

@@ -84,10 +84,7 @@ struct SchemaPlan {
             }
             var (result, changed) = try change.applied(to: set)
             // After a migration, against the set as it was stored.
-            if let migratedFrom {
-                changed = PlistValue.changedKeys(migratedFrom, result)
-                changed.remove(PersistentPrefs.schemaVersionKey)
-            }
+            if let migratedFrom { changed = PlistValue.changedKeys(migratedFrom, result) }
             let stamp = max(stored, version)
             if stamp > 0, !result.isEmpty {
                 result[PersistentPrefs.schemaVersionKey] = stamp

@@ -227,9 +227,6 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         }
     }
 
-    /// Whether a read must take the way that reports damage and starts the watch when due.
-    var needsAttention: Bool { cell.withLock { $0.needsAttention } }
-
     /// The schema version the set is stored at (0 when it has none).
     func schemaVersion() throws -> Int {
         try withLoaded { $0.schema }

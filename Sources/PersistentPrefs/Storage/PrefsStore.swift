@@ -245,20 +245,22 @@ struct SetChange {
     init(_ change: PrefsChange) {
         self.init(buildsOnCurrent: change.buildsOnCurrent) { current in
             let updated = try change.applied(to: current)
-            var changed: Set<String>
+            let changed: Set<String>
             if let touched = change.touchedKeys {
                 changed = touched.filter { !PlistValue.same(current[$0], updated[$0]) }
             } else {
                 changed = PlistValue.changedKeys(current, updated)
             }
-            changed.remove(PersistentPrefs.schemaVersionKey)
             return (updated, changed)
         }
     }
 
-    /// The change applied to `current`.
+    /// The change applied to `current`; the keys it changed never name the schema version the
+    /// library keeps in a set, whatever `body` reported.
     func applied(to current: [String: Any]) throws -> Applied {
-        try body(current)
+        var applied = try body(current)
+        applied.changed.remove(PersistentPrefs.schemaVersionKey)
+        return applied
     }
 
     /// The change as a public ``PrefsChange``, for a store's ``PrefsStore/apply(_:root:)``: a
