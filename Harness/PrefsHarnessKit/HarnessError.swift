@@ -26,7 +26,7 @@ public enum HarnessError: Error, Equatable, Sendable {
 }
 
 /// Runs `body`, turning what the library refuses into a refusal (exit code 1) with its sentence:
-/// a `PrefsError` or a `SettingsError` by its description, any other failure (Foundation's, say)
+/// a `PrefsError` by its description, any other failure (Foundation's, say)
 /// by its localized description. A ``HarnessError`` passes through unchanged.
 func refusing<Result>(_ body: () throws -> Result) throws -> Result {
     do {
@@ -34,8 +34,6 @@ func refusing<Result>(_ body: () throws -> Result) throws -> Result {
     } catch let error as HarnessError {
         throw error
     } catch let error as PersistentPrefs.PrefsError {
-        throw HarnessError.refused(error.description)
-    } catch let error as SettingsError {
         throw HarnessError.refused(error.description)
     } catch {
         throw HarnessError.refused((error as NSError).localizedDescription)

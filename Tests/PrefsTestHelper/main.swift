@@ -406,7 +406,7 @@ case "audio-set":
 case "audio-read":
     // audio-read SUITE ROOT: the values AudioPrefs reads and its locks.
     let audio = explicitStore.map { AudioPrefs(key: root, store: $0) } ?? AudioPrefs(key: root)
-    say("volume=\(audio.volume) theme=\(audio.theme.rawValue) muted=\(audio.muted) device=\(audio.device) locked=\(audio.lockedKeys) forced=\(audio.isForced) problems=\(audio.problems.count)")
+    say("volume=\(audio.volume) theme=\(audio.theme.rawValue) muted=\(audio.muted) device=\(audio.device) locked=\(audio.lockedKeys) forced=\(audio.isEntirelyLocked) problems=\(audio.problems.count)")
 
 case "set-int":
     guard arguments.count == 4, let n = Int(arguments[3]) else { fail("set-int needs an integer") }

@@ -48,13 +48,23 @@ extension PersistentPrefs {
         isLocked(key)
     }
 
-    /// Whether an administrator locked the whole set (``isLocked(_:)`` is `true` for every key).
-    public var isForced: Bool {
+    /// Whether an administrator locked the whole set: ``isLocked(_:)`` is `true` for every key,
+    /// named in a layer or not.
+    ///
+    /// ```swift
+    /// if prefs.isEntirelyLocked { showManagedBanner() }
+    /// ```
+    public var isEntirelyLocked: Bool {
         (try? resolvedSet().layers().locksAll) ?? false
     }
 
+    /// ``isEntirelyLocked``, under its earlier name; `isForced(_:)` with a key is the one
+    /// meaning of "forced" (a key is locked).
+    @available(*, deprecated, renamed: "isEntirelyLocked")
+    public var isForced: Bool { isEntirelyLocked }
+
     /// The keys an administrator locked by name, sorted (when the whole set is locked, see
-    /// ``isForced``, every key is locked, named or not).
+    /// ``isEntirelyLocked``, every key is locked, named or not).
     public var lockedKeys: [String] {
         ((try? resolvedSet().layers().lockedKeys) ?? []).sorted()
     }

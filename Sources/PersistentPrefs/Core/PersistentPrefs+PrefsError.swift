@@ -104,12 +104,18 @@ extension PersistentPrefs {
         /// (described by `name`) threw, or what the steps made of the set was refused; `reason`
         /// says why. Nothing was written: the set stays stored as it was, its values stay
         /// readable, and every write to it is refused with this error until a migration succeeds.
+        ///
+        /// For a ``SettingsManageable`` type, `root` is the path of its settings file, which is
+        /// left as it is; the step failed, or its result does not decode as the type.
         case migrationFailed(root: String, step: Int, name: String, reason: String)
 
         /// The set under the root key `root` was stored by a newer version of the program
         /// (schema version `stored`) than this code knows (`supported`). It is left untouched
         /// and stays readable; writes to it are refused, so a downgraded app cannot destroy its
         /// newer data, unless the subclass opts in with ``PersistentPrefs/writesNewerSchemaVersions``.
+        ///
+        /// For a ``SettingsManageable`` type, `root` is the path of its settings file: it can be
+        /// loaded, and is not overwritten.
         case newerSchemaVersion(root: String, stored: Int, supported: Int)
 
         /// A write gave up waiting for the lock of the file at `path`: another writer held it for
@@ -138,6 +144,50 @@ extension PersistentPrefs {
         /// subscript, ``PersistentPrefs/values``, a batch, an update, a migration, the harness and
         /// `defaults write`) refuses it.
         case keyLocked(key: String)
+
+        /// A ``SettingsManageable`` value of the type `type` could not be encoded as a property
+        /// list; `reason` says why. Nothing was written.
+        case encodingFailed(type: String, reason: String)
+
+        /// The ``SettingsManageable`` settings file at `path` could not be decoded as its type;
+        /// `reason` says why. It was left as it is.
+        case decodingFailed(path: String, reason: String)
+
+        /// There is no bundled defaults file for the ``SettingsManageable`` type `type`
+        /// (`<Type>.plist`, see ``SettingsManageable/bundledSettingsURL``).
+        case noBundledSettings(type: String)
+
+        /// There is no ``SettingsManageable`` settings file at `path` (reported by
+        /// ``SettingsManageable/delete()``).
+        case noSettingsFile(path: String)
+
+        /// ``SettingsManageable/reset()`` of the type `type` found neither bundled defaults nor an
+        /// initial copy to go back to. Nothing was changed.
+        case nothingToResetTo(type: String)
+    }
+}
+
+// MARK: - Names of the Codable style's earlier error type
+
+extension PersistentPrefs.PrefsError {
+    /// The ``ioError(path:reason:)`` case, under the name the Codable style's own error type used.
+    @available(*, deprecated, renamed: "ioError(path:reason:)")
+    public static func ioFailed(path: String, reason: String) -> Self {
+        .ioError(path: path, reason: reason)
+    }
+
+    /// The ``migrationFailed(root:step:name:reason:)`` case for a settings file, under the
+    /// labels the Codable style's own error type used.
+    @available(*, deprecated, renamed: "migrationFailed(root:step:name:reason:)")
+    public static func migrationFailed(path: String, step: Int, name: String, reason: String) -> Self {
+        .migrationFailed(root: path, step: step, name: name, reason: reason)
+    }
+
+    /// The ``newerSchemaVersion(root:stored:supported:)`` case for a settings file, under the
+    /// labels the Codable style's own error type used.
+    @available(*, deprecated, renamed: "newerSchemaVersion(root:stored:supported:)")
+    public static func newerSchemaVersion(path: String, stored: Int, supported: Int) -> Self {
+        .newerSchemaVersion(root: path, stored: stored, supported: supported)
     }
 }
 
@@ -168,6 +218,11 @@ extension PersistentPrefs.PrefsError: Equatable {
         case let (.lockTimeout(p1, h1, w1), .lockTimeout(p2, h2, w2)): return p1 == p2 && h1 == h2 && w1 == w2
         case let (.watchDegraded(p1, r1), .watchDegraded(p2, r2)): return p1 == p2 && r1 == r2
         case let (.keyLocked(a), .keyLocked(b)): return a == b
+        case let (.encodingFailed(t1, r1), .encodingFailed(t2, r2)): return t1 == t2 && r1 == r2
+        case let (.decodingFailed(p1, r1), .decodingFailed(p2, r2)): return p1 == p2 && r1 == r2
+        case let (.noBundledSettings(a), .noBundledSettings(b)): return a == b
+        case let (.noSettingsFile(a), .noSettingsFile(b)): return a == b
+        case let (.nothingToResetTo(a), .nothingToResetTo(b)): return a == b
         default: return false
         }
     }
@@ -215,6 +270,16 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
             return "Changes to \(path) by other programs are not reported at once (\(reason.asClause)); values stay current, a little later."
         case .keyLocked(let key):
             return "The key \"\(key)\" is locked by the system administrator, so nothing was written: it reads the value the system sets."
+        case .encodingFailed(let type, let reason):
+            return "\(type) could not be encoded as a property list (\(reason.asClause)), so nothing was written."
+        case .decodingFailed(let path, let reason):
+            return "The settings file \(path) could not be read: \(reason.asClause). It was left as it is."
+        case .noBundledSettings(let type):
+            return "There is no bundled \(type).plist with default settings."
+        case .noSettingsFile(let path):
+            return "There is no settings file at \(path)."
+        case .nothingToResetTo(let type):
+            return "\(type) has neither bundled defaults nor an initial copy to reset to, so nothing was changed."
         case .transactionInProgress(let root):
             return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here and nothing was written (it would wait for itself, as would a write of another set in the same file, or of a set whose writer is waiting for this one); make the change through the batch or the update's dictionary, or after it."
         }

@@ -247,7 +247,8 @@ extension PersistentPrefs.PrefsError {
     var refusesTheWrite: Bool {
         switch self {
         case .incorrectKeys, .valuesNotPlistCompatible, .typeMismatch, .invalidStoredValue, .invalidValue, .migrationFailed,
-            .newerSchemaVersion, .conflictingDeclarations, .keyLocked, .invalidSuiteName:
+            .newerSchemaVersion, .conflictingDeclarations, .keyLocked, .invalidSuiteName, .encodingFailed, .decodingFailed,
+            .noBundledSettings, .noSettingsFile, .nothingToResetTo:
             return true
         case .userDefaultsUnavailable, .corruptStore, .ioError, .transactionInProgress, .lockTimeout, .watchDegraded, .unknownError,
             .noStoredPrefsForKey:

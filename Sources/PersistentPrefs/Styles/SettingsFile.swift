@@ -68,12 +68,12 @@ extension SettingsFile where Settings: Codable {
     private func move(_ file: URL, to destination: URL) throws {
         guard rename(file.path, destination.path) == 0 else {
             let failure = AtomicFile.posixFailure("rename", file.path)
-            throw SettingsError.ioFailed(path: failure.path, reason: failure.reason)
+            throw PersistentPrefs.PrefsError.ioError(path: failure.path, reason: failure.reason)
         }
         do {
             try AtomicFile.syncDirectory(destination.deletingLastPathComponent().path)
         } catch {
-            throw SettingsError.ioFailed(path: error.path, reason: error.reason)
+            throw PersistentPrefs.PrefsError.ioError(path: error.path, reason: error.reason)
         }
     }
 
@@ -91,18 +91,10 @@ extension SettingsFile where Settings: Codable {
     }
 
     /// Runs `body` holding the exclusive lock of the settings file (waiting for it at most
-    /// ``PersistentPrefs/lockTimeout``).
+    /// ``PersistentPrefs/lockTimeout``; a lock that cannot be had throws
+    /// ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``, as for a set).
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
-        do {
-            return try FileLock.withLock(for: url, label: "\(Settings.self)", body)
-        } catch PersistentPrefs.PrefsError.ioError(let path, let reason) {
-            throw SettingsError.ioFailed(path: path, reason: reason)
-        } catch let error as PersistentPrefs.PrefsError {
-            switch error {
-            case .lockTimeout, .transactionInProgress: throw SettingsError.ioFailed(path: url.path, reason: error.description)
-            default: throw error
-            }
-        }
+        try FileLock.withLock(for: url, label: "\(Settings.self)", body)
     }
 
     /// The settings file decoded without taking its lock, when it exists and needs no migration
@@ -123,13 +115,16 @@ extension SettingsFile where Settings: Codable {
         do {
             data = try encoder.encode(settings)
         } catch {
-            throw SettingsError.encodingFailed(type: "\(Settings.self)", reason: "\(error)")
+            throw PersistentPrefs.PrefsError.encodingFailed(type: "\(Settings.self)", reason: "\(error)")
         }
         if let existing = (try? AtomicFile.readRegular(url.path, limit: PlistFile.maximumReadSize)) ?? nil, let set = Self.dictionary(existing.data) {
             let stored = Self.version(of: set)
             if stored > Settings.schemaVersion {
-                throw SettingsError.newerSchemaVersion(path: url.path, stored: stored, supported: Settings.schemaVersion)
+                throw PersistentPrefs.PrefsError.newerSchemaVersion(root: url.path, stored: stored, supported: Settings.schemaVersion)
             }
+            // A file its migration cannot carry keeps what the steps failed to bring over: it is
+            // not replaced, as a set that fails to migrate is not, until a step succeeds.
+            _ = try migrated(existing.data)
         }
         try replace(url, with: Self.stamped(data))
     }
@@ -152,7 +147,7 @@ extension SettingsFile where Settings: Codable {
 
     func loadUsingSettingsFile(apply: (Settings) -> Void) throws {
         guard let bundled = Settings.bundledSettingsURL, FileManager.default.fileExists(atPath: bundled.path) else {
-            throw SettingsError.noBundledSettings(type: "\(Settings.self)")
+            throw PersistentPrefs.PrefsError.noBundledSettings(type: "\(Settings.self)")
         }
         try adoptEarlierFile()
         if let loaded = try decodedWithoutLock() { return apply(loaded) }
@@ -190,12 +185,7 @@ extension SettingsFile where Settings: Codable {
         let plan = SchemaPlan(version: version, writesNewer: false) {
             SchemaPlan.Migration(steps: Settings.migrations, allowed: nil, rules: nil)
         }
-        let report: PrefsMigrationReport
-        do {
-            report = try plan.report(on: set, from: stored, root: "\(Settings.self)")
-        } catch PersistentPrefs.PrefsError.migrationFailed(_, let step, let name, let reason) {
-            throw SettingsError.migrationFailed(path: url.path, step: step, name: name, reason: reason)
-        }
+        let report = try plan.report(on: set, from: stored, root: url.path)
         var result = report.after
         result[PersistentPrefs.schemaVersionKey] = version
         let encoded: Data
@@ -204,8 +194,8 @@ extension SettingsFile where Settings: Codable {
             _ = try PropertyListDecoder().decode(Settings.self, from: encoded)
         } catch {
             let last = Settings.migrations[version - 1]
-            throw SettingsError.migrationFailed(
-                path: url.path, step: version, name: last.description,
+            throw PersistentPrefs.PrefsError.migrationFailed(
+                root: url.path, step: version, name: last.description,
                 reason: "the result does not decode as \(Settings.self): \(Self.describe(error))")
         }
         return encoded
@@ -237,9 +227,9 @@ extension SettingsFile where Settings: Codable {
     func delete() throws {
         try adoptEarlierFile()
         do {
-            guard try AtomicFile.remove(url) else { throw SettingsError.noSettingsFile(path: url.path) }
+            guard try AtomicFile.remove(url) else { throw PersistentPrefs.PrefsError.noSettingsFile(path: url.path) }
         } catch let failure as AtomicFile.Failure {
-            throw SettingsError.ioFailed(path: failure.path, reason: failure.reason)
+            throw PersistentPrefs.PrefsError.ioError(path: failure.path, reason: failure.reason)
         }
     }
 
@@ -258,7 +248,7 @@ extension SettingsFile where Settings: Codable {
             try locked { try replace(url, with: data) }
             apply(value)
         } else {
-            throw SettingsError.nothingToResetTo(type: "\(Settings.self)")
+            throw PersistentPrefs.PrefsError.nothingToResetTo(type: "\(Settings.self)")
         }
     }
 
@@ -279,7 +269,7 @@ extension SettingsFile where Settings: Codable {
         do {
             return try PropertyListDecoder().decode(Settings.self, from: data)
         } catch {
-            throw SettingsError.decodingFailed(path: file.path, reason: Self.describe(error))
+            throw PersistentPrefs.PrefsError.decodingFailed(path: file.path, reason: Self.describe(error))
         }
     }
 
@@ -290,7 +280,7 @@ extension SettingsFile where Settings: Codable {
             }
             return contents.data
         } catch {
-            throw SettingsError.ioFailed(path: error.path, reason: error.reason)
+            throw PersistentPrefs.PrefsError.ioError(path: error.path, reason: error.reason)
         }
     }
 
@@ -298,7 +288,7 @@ extension SettingsFile where Settings: Codable {
         do {
             try AtomicFile.write(data, to: file)
         } catch {
-            throw SettingsError.ioFailed(path: error.path, reason: error.reason)
+            throw PersistentPrefs.PrefsError.ioError(path: error.path, reason: error.reason)
         }
     }
 

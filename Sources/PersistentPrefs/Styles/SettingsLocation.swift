@@ -28,5 +28,5 @@ public enum SettingsLocation {
     static var current: URL { directory ?? defaultDirectory }
 
     /// The last error of each type's `Bool` methods.
-    static let errors = Locked<[String: SettingsError]>([:])
+    static let errors = Locked<[String: PersistentPrefs.PrefsError]>([:])
 }

@@ -82,7 +82,7 @@ public protocol SettingsManageable {
     /// (under ``PersistentPrefs/schemaVersionKey``, which decoding ignores). A file of an older
     /// version is migrated when it is loaded, under the file's lock, and written back before it
     /// is decoded; a file of a newer version loads but is never overwritten
-    /// (``SettingsError/newerSchemaVersion(path:stored:supported:)``).
+    /// (``PersistentPrefs/PrefsError/newerSchemaVersion(root:stored:supported:)``).
     static var schemaVersion: Int { get }
 
     /// The steps that carry an older settings file to ``schemaVersion``, one per version: the
@@ -122,7 +122,7 @@ extension SettingsManageable {
     }
 
     /// Why the latest `Bool` method of this type returned `false`; `nil` after a success.
-    public static var lastSettingsError: SettingsError? {
+    public static var lastSettingsError: PersistentPrefs.PrefsError? {
         SettingsLocation.errors.withLock { $0["\(Self.self)"] }
     }
 
@@ -133,7 +133,7 @@ extension SettingsManageable {
             SettingsLocation.errors.withLock { $0["\(Self.self)"] = nil }
             return true
         } catch {
-            let failure = (error as? SettingsError) ?? .ioFailed(path: "\(Self.self)", reason: "\(error)")
+            let failure = SharedSet.mapped(error)
             SettingsLocation.errors.withLock { $0["\(Self.self)"] = failure }
             return false
         }
@@ -153,7 +153,7 @@ extension SettingsManageable where Self: Codable {
     ///     try player.loadThrowing()
     ///     player.gunType = 2
     ///     try player.updateThrowing()
-    /// } catch let error as SettingsError {
+    /// } catch let error as PersistentPrefs.PrefsError {
     ///     print(error)            // names the file and what went wrong
     /// }
     /// ```
@@ -174,7 +174,7 @@ extension SettingsManageable where Self: Codable {
     /// untouched.
     ///
     /// - Parameter body: Changes the settings.
-    /// - Throws: What `body` throws (unchanged), or a ``SettingsError``; nothing is written then.
+    /// - Throws: What `body` throws (unchanged), or a ``PersistentPrefs/PrefsError``; nothing is written then.
     public mutating func update(_ body: (inout Self) throws -> Void) throws {
         try SettingsFile(for: self).modify(current: self, body) { self = $0 }
     }

@@ -58,7 +58,7 @@ extension SettingsManageableObject where Self: Codable {
     /// ```
     ///
     /// - Parameter body: Changes the settings, on the object it is given.
-    /// - Throws: What `body` throws (unchanged), or a ``SettingsError``; nothing is written then.
+    /// - Throws: What `body` throws (unchanged), or a ``PersistentPrefs/PrefsError``; nothing is written then.
     public func update(_ body: (Self) throws -> Void) throws {
         try SettingsFile(for: self).modify(current: self, { try body($0) }) { adopt($0) }
     }

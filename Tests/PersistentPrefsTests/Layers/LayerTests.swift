@@ -103,7 +103,7 @@ struct LayerTests {
         try fixture.writeVendor(["Volume": 7, "PersistentPrefs.locked": ["Volume"]])
         let locked = fixture.prefs()
         #expect(eventually { locked.volume == 7 })
-        #expect(locked.isLocked("Volume") && !locked.isLocked("Name") && !locked.isForced && locked.lockedKeys == ["Volume"])
+        #expect(locked.isLocked("Volume") && !locked.isLocked("Name") && !locked.isEntirelyLocked && locked.lockedKeys == ["Volume"])
         #expect(locked.isForced("Volume") && !locked.isForced("Name"))
         #expect(locked.values["Volume"] as? Int == 2, "the user's stored value is kept, only ignored")
 
@@ -166,7 +166,7 @@ struct LayerTests {
         defer { fixture.remove() }
         try fixture.writeVendor(["Volume": 4, "PersistentPrefs.locked": true])
         let prefs = fixture.prefs()
-        #expect(prefs.isForced && prefs.isLocked("Name") && prefs.isLocked("Anything"))
+        #expect(prefs.isEntirelyLocked && prefs.isLocked("Name") && prefs.isLocked("Anything"))
         #expect(prefs.volume == 4 && prefs.name == "code")
         prefs.name = "x"
         #expect(prefs.lastError == .keyLocked(key: "Name"))
@@ -461,7 +461,7 @@ struct LockRoadTests {
         defer { layered.remove() }
         try layered.writeVendor(["PersistentPrefs.locked": Self.entry(label, naming: "R"), "R": ["Volume": 7]])
         let prefs = LayeredPrefs(key: "R", store: layered.suite.store)
-        #expect(!prefs.isForced && prefs.lockedKeys.isEmpty, "\(label)")
+        #expect(!prefs.isEntirelyLocked && prefs.lockedKeys.isEmpty, "\(label)")
         prefs.volume = 9
         #expect(prefs.lastError == nil && prefs.volume == 9, "\(label)")
         let reported = prefs.problems.contains {
@@ -471,7 +471,7 @@ struct LockRoadTests {
         #expect(reported, "\(label): \(prefs.problems)")
         // A well-formed entry still locks (seen by the live set once the watcher reads the file).
         try layered.writeVendor(["PersistentPrefs.locked": ["R"], "R": ["Volume": 7]])
-        #expect(eventually { prefs.isForced && prefs.volume == 7 })
+        #expect(eventually { prefs.isEntirelyLocked && prefs.volume == 7 })
     }
 }
 

@@ -81,13 +81,15 @@ extension SettingsManageableTests {
             let before = try Data(contentsOf: url)
             let failingResult = failing.load()
             #expect(!failingResult)
-            #expect(FailingSettings.lastSettingsError == .migrationFailed(path: url.path, step: 1, name: "convert power", reason: "no power to convert"))
-            do {
-                try failing.update { $0.size = 9 }
-                Issue.record("update of an unmigratable file succeeded")
-            } catch {
-                #expect(error is SettingsError)
-            }
+            let failure = PersistentPrefs.PrefsError.migrationFailed(root: url.path, step: 1, name: "convert power", reason: "no power to convert")
+            #expect(FailingSettings.lastSettingsError == failure)
+            #expect(throws: failure) { try failing.update { $0.size = 9 } }
+            // Writing the whole value would replace what the step failed to carry over: refused too.
+            failing.size = 9
+            #expect(throws: failure) { try failing.updateThrowing() }
+            let updated = failing.update()
+            #expect(!updated)
+            #expect(FailingSettings.lastSettingsError == failure)
             #expect(try Data(contentsOf: url) == before)
 
             var undecodable = UndecodableResult()
@@ -118,12 +120,12 @@ extension SettingsManageableTests {
             player.power = 8
             let updated = player.update()
             #expect(!updated)
-            #expect(VersionedPlayer.lastSettingsError == .newerSchemaVersion(path: url.path, stored: 5, supported: 2))
+            #expect(VersionedPlayer.lastSettingsError == .newerSchemaVersion(root: url.path, stored: 5, supported: 2))
             do {
                 try player.update { $0.power = 9 }
                 Issue.record("update of a newer file succeeded")
             } catch {
-                #expect(error as? SettingsError == .newerSchemaVersion(path: url.path, stored: 5, supported: 2))
+                #expect(error as? PersistentPrefs.PrefsError == .newerSchemaVersion(root: url.path, stored: 5, supported: 2))
             }
             #expect(try Data(contentsOf: url) == before)
         }

@@ -118,7 +118,7 @@ struct SettingsManageableTests {
             let result7 = plain.loadUsingSettingsFile()
             #expect(!result7)
             #expect(Plain.lastSettingsError == .noBundledSettings(type: "Plain"))
-            #expect(throws: SettingsError.noBundledSettings(type: "Plain")) {
+            #expect(throws: PersistentPrefs.PrefsError.noBundledSettings(type: "Plain")) {
                 var copy = plain
                 try copy.loadUsingSettingsFileThrowing()
             }
@@ -137,14 +137,28 @@ struct SettingsManageableTests {
             #expect(plain.toDictionary() == nil)
 
             try Data("<plist><dict><key>volume</key><string>loud</string></dict></plist>".utf8).write(to: file)
-            do {
-                try plain.loadThrowing()
-                Issue.record("a file whose volume is a string loaded")
-            } catch {
-                #expect(error is SettingsError)
+            let error = #expect(throws: PersistentPrefs.PrefsError.self) { try plain.loadThrowing() }
+            guard case .decodingFailed(file.path, _)? = error else {
+                Issue.record("a file whose volume is a string: expected decodingFailed, got \(String(describing: error))")
+                return
             }
             #expect(plain == Plain())
         }
+    }
+
+    @Test("the Codable style's earlier error names still make the one error type's cases")
+    func earlierErrorNames() {
+        func made<Names: MakesEarlierErrors>(by names: Names.Type) -> [PersistentPrefs.PrefsError] {
+            names.made(path: "/tmp/P.settings.plist")
+        }
+        let made = made(by: EarlierErrorNames.self)
+        #expect(made == [
+            .ioError(path: "/tmp/P.settings.plist", reason: "disk full"),
+            .migrationFailed(root: "/tmp/P.settings.plist", step: 2, name: "split", reason: "no"),
+            .newerSchemaVersion(root: "/tmp/P.settings.plist", stored: 3, supported: 2),
+            .noSettingsFile(path: "/tmp/P.settings.plist"),
+        ])
+        #expect(made.allSatisfy { $0.description.contains("/tmp/P.settings.plist") })
     }
 
     @Test("files are written atomically, mode 0600, with no temporary files left behind (the lock file stays)")
@@ -184,5 +198,24 @@ struct SettingsManageableTests {
         #expect(write.status == 0, "\(write.stderr)")
         let read = try child.run("prefs-test-helper", ["settings-read", "unused", directory.path + "/s"])
         #expect(read.stdout == "fontSize=21.0 playSFX=false gunType=1 team=Cowboys\n", "\(read.stderr)")
+    }
+}
+
+/// Makes errors through the names of the Codable style's earlier `SettingsError`; reached through
+/// a protocol, so that compiling the deprecated names here warns nobody.
+private protocol MakesEarlierErrors {
+    static func made(path: String) -> [PersistentPrefs.PrefsError]
+}
+
+private enum EarlierErrorNames: MakesEarlierErrors {
+    @available(*, deprecated, message: "uses the earlier names on purpose")
+    static func made(path: String) -> [PersistentPrefs.PrefsError] {
+        let earlier: [SettingsError] = [
+            .ioFailed(path: path, reason: "disk full"),
+            .migrationFailed(path: path, step: 2, name: "split", reason: "no"),
+            .newerSchemaVersion(path: path, stored: 3, supported: 2),
+            SettingsError.noSettingsFile(path: path),
+        ]
+        return earlier
     }
 }

@@ -42,7 +42,12 @@ extension SettingsManageableTests {
             #expect(didLoad)
             #expect(loaded.name == "first")
             try Data("not a plist".utf8).write(to: plain.settingsURL())
-            #expect(throws: SettingsError.self) { try plain.update { $0.volume = 1 } }
+            let error = #expect(throws: PersistentPrefs.PrefsError.self) { try plain.update { $0.volume = 1 } }
+            guard case .decodingFailed(let path, _)? = error else {
+                Issue.record("expected decodingFailed, got \(String(describing: error))")
+                return
+            }
+            #expect(path == plain.settingsURL().path)
             #expect(try Data(contentsOf: plain.settingsURL()) == Data("not a plist".utf8))
         }
     }
