@@ -94,6 +94,36 @@ extension UserDefaultsStore {
     }
 }
 
+// MARK: - Typed keys
+
+extension UserDefaultsStore {
+    /// The value readers see under `key`, decoded by `codec`, and what the read reports: a
+    /// store error (the value is then `nil`), a stored value that does not stand for a `Value`
+    /// (``PrefCodec/mismatch(_:forKey:)``, the value `nil`), else the suite's damage notice (a
+    /// damaged suite moved aside is reported by every read until it is written again) or `nil`.
+    /// The one read of ``UserDefaultsContainer`` and ``SettingsStorage``.
+    func decodedObject<Value>(forKey key: String, by codec: PrefCodec<Value>) -> (value: Value?, report: PersistentPrefs.PrefsError?) {
+        let stored: Any?
+        do {
+            stored = try object(forKey: key)
+        } catch {
+            return (nil, SharedSet.mapped(error))
+        }
+        guard let stored else { return (nil, damageNotice(root: key)) }
+        guard let value = codec.decode(stored) else { return (nil, codec.mismatch(stored, forKey: key)) }
+        return (value, damageNotice(root: key))
+    }
+
+    /// Stores `value` encoded by `codec` under `key` (`nil`, or a value encoded as none, removes
+    /// it), durably: the one write of ``UserDefaultsContainer`` and ``SettingsStorage``.
+    ///
+    /// - Throws: What ``PrefCodec/encoded(_:forKey:)`` and ``setObject(_:forKey:)`` throw;
+    ///   nothing is written then.
+    func setEncoded<Value>(_ value: Value?, forKey key: String, by codec: PrefCodec<Value>) throws {
+        try setObject(try value.flatMap { value throws(PersistentPrefs.PrefsError) in try codec.encoded(value, forKey: key) }, forKey: key)
+    }
+}
+
 // MARK: - Observing one key
 
 extension UserDefaultsStore {

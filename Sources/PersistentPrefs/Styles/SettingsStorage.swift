@@ -106,29 +106,13 @@ public struct SettingsStorage<Value> {
         let status = Status(key: key, store: store)
         projectedValue = status
         get = {
-            let stored: Any?
-            do {
-                stored = try store.object(forKey: key)
-            } catch {
-                status.record(SharedSet.mapped(error))
-                return defaultValue
-            }
-            // A damaged suite moved aside is reported by every read until it is written again.
-            let notice = store.damageNotice(root: key)
-            guard let stored else {
-                status.record(notice)
-                return defaultValue
-            }
-            guard let value = codec.decode(stored) else {
-                status.record(.typeMismatch(key: key, expected: "\(Value.self)", found: PlistValue.describe(stored)))
-                return defaultValue
-            }
-            status.record(notice)
-            return value
+            let read = store.decodedObject(forKey: key, by: codec)
+            status.record(read.report)
+            return read.value ?? defaultValue
         }
         set = { newValue in
             do {
-                try store.setObject(try codec.encode(newValue), forKey: key)
+                try store.setEncoded(newValue, forKey: key, by: codec)
                 status.record(nil)
             } catch {
                 status.record(SharedSet.mapped(error))

@@ -138,19 +138,12 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
                 let seen = store.layered(stored.map { PlistValue.normalized($0, for: .loading) ?? $0 }, forKey: name)
                 var value: T?
                 if let seen {
-                    guard let decoded = codec.decode(seen) else {
-                        throw PersistentPrefs.PrefsError.typeMismatch(key: name, expected: "\(T.self)", found: PlistValue.describe(seen))
-                    }
+                    guard let decoded = codec.decode(seen) else { throw codec.mismatch(seen, forKey: name) }
                     value = decoded
                 }
                 try body(&value)
-                let encoded: Any?
-                do {
-                    encoded = try value.flatMap { try codec.encode($0) }
-                } catch {
-                    throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: [name])
-                }
-                return encoded  // only what differs from `seen` is written (see updateKey)
+                // Only what differs from `seen` is written (see updateKey).
+                return try value.flatMap { value throws(PersistentPrefs.PrefsError) in try codec.encoded(value, forKey: name) }
             }
             failure.withLock { $0 = nil }
         } catch {
@@ -160,36 +153,14 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
     }
 
     private func read<T>(_ key: K) -> T? {
-        let stored: Any?
-        do {
-            stored = try store.object(forKey: key.stringValue)
-        } catch {
-            failure.withLock { $0 = SharedSet.mapped(error) }
-            return nil
-        }
-        // A damaged suite moved aside is reported by every read until it is written again.
-        let notice = store.damageNotice(root: key.stringValue)
-        guard let stored else {
-            failure.withLock { $0 = notice }
-            return nil
-        }
-        let value = PrefCodec<T>.make().decode(stored)
-        failure.withLock {
-            $0 = value == nil
-                ? .typeMismatch(key: key.stringValue, expected: "\(T.self)", found: PlistValue.describe(stored)) : notice
-        }
-        return value
+        let read = store.decodedObject(forKey: key.stringValue, by: PrefCodec<T>.make())
+        failure.withLock { $0 = read.report }
+        return read.value
     }
 
     private func write<T>(_ value: T?, _ key: K) {
         do {
-            let encoded: Any?
-            do {
-                encoded = try value.flatMap { try PrefCodec<T>.make().encode($0) }
-            } catch {
-                throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: [key.stringValue])
-            }
-            try store.setObject(encoded, forKey: key.stringValue)
+            try store.setEncoded(value, forKey: key.stringValue, by: PrefCodec<T>.make())
             failure.withLock { $0 = nil }
         } catch {
             failure.withLock { $0 = SharedSet.mapped(error) }

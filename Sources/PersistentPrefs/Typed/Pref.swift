@@ -196,9 +196,7 @@ extension Pref: DeclaredPref {
     var typeName: String { "\(Value.self)" }
 
     func readingProblem(_ stored: Any) -> PersistentPrefs.PrefsError? {
-        guard let value = codec.decode(stored) else {
-            return .typeMismatch(key: key, expected: typeName, found: PlistValue.describe(stored))
-        }
+        guard let value = codec.decode(stored) else { return codec.mismatch(stored, forKey: key) }
         return problem(with: value).map { .invalidValue(key: key, reason: $0) }
     }
 
@@ -233,7 +231,7 @@ extension PersistentPrefs {
             reportInvalid(key: pref.key, reason: reason)
             return pref.defaultValue
         }
-        lastError = .typeMismatch(key: pref.key, expected: "\(Value.self)", found: PlistValue.describe(stored))
+        lastError = pref.codec.mismatch(stored, forKey: pref.key)
         return pref.defaultValue
     }
 
@@ -249,12 +247,7 @@ extension PersistentPrefs {
         reportingErrors {
             try submit {
                 if let reason = pref.problem(with: value) { throw refusal(key: pref.key, reason: reason) }
-                let encoded: Any?
-                do {
-                    encoded = try pref.codec.encode(value)
-                } catch {
-                    throw PrefsError.valuesNotPlistCompatible(invalidElements: [pref.key])
-                }
+                let encoded = try pref.codec.encoded(value, forKey: pref.key)
                 return try change(setting: encoded, forKey: pref.key, isNormalized: true)
             }
         }

@@ -74,6 +74,26 @@ struct PrefCodec<Value> {
     }
 }
 
+// MARK: - The errors of a typed key
+
+extension PrefCodec {
+    /// `value`'s stored form (`nil` removes the key), or, when a property list cannot hold it,
+    /// the refusal that names `key`: what every typed writer (a `@Pref`, a
+    /// ``UserDefaultsContainer`` key, a ``SettingsStorage`` property) reports.
+    func encoded(_ value: Value, forKey key: String) throws(PersistentPrefs.PrefsError) -> Any? {
+        do {
+            return try encode(value)
+        } catch {
+            throw .valuesNotPlistCompatible(invalidElements: [key])
+        }
+    }
+
+    /// The report of a stored value under `key` that does not stand for a `Value`.
+    func mismatch(_ stored: Any, forKey key: String) -> PersistentPrefs.PrefsError {
+        .typeMismatch(key: key, expected: "\(Value.self)", found: PlistValue.describe(stored))
+    }
+}
+
 /// `Codable` values as property lists (not opaque `Data`), and raw values back to their types.
 enum CodablePlist {
     /// Why a value could not be encoded.

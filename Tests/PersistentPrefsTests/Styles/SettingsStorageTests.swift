@@ -30,6 +30,19 @@ struct SettingsStorageTests {
         #expect(suite.store.userDefaults.object(forKey: "age") == nil)
     }
 
+    @Test("a value no property list holds is refused by name, and nothing is written")
+    func refusal() {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        @SettingsStorage("when", store: suite.store.userDefaults) var when: Date?
+        when = Date(timeIntervalSince1970: 0)
+        #expect($when.lastError == nil)
+        when = Date(timeIntervalSinceReferenceDate: 1e13)  // the year 318,857
+        #expect($when.lastError == .valuesNotPlistCompatible(invalidElements: ["when"]))
+        #expect(when == Date(timeIntervalSince1970: 0))
+        #expect($when.lastError == nil)
+    }
+
     @Test("a stored value of another type reads as the default and is reported")
     func mismatch() {
         let suite = TestSuite()
