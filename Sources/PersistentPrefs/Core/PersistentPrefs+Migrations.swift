@@ -89,13 +89,13 @@ extension PersistentPrefs {
         // Worked out only when a migration runs (under the store's lock): the keys, rules and steps.
         return SchemaPlan(
             version: version, writesNewer: type.writesNewerSchemaVersions,
-            migration: { [self] in migration(rules: ruleCheck(checkingTypes: false)) },
+            migration: { [self] in migration(vetting(checkingTypes: false)) },
             publication: schemaPublication)
     }
 
-    /// The migration steps of the subclass, with the keys and `rules` that vet their result.
-    private func migration(rules: Rules?) -> SchemaPlan.Migration {
-        SchemaPlan.Migration(steps: type(of: self).migrations, allowed: Set(keys), rules: rules)
+    /// The migration steps of the subclass, with the vetting of their result.
+    private func migration(_ vetting: Vetting) -> SchemaPlan.Migration {
+        SchemaPlan.Migration(steps: type(of: self).migrations, vetting: vetting)
     }
 
     /// ``schemaPlan`` worked out now, holding nothing of this instance: the plan of staged
@@ -106,7 +106,7 @@ extension PersistentPrefs {
         var migration: (() -> SchemaPlan.Migration)?
         if type.schemaVersion != 0 {
             // Without the instance's set for its locks: a refusal then reads as a rule's.
-            let worked = self.migration(rules: ruleCheck(checkingTypes: false, locks: { nil }))
+            let worked = self.migration(vetting(checkingTypes: false, reportsLocks: false))
             migration = { worked }
         }
         var publication: SchemaPublication?

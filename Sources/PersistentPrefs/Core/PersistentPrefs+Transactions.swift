@@ -184,8 +184,7 @@ extension PersistentPrefs {
     func transact(_ make: ([String: Any]) throws -> [String: Any]) throws {
         let root = key
         guard withPending({ $0 == nil }) else { throw PrefsError.transactionInProgress(root: root) }
-        let allowed = allowedKeys()  // overridable: read before any lock is taken
-        let rules = ruleCheck()
+        let vetting = vetting()  // overridable parts: worked out before any lock is taken
         let plan = schemaPlan
         let sharedSet = try resolvedSet()
         try withoutActuallyEscaping(make) { make in
@@ -195,7 +194,7 @@ extension PersistentPrefs {
                         guard case .success(let current) = PlistValue.normalizedSet(stored, for: .loading) else {
                             throw PrefsError.invalidStoredValue(key: root)
                         }
-                        return try Self.vetted(try make(current), changing: current, allowed: allowed, rules: rules)
+                        return try vetting.vet(try make(current), changing: current, scope: .changed)
                     } catch {
                         throw SharedSet.TransformFailure(underlying: error)
                     }

@@ -1,58 +1,137 @@
 import Foundation
 
-// Vetting, the one road every write takes before anything is stored: setters, the subscript,
-// `values`, `set(_:forKey:)`, batches, `update`, transactions, migrations, the styles and the
-// harness. Keys must be in `keys` (the schema version key aside); values must be property-list
+// Vetting, the one road every write takes before anything is stored (a ``PersistentPrefs/Vetting``):
+// setters, the subscript, `values`, `set(_:forKey:)`, batches, `update`, transactions,
+// migrations, the styles and the harness. Keys must be in `keys` (the schema version key aside); values must be property-list
 // values, normalised here once; a value must pass its key's `@Pref` declaration and
 // `validators` rule; a key the system layers lock is refused as locked. A refused write names
 // the offending keys and changes nothing.
 
 extension PersistentPrefs {
-    /// The vetted change that sets `value` under `key` (removes it, for `nil`).
-    ///
-    /// - Parameter isNormalized: Whether `value` is already vetted and normalised (a ``Pref``
-    ///   codec's output), so only the key is checked.
-    func change(setting value: Any?, forKey key: String, isNormalized: Bool = false) throws -> PrefsChange {
-        try checkKey(key)
-        guard let value else { return .set(key: key, value: nil) }
-        if isNormalized {
-            try checkRule(value, forKey: key, skippingDeclared: true)  // the typed value passed its @Pref's rule
-            return .set(key: key, value: value)
+    /// What a write of this set may store: the one road of vetting, worked out outside every
+    /// lock (``keys`` and ``validators`` are overridable) and used where the write is made — at
+    /// once for a setter, a batch or ``values``, under the store's lock for a transaction or a
+    /// migration.
+    struct Vetting {
+        /// The keys a write may add or change (the library's schema version key always).
+        enum AllowedKeys {
+            /// ``PersistentPrefs/keys`` as returned: one look along it costs less than hashing all
+            /// of it, for a write of one key.
+            case list([String])
+            /// ``PersistentPrefs/keys`` as a set, for a write of many keys or a batch.
+            case set(Set<String>)
+            /// Any key (a `Codable` type's migration: its decoder judges the result).
+            case any
+
+            func contains(_ key: String) -> Bool {
+                switch self {
+                case .list(let keys): return keys.contains(key) || key == schemaVersionKey
+                case .set(let keys): return keys.contains(key) || key == schemaVersionKey
+                case .any: return true
+                }
+            }
         }
-        guard let accepted = PlistValue.normalized(value) else {
-            throw PrefsError.valuesNotPlistCompatible(invalidElements: [key])
+
+        /// Which keys of a whole set a write answers for.
+        enum Scope {
+            /// Every key it holds must be allowed and its value storable, as the caller named them
+            /// all (``PersistentPrefs/values``, ``PersistentPrefs/addMissingValues(_:)``).
+            case named
+            /// Only the keys it adds or changes, as it starts from the set as stored (a
+            /// transaction's result, a migration's): keys it removes pass, and values handed back
+            /// as stored are not the writer's to answer for.
+            case changed
         }
-        try checkRule(accepted, forKey: key, skippingDeclared: false)
-        return .set(key: key, value: accepted)
+
+        let allowed: AllowedKeys
+        let rules: Rules?
+        /// Whether the values are a ``Pref`` codec's output for typed values that passed their
+        /// declarations: already normalised, and only ``validators`` are left to check.
+        var takesTypedValues = false
+
+        /// Vetting that allows any key and checks only that values are storable.
+        static var anyKey: Vetting { Vetting(allowed: .any, rules: nil) }
+
+        /// `value` for `key`, vetted and normalised (`nil` removes the key, which must still be
+        /// one of the set's).
+        ///
+        /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)``,
+        ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a rule's refusal
+        ///   (``PrefsError/keyLocked(key:)``, ``PrefsError/invalidValue(key:reason:)``).
+        func vet(_ value: Any?, forKey key: String) throws -> Any? {
+            guard allowed.contains(key) else { throw PrefsError.incorrectKeys(invalidElements: [key]) }
+            guard let value else { return nil }
+            let accepted: Any
+            if takesTypedValues {
+                accepted = value
+            } else {
+                guard let normalized = PlistValue.normalized(value) else {
+                    throw PrefsError.valuesNotPlistCompatible(invalidElements: [key])
+                }
+                accepted = normalized
+            }
+            if let problem = rules?.problem(forKey: key, value: accepted) { throw problem }
+            return accepted
+        }
+
+        /// `updated`, vetted against `current` (the set it replaces) for the keys of `scope`:
+        /// those keys must be allowed and their values storable (normalised in the result), and
+        /// the values it adds or changes must pass their rules.
+        ///
+        /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)`` or
+        ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming every refused key,
+        ///   else the refusal of the first value (in key order) a rule refuses.
+        func vet(_ updated: [String: Any], changing current: [String: Any], scope: Scope) throws -> [String: Any] {
+            let answered: [String: Any]
+            switch scope {
+            case .named: answered = updated
+            case .changed:
+                let changed = Set(PlistValue.changedKeys(current, updated))
+                answered = updated.filter { changed.contains($0.key) }
+            }
+            let refused = answered.keys.filter { !allowed.contains($0) }
+            guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
+            let normalized = try PlistValue.normalizedSet(answered).get()
+            switch scope {
+            case .named:
+                if let rules {
+                    let changed = Set(PlistValue.changedKeys(current, normalized))
+                    if let problem = rules.problem(in: normalized.filter { changed.contains($0.key) }) { throw problem }
+                }
+                return normalized
+            case .changed:
+                if let problem = rules?.problem(in: normalized) { throw problem }
+                return updated.merging(normalized) { _, vetted in vetted }
+            }
+        }
     }
 
-
-    /// Checks that every key of `candidates` is one of ``keys`` (the library's schema version
-    /// key aside).
+    /// This set's ``Vetting``: its keys, its `@Pref` declarations and ``validators``.
     ///
-    /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)`` naming every refused key.
-    func checkKeys(_ candidates: some Collection<String>) throws {
-        if candidates.count == 1, let key = candidates.first { return try checkKey(key) }
-        let isAllowed = allowedKeys()
-        let refused = candidates.filter { !isAllowed.contains($0) && $0 != Self.schemaVersionKey }
-        guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
-    }
-
-    /// ``checkKeys(_:)`` for one key (a property, the subscript): no array, no closure.
-    func checkKey(_ key: String) throws {
-        // `nil`: no batch; `.some(nil)`: a batch that has not worked out its set yet.
+    /// - Parameters:
+    ///   - oneKey: Whether it vets one key outside a batch (its keys are then looked along, not
+    ///     hashed).
+    ///   - typed: Whether it vets a ``Pref`` codec's output (see ``Vetting/takesTypedValues``).
+    ///   - checkingTypes: Whether a value its `@Pref` type cannot read is refused (`true`, for
+    ///     writes), or only values that break a rule (`false`, for what a migration carries over:
+    ///     such a value stays stored, reads as the default and is listed in ``problems``, rather
+    ///     than failing the migration and every later write).
+    ///   - reportsLocks: Whether a refusal of a key this instance's set locks reports the lock
+    ///     (see ``Rules/refusal(key:reason:sharedSet:)``); `false` for a plan that must hold
+    ///     nothing of the instance.
+    func vetting(oneKey: Bool = false, typed: Bool = false, checkingTypes: Bool = true, reportsLocks: Bool = true) -> Vetting {
+        let rules = Rules(declared: typed ? [:] : declaredRules, extra: validators, checksTypes: checkingTypes, locksOf: reportsLocks ? self : nil)
+        // `nil`: no batch; `.some(nil)`: a batch that has not worked out its keys yet.
         let batchKeys = state.withLock { $0.pending.map(\.allowedKeys) }
-        let isAllowed: Bool
+        let allowed: Vetting.AllowedKeys
         if let known = batchKeys ?? nil {
-            isAllowed = known.contains(key)  // one look-up a key of a batch, one lock
-        } else if batchKeys == nil {
-            // Outside a batch: a look along ``keys`` costs less than hashing all of them into a
-            // set.
-            isAllowed = keys.contains(key)  // overridable: outside every lock
+            allowed = .set(known)
+        } else if oneKey, batchKeys == nil {
+            allowed = .list(keys)  // overridable: outside every lock
         } else {
-            isAllowed = allowedKeys().contains(key)
+            allowed = .set(allowedKeys())
         }
-        guard isAllowed || key == Self.schemaVersionKey else { throw PrefsError.incorrectKeys(invalidElements: [key]) }
+        return Vetting(allowed: allowed, rules: rules.isEmpty ? nil : rules, takesTypedValues: typed)
     }
 
     /// ``keys`` as a set; inside a batch worked out once, not once per change.
@@ -61,7 +140,7 @@ extension PersistentPrefs {
     /// `static let` array: `==` finds the shared storage at once): a class with thousands of keys
     /// would otherwise hash all of them again for every batch (see `Benchmarks/README.md`, kept
     /// constructs).
-    func allowedKeys() -> Set<String> {
+    private func allowedKeys() -> Set<String> {
         if let known = state.withLock({ $0.pending?.allowedKeys }) { return known }
         let whitelist = keys  // overridable: outside every lock
         let allowed: Set<String>
@@ -77,71 +156,10 @@ extension PersistentPrefs {
         return allowed
     }
 
-    /// Checks keys, then values; returns the normalised set.
+    /// `values`, as a write naming all of them replaces or fills this set: vetted against the
+    /// set as this instance last read it (see ``Vetting/vet(_:changing:scope:)``).
     func vetted(_ values: [String: Any]) throws -> [String: Any] {
-        try checkKeys(values.keys)
-        let normalized = try PlistValue.normalizedSet(values).get()
-        // Only what the write changes is checked: a value handed back as it is stored (`var v =
-        // prefs.values; v["Name"] = "x"; prefs.values = v`) is not the caller's to answer for.
-        let current = (try? resolvedSet().values()) ?? [:]
-        let changed = Set(PlistValue.changedKeys(current, normalized))
-        try checkRules(normalized.filter { changed.contains($0.key) })
-        return normalized
-    }
-
-    /// `updated`, with the values of the keys it adds or changes against `current` vetted:
-    /// those keys must be in `allowed`, their values property-list values that pass `rules`.
-    /// Keys it removes pass, whatever they are.
-    static func vetted(
-        _ updated: [String: Any], changing current: [String: Any], allowed: Set<String>,
-        rules: Rules?
-    ) throws -> [String: Any] {
-        let changed = PlistValue.changedKeys(current, updated)
-        // Removing a key is always allowed: it only drops what an older version stored.
-        let refused = changed.filter { updated[$0] != nil && !allowed.contains($0) && $0 != schemaVersionKey }
-        guard refused.isEmpty else { throw PrefsError.incorrectKeys(invalidElements: refused.sorted()) }
-        var result = updated
-        let candidates = try PlistValue.normalizedSet(updated.filter { changed.contains($0.key) }).get()
-        if let problem = rules?.problem(in: candidates) { throw problem }
-        for (key, value) in candidates { result[key] = value }
-        return result
-    }
-
-    // MARK: - Rules
-
-    /// Checks values about to be written against their keys' declarations and rules: the
-    /// `@Pref` declarations' (the declared type, an enum's raw values, `in:` ranges, `validate:`
-    /// closures) and ``validators``.
-    ///
-    /// - Parameter values: The values, in stored form, by key.
-    /// - Throws: For the first refused key (in key order): ``PrefsError/keyLocked(key:)`` when the
-    ///   key is locked, else ``PrefsError/invalidValue(key:reason:)``.
-    func checkRules(_ values: [String: Any]) throws {
-        if let rules = ruleCheck(), let problem = rules.problem(in: values) { throw problem }
-    }
-
-    /// ``checkRules(_:)`` for one value, without building a dictionary (a `@Pref` setter in a
-    /// batch runs it for every set).
-    ///
-    /// - Parameter skippingDeclared: Whether the `@Pref` declaration was already checked on the
-    ///   typed value.
-    func checkRule(_ value: Any, forKey key: String, skippingDeclared: Bool) throws {
-        let rules = Rules(declared: skippingDeclared ? [:] : declaredRules, extra: validators, checksTypes: true, sharedSet: { [self] in cachedSet })
-        if let problem = rules.problem(forKey: key, value: value) { throw problem }
-    }
-
-    /// The checks of this set, worked out outside every lock (``validators`` is overridable), so
-    /// they can run later, under a store's lock; `nil` when there are none.
-    ///
-    /// - Parameter checkingTypes: Whether a value its `@Pref` type cannot read is refused
-    ///   (`true`, for writes), or only values that break a rule (`false`, for what a migration
-    ///   carries over: such a value stays stored, reads as the default and is listed in
-    ///   ``problems``, rather than failing the migration and every later write).
-    /// - Parameter locks: The set whose locks a refusal reports (see ``Rules/refusal(key:reason:sharedSet:)``);
-    ///   this instance's by default.
-    func ruleCheck(checkingTypes: Bool = true, locks: (() -> SharedSet?)? = nil) -> Rules? {
-        let rules = Rules(declared: declaredRules, extra: validators, checksTypes: checkingTypes, sharedSet: locks ?? { [self] in cachedSet })
-        return rules.isEmpty ? nil : rules
+        try vetting().vet(values, changing: (try? resolvedSet().values()) ?? [:], scope: .named)
     }
 
     /// The refusal of a value that breaks the rule of `key` (`reason` says how): a locked key is
@@ -156,9 +174,9 @@ extension PersistentPrefs {
         let extra: [String: PrefsValidator]
         /// Whether a value its `@Pref` type cannot read is refused, or only one that breaks a rule.
         let checksTypes: Bool
-        /// The set written, for its locks (see ``refusal(key:reason:sharedSet:)``), looked up only
-        /// when a value is refused; `nil` when the instance has not resolved it.
-        let sharedSet: () -> SharedSet?
+        /// The instance whose set's locks a refusal reports (see ``refusal(key:reason:sharedSet:)``),
+        /// its set looked up only when a value is refused; `nil`: none.
+        let locksOf: PersistentPrefs?
 
         var isEmpty: Bool { declared.isEmpty && extra.isEmpty }
 
@@ -175,7 +193,7 @@ extension PersistentPrefs {
         /// (or it has none).
         func problem(forKey key: String, value: Any) -> PrefsError? {
             guard let reason = declared[key]?.problem(withStored: value, checkingType: checksTypes) ?? extra[key]?.problem(with: value) else { return nil }
-            return Self.refusal(key: key, reason: reason, sharedSet: sharedSet())
+            return Self.refusal(key: key, reason: reason, sharedSet: locksOf?.cachedSet)
         }
 
         /// The one place a refused value becomes an error: ``PrefsError/keyLocked(key:)`` when

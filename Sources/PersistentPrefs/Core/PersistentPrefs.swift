@@ -535,7 +535,7 @@ open class PersistentPrefs: NSObject {
     ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a store error.
     ///   Nothing changes when it throws.
     public func set(_ value: Any?, forKey key: String) throws {
-        try submit { try change(setting: value, forKey: key) }
+        try submit { .set(key: key, value: try vetting(oneKey: true).vet(value, forKey: key)) }
     }
 
     /// Writes the change `make` returns, or inside a ``batch(_:)`` adds it to the batch.

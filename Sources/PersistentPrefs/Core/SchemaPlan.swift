@@ -28,9 +28,9 @@ struct SchemaPlan {
     /// The steps of a subclass with what vets their result.
     struct Migration {
         let steps: [PrefsMigration]
-        /// The keys the result may add or change; `nil`: any (a `Codable` type's decoder judges).
-        let allowed: Set<String>?
-        let rules: PersistentPrefs.Rules?
+        /// What the keys the result adds or changes must pass (``PersistentPrefs/Vetting/anyKey``
+        /// for a `Codable` type, whose decoder judges the result).
+        let vetting: PersistentPrefs.Vetting
     }
 
     /// Thrown inside a migration-only write that finds the set already migrated: the store
@@ -133,11 +133,7 @@ struct SchemaPlan {
         }
         let after: [String: Any]
         do {
-            if let allowed = migration.allowed {
-                after = try PersistentPrefs.vetted(current, changing: set, allowed: allowed, rules: migration.rules)
-            } else {
-                after = try PlistValue.normalizedSet(current).get()
-            }
+            after = try migration.vetting.vet(current, changing: set, scope: .changed)
             if let key = locks?.lockedChange(from: set, to: after) { throw PersistentPrefs.PrefsError.keyLocked(key: key) }
         } catch let refusal as PersistentPrefs.PrefsError {
             let produced = refusal.offendingKey.flatMap { lastChange[$0] } ?? version

@@ -48,13 +48,8 @@ extension UserDefaultsStore {
     ///   ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``; nothing is
     ///   written then.
     func setObject(_ value: Any?, forKey key: String) throws {
-        var normalized: Any?
-        if let value {
-            guard let vetted = PlistValue.normalized(value) else {
-                throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: [key])
-            }
-            normalized = vetted
-        }
+        // A suite's keys are not whitelisted; the value is vetted as a set's is.
+        let normalized = try PersistentPrefs.Vetting.anyKey.vet(value, forKey: key)
         try updateKey(key) { _ in normalized }
     }
 

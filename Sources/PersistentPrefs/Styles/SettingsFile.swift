@@ -183,7 +183,7 @@ extension SettingsFile where Settings: Codable {
         let stored = SchemaPlan.take(from: &set)
         guard stored < version, !set.isEmpty else { return nil }
         let plan = SchemaPlan(version: version, writesNewer: false) {
-            SchemaPlan.Migration(steps: Settings.migrations, allowed: nil, rules: nil)
+            SchemaPlan.Migration(steps: Settings.migrations, vetting: .anyKey)
         }
         let report = try plan.report(on: set, from: stored, root: url.path)
         var result = report.after

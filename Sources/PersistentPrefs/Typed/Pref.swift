@@ -248,7 +248,7 @@ extension PersistentPrefs {
             try submit {
                 if let reason = pref.problem(with: value) { throw refusal(key: pref.key, reason: reason) }
                 let encoded = try pref.codec.encoded(value, forKey: pref.key)
-                return try change(setting: encoded, forKey: pref.key, isNormalized: true)
+                return .set(key: pref.key, value: try vetting(oneKey: true, typed: true).vet(encoded, forKey: pref.key))
             }
         }
     }
