@@ -106,6 +106,9 @@ enum Bench {
             case _ where argument.hasPrefix("--increment-worker="):
                 // One of the processes of the concurrent-increment row.
                 return TransactionRows.incrementWorker(arguments: String(argument.dropFirst("--increment-worker=".count)))
+            case _ where argument.hasPrefix("--first-batch="):
+                // The child of the row of a fresh process's first batch.
+                return TransactionRows.firstBatch(suite: String(argument.dropFirst("--first-batch=".count)))
             case _ where argument.hasPrefix("--write-once="):
                 // SUITE,N,batch|single|batches: N sets in one batch or one by one, for `strace -c`
                 // (SUITE starting with "/" is a PlistFileStore folder instead).
