@@ -1,7 +1,8 @@
 import Foundation
 
 extension PersistentPrefs {
-    /// Why an operation on a ``PersistentPrefs`` instance failed.
+    /// Why an operation failed: on a ``PersistentPrefs`` instance, and in every other style
+    /// (``SettingsManageable``, ``UserDefaultsContainer``, ``SettingsStorage``).
     ///
     /// The non-throwing API puts the error in ``PersistentPrefs/lastError``; the throwing
     /// API (``PersistentPrefs/setValues(_:)``, ``PersistentPrefs/set(_:forKey:)``, …)
@@ -106,7 +107,8 @@ extension PersistentPrefs {
         /// readable, and every write to it is refused with this error until a migration succeeds.
         ///
         /// For a ``SettingsManageable`` type, `root` is the path of its settings file, which is
-        /// left as it is; the step failed, or its result does not decode as the type.
+        /// left as it is (loads and updates refuse it; `reset()` and `delete()` may replace or
+        /// remove it); the step failed, or its result does not decode as the type.
         case migrationFailed(root: String, step: Int, name: String, reason: String)
 
         /// The set under the root key `root` was stored by a newer version of the program

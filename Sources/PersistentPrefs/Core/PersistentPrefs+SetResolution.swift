@@ -26,7 +26,7 @@ extension PersistentPrefs {
         /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
         /// this instance's reads see and its writes add to; `nil` outside one.
         var pending: PendingChanges?
-        /// The last ``PersistentPrefs/keys`` list vetting saw, and its set (see ``PersistentPrefs/vetting(oneKey:checkingTypes:locks:)``).
+        /// The last ``PersistentPrefs/keys`` list vetting saw, and its set (see `PersistentPrefs.allowedKeys()`).
         var allowedKeys: (list: [String], set: Set<String>)?
         #if canImport(ObjectiveC)
             /// Tells KVO observers of ``values`` about changes of the shared set (Apple platforms).

@@ -10,8 +10,8 @@ import Foundation
 extension PersistentPrefs {
     /// What a write of this set may store: the one road of vetting, worked out outside every
     /// lock (``keys`` and ``validators`` are overridable) and used where the write is made — at
-    /// once for a setter, a batch or ``values``, under the store's lock for a transaction or a
-    /// migration.
+    /// once for a setter, a batch or ``values``, under the store's lock for a transaction. A
+    /// migration's is worked out when the migration runs, under the store's lock.
     struct Vetting {
         /// The keys a write may add or change (the library's schema version key always).
         enum AllowedKeys {
@@ -20,7 +20,8 @@ extension PersistentPrefs {
             case list([String])
             /// ``PersistentPrefs/keys`` as a set, for a write of many keys or a batch.
             case set(Set<String>)
-            /// Any key (a `Codable` type's migration: its decoder judges the result).
+            /// Any key (a suite's keys in the key styles; a `Codable` type's migration, whose
+            /// decoder judges the result).
             case any
 
             func contains(_ key: String) -> Bool {

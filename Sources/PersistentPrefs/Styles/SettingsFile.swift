@@ -92,9 +92,15 @@ extension SettingsFile where Settings: Codable {
 
     /// Runs `body` holding the exclusive lock of the settings file (waiting for it at most
     /// ``PersistentPrefs/lockTimeout``; a lock that cannot be had throws
-    /// ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``, as for a set).
+    /// ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``, as for a set; a write
+    /// of the same file started inside an `update` body, which would wait for itself, throws
+    /// ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the file's path).
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
-        try FileLock.withLock(for: url, label: "\(Settings.self)", body)
+        do {
+            return try FileLock.withLock(for: url, label: "\(Settings.self)", body)
+        } catch PersistentPrefs.PrefsError.transactionInProgress {
+            throw PersistentPrefs.PrefsError.transactionInProgress(root: url.path)
+        }
     }
 
     /// The settings file decoded without taking its lock, when it exists and needs no migration

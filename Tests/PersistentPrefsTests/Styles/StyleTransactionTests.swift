@@ -49,6 +49,19 @@ extension SettingsManageableTests {
             }
             #expect(path == plain.settingsURL().path)
             #expect(try Data(contentsOf: plain.settingsURL()) == Data("not a plist".utf8))
+
+            // A write of the same file inside its own update would wait for itself: refused,
+            // naming the file, and nothing written.
+            try FileManager.default.removeItem(at: plain.settingsURL())
+            var outer = Plain()
+            let nested = #expect(throws: PersistentPrefs.PrefsError.self) {
+                try outer.update { settings in
+                    settings.volume = 7
+                    try Plain(volume: 8).updateThrowing()
+                }
+            }
+            #expect(nested == .transactionInProgress(root: plain.settingsURL().path))
+            #expect(!FileManager.default.fileExists(atPath: plain.settingsURL().path))
         }
     }
 
