@@ -130,7 +130,7 @@ extension SettingsFile where Settings: Codable {
             }
             // A file its migration cannot carry keeps what the steps failed to bring over: it is
             // not replaced, as a set that fails to migrate is not, until a step succeeds.
-            _ = try migrated(existing.data)
+            if stored < Settings.schemaVersion { _ = try migrated(existing.data) }
         }
         try replace(url, with: Self.stamped(data))
     }
