@@ -79,15 +79,19 @@ extension PersistentPrefs {
         /// those keys must be allowed and their values storable (normalised in the result), and
         /// the values it adds or changes must pass their rules.
         ///
+        /// `current` is looked at only when it matters: for `.changed`, and for `.named` when
+        /// there are rules (a set without rules, or a write refused for its keys or values,
+        /// reads nothing).
+        ///
         /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)`` or
         ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming every refused key,
         ///   else the refusal of the first value (in key order) a rule refuses.
-        func vet(_ updated: [String: Any], changing current: [String: Any], scope: Scope) throws -> [String: Any] {
+        func vet(_ updated: [String: Any], changing current: @autoclosure () -> [String: Any], scope: Scope) throws -> [String: Any] {
             let answered: [String: Any]
             switch scope {
             case .named: answered = updated
             case .changed:
-                let changed = Set(PlistValue.changedKeys(current, updated))
+                let changed = Set(PlistValue.changedKeys(current(), updated))
                 answered = updated.filter { changed.contains($0.key) }
             }
             let refused = answered.keys.filter { !allowed.contains($0) }
@@ -96,7 +100,7 @@ extension PersistentPrefs {
             switch scope {
             case .named:
                 if let rules {
-                    let changed = Set(PlistValue.changedKeys(current, normalized))
+                    let changed = Set(PlistValue.changedKeys(current(), normalized))
                     if let problem = rules.problem(in: normalized.filter { changed.contains($0.key) }) { throw problem }
                 }
                 return normalized
