@@ -69,27 +69,30 @@ extension SharedSet {
     /// reader; a set that cannot be read is left unloaded, so its readers report why.
     ///
     /// A change that left the file as this copy knows it (the process's own write, seen by the
-    /// watcher a moment later) is skipped: comparing versions costs one read of the file's
-    /// bytes, a reload a parse and a lock shared with the next write.
+    /// watcher a moment later) is skipped. That check reads the file's bytes outside the set's
+    /// turn, so the next write of the set never waits for it; only a reload takes the turn.
     func storeChanged() {
         guard isLoaded() else { return }
         defer { feed.deliver() }
-        // After the write in progress, if any (its own event often arrives before it is done).
-        _ = try? turn.take(root: root) {
-            let version = cell.withLock { $0.state?.version }
-            if let version, let current = store.currentVersion(root: root) {
-                if current == version { return }
-                // Another set of the same suite written by this process: this one is as it was.
-                if store.unchangedByOwnWrites(root: root, from: version, to: current) {
-                    cell.withLock { cell in
-                        guard let state = cell.state, state.version == version else { return }
-                        cell.state = State(user: state.user, layers: state.layers, version: current, schema: state.schema)
-                    }
-                    return
-                }
-            }
-            _ = try reloadTakingTurn(retrying: true)
+        if isCurrent() { return }
+        // The event of a write in progress often arrives before the write is done: look again
+        // once it is.
+        guard (try? turn.take(root: root) {}) != nil, !isCurrent() else { return }
+        _ = try? turn.take(root: root) { _ = try reloadTakingTurn(retrying: true) }
+    }
+
+    /// Whether the state holds the store's current version of the set: the same version, or one
+    /// this process's writes of other sets of the same file moved on (the state then takes the
+    /// current version, unless a write installed a newer state meanwhile).
+    private func isCurrent() -> Bool {
+        guard let version = cell.withLock({ $0.state?.version }), let current = store.currentVersion(root: root) else { return false }
+        if current == version { return true }
+        guard store.unchangedByOwnWrites(root: root, from: version, to: current) else { return false }
+        cell.withLock { cell in
+            guard let state = cell.state, state.version == version else { return }
+            cell.state = State(user: state.user, layers: state.layers, version: current, schema: state.schema)
         }
+        return true
     }
 
     /// Reads the set again after one of its system layer files changed (the user's file may be
