@@ -10,10 +10,16 @@ struct LayerFile: Hashable, Sendable {
     }
 
     let url: URL
+    /// The file's path, worked out once (every write looks at the file).
+    let path: String
     let kind: Kind
     /// Where a set is in the file: `true` for a suite's file (root keys at the top level, each
     /// holding a set), `false` for a ``PlistFileStore`` set file (the file is the set).
     let holdsRoots: Bool
+
+    init(url: URL, kind: Kind, holdsRoots: Bool) {
+        (self.url, path, self.kind, self.holdsRoots) = (url, url.path, kind, holdsRoots)
+    }
 }
 
 /// The system layers of one set, read from their files: the values each layer gives and the keys
@@ -162,7 +168,7 @@ struct LayerReader: Sendable {
         var layers: [LayerStack.Layer] = []
         var problems: [PersistentPrefs.PrefsError] = []
         for file in files {
-            let parsed = current(file.url)
+            let parsed = current(file.path)
             if let problem = parsed.problem { problems.append(problem) }
             guard let top = parsed.top else { continue }
             switch Self.layer(of: file, top: top, root: root) {
@@ -181,7 +187,7 @@ struct LayerReader: Sendable {
     func checkSuiteChange(from before: [String: Any], to after: [String: Any]) throws {
         // Without a layer file holding a dictionary (the usual case) nothing is locked, and
         // which keys changed need not be worked out.
-        guard files.contains(where: { current($0.url).top != nil }) else { return }
+        guard files.contains(where: { current($0.path).top != nil }) else { return }
         let top = stack(root: nil)
         for key in PlistValue.changedKeys(before, after).sorted() {
             if top.isLocked(key) { throw PersistentPrefs.PrefsError.keyLocked(key: key) }
@@ -198,7 +204,7 @@ struct LayerReader: Sendable {
     /// ``SuiteLedger``) — the value `found`, the file as read, has for every locked key: a repair
     /// never changes a locked key, at the top level or inside a set.
     func sparingLocked(_ repaired: inout [String: Any], from found: [String: Any]) {
-        guard files.contains(where: { current($0.url).top != nil }) else { return }
+        guard files.contains(where: { current($0.path).top != nil }) else { return }
         let top = stack(root: nil)
         for key in PlistValue.changedKeys(found, repaired) {
             if top.isLocked(key) {
@@ -258,7 +264,7 @@ struct LayerReader: Sendable {
             return .failure(damaged(file, "the value of \(keys) is not one a preferences set can store (nested more than \(PlistValue.maximumDepth) deep, or a date outside the years 1–9999)"))
         }
         if values.isEmpty, marks.keys.isEmpty, !marks.all, !locksAll { return .success(nil) }
-        return .success(LayerStack.Layer(source: file.url.path, kind: file.kind == .site ? .site : .vendor, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
+        return .success(LayerStack.Layer(source: file.path, kind: file.kind == .site ? .site : .vendor, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
     }
 
     /// What a lock entry says: `<true/>` or `<false/>`, or an array of key names. Anything else
@@ -282,26 +288,25 @@ struct LayerReader: Sendable {
     }
 
     private static func damaged(_ file: LayerFile, _ reason: String) -> PersistentPrefs.PrefsError {
-        .corruptStore(path: file.url.path, reason: "\(reason); these \(file.kind.rawValue) defaults are ignored, the user's values and the other layers still apply")
+        .corruptStore(path: file.path, reason: "\(reason); these \(file.kind.rawValue) defaults are ignored, the user's values and the other layers still apply")
     }
 
     /// The parsed file, read again when its signature changed.
-    private func current(_ url: URL) -> Parsed {
-        let path = url.path
+    private func current(_ path: String) -> Parsed {
         let signature = FileSignature.of(path)
         if let known = Self.parsedFiles.withLock({ $0[path] }), known.signature == signature { return known }
-        let parsed = Self.parse(url)
+        let parsed = Self.parse(path)
         Self.parsedFiles.withLock { $0[path] = parsed }
         return parsed
     }
 
-    private static func parse(_ url: URL) -> Parsed {
+    private static func parse(_ path: String) -> Parsed {
         let contents: AtomicFile.Contents?
         do {
-            contents = try AtomicFile.readRegular(url.path, limit: PlistFile.maximumReadSize)
+            contents = try AtomicFile.readRegular(path, limit: PlistFile.maximumReadSize)
         } catch {
             // Not readable by this user, or not a regular file: reported, and left out.
-            return Parsed(signature: FileSignature.of(url.path), top: nil, problem: error.prefsError)
+            return Parsed(signature: FileSignature.of(path), top: nil, problem: error.prefsError)
         }
         guard let contents else { return Parsed(signature: nil, top: nil, problem: nil) }
         switch PlistFile.parse(contents.data) {
@@ -310,7 +315,7 @@ struct LayerReader: Sendable {
         case .failure(let failure):
             return Parsed(
                 signature: contents.signature, top: nil,
-                problem: .corruptStore(path: url.path, reason: "\(failure.reason); these system defaults are ignored, the user's values and the other layers still apply"))
+                problem: .corruptStore(path: path, reason: "\(failure.reason); these system defaults are ignored, the user's values and the other layers still apply"))
         }
     }
 }

@@ -73,11 +73,12 @@ extension UserDefaultsStore {
         movingAside: Bool = true, _ change: (inout [String: Any]) throws -> Set<String>?, reading: (UInt64?) -> Void = { _ in },
         whileLocked: () -> Void = {}
     ) throws -> UInt64? {
-        try FileLock.withLock(for: file, label: label) { lock in
+        let path = file.path  // worked out once: a URL's path is worked out afresh on each use
+        return try FileLock.withLock(for: file, label: label) { lock in
             var record = lock.record
             defer { lock.store(record) }
             // A suite moved aside as damaged starts a new history: nothing from before is put back.
-            let original = SuiteLedger.load(lock, forgettingAll: DamageNote.notice(for: file) != nil)
+            let original = SuiteLedger.load(lock, forgettingAll: DamageNote.notice(forFileAt: path) != nil)
             var ledger = original
             var succeeded = false
             // A write that fails leaves the ledger as it found it, so nothing it recorded is put back later.
@@ -110,7 +111,7 @@ extension UserDefaultsStore {
                 do {
                     (data, ranges) = try PlistFile.encodedRanging(suite, for: file)
                 } catch PersistentPrefs.PrefsError.ioError(_, let reason) {
-                    throw PersistentPrefs.PrefsError.ioError(path: file.path, reason: "writing \(what): \(reason)")
+                    throw PersistentPrefs.PrefsError.ioError(path: path, reason: "writing \(what): \(reason)")
                 }
                 // Kept on every suite: the first plain save beside the library can already undo a
                 // write, before any other writer has been seen. Recorded, with the digest of the
@@ -127,13 +128,13 @@ extension UserDefaultsStore {
                 lock.store(record)
                 // Abandoned when someone rewrote the file since it was read: start over from theirs
                 // (the next try's steps replace these, as after a stale save below).
-                guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(file.path) == signature }) else {
+                guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(path) == signature }) else {
                     record.foreignWriteSeen = Date().timeIntervalSince1970
                     ledger = original
                     continue
                 }
                 record.written = written
-                PlistFile.remember(data, as: suite, for: file)
+                PlistFile.remember(data, as: suite, forFileAt: path)
                 var settled = Settled.intact
                 if Date().timeIntervalSince1970 - record.foreignWriteSeen < foreignWindow {
                     settled = try settle(
@@ -158,13 +159,13 @@ extension UserDefaultsStore {
                 }
                 succeeded = true
                 // A file as the library left it, changed in `changed` alone (no reconciled reverts).
-                if let digest, let readDigest, !foreign { PlistFile.OwnWrites.remember(file, from: readDigest, to: digest, keys: changed) }
-                DamageNote.clear(for: file)  // the suite is whole again
+                if let digest, let readDigest, !foreign { PlistFile.OwnWrites.remember(path, from: readDigest, to: digest, keys: changed) }
+                DamageNote.clear(forFileAt: path)  // the suite is whole again
                 whileLocked()
                 return digest
             }
             throw PersistentPrefs.PrefsError.ioError(
-                path: file.path,
+                path: path,
                 reason: "another program kept rewriting the suite for \(Int(attemptBudget)) s while \(what) was written")
         }
     }

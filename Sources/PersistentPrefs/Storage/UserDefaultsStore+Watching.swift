@@ -40,19 +40,6 @@ extension UserDefaultsStore {
     }
 }
 
-extension DefaultsHandle {
-    /// The file to watch for changes of the suite: the file the library writes (Linux), or on
-    /// Linux the file `UserDefaults` writes for the suite on the other road too; `nil` on Apple
-    /// platforms, where `cfprefsd` owns the files.
-    var watchedFile: URL? {
-        #if canImport(Darwin)
-            return file
-        #else
-            return file ?? SuitePaths.file(suite: suiteName, isStandard: suiteName == nil)
-        #endif
-    }
-}
-
 /// Watches one `UserDefaults` object through `UserDefaults.didChangeNotification` (plain
 /// Foundation, every platform): reports changes this process makes through that object. Changes
 /// made by other processes, or through another `UserDefaults` object, are not reported. (Apple
@@ -193,18 +180,6 @@ extension UserDefaultsStore {
             }
             return (above, below)
         }
-    }
-}
-
-extension DefaultsHandle {
-    /// The system layer files of the suite (Linux), the most important first.
-    var layerFiles: [LayerFile] {
-        #if canImport(Darwin)
-            return []
-        #else
-            guard let file = watchedFile else { return [] }
-            return LayerPaths.files(relativeFolder: "", name: file.lastPathComponent, holdsRoots: true)
-        #endif
     }
 }
 

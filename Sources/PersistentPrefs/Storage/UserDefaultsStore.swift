@@ -268,7 +268,7 @@ extension UserDefaultsStore {
     }
 
     func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool {
-        handle.file.map { PlistFile.OwnWrites.untouched(root, in: $0, from: old, to: new) } ?? false
+        handle.file.map { PlistFile.OwnWrites.untouched(root, in: $0.path, from: old, to: new) } ?? false
     }
 }
 
@@ -351,6 +351,18 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     let domainName: String?
     /// Whether the object is `.standard`, whose domain is the application's.
     private let isStandard: Bool
+    /// The file to watch for changes of the suite: the file the library writes (Linux), or on
+    /// Linux the file `UserDefaults` writes for the suite on the other road too; `nil` on Apple
+    /// platforms, where `cfprefsd` owns the files.
+    let watchedFile: URL?
+    /// The system layer files of the suite (Linux), the most important first; none on Apple
+    /// platforms.
+    var layerFiles: [LayerFile] {
+        guard let watchedName else { return [] }
+        return LayerPaths.files(relativeFolder: "", name: watchedName, holdsRoots: true)
+    }
+    /// The name of ``watchedFile`` (every write looks for the layer files it names).
+    private let watchedName: String?
 
     /// A thread inside a write, and the root key it writes.
     private struct Writer {
@@ -364,6 +376,12 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         domainName = suiteName ?? (isStandard ? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName : nil)
         self.isStandard = isStandard
         file = backend == .suiteFile ? SuitePaths.file(suite: isStandard ? nil : suiteName, isStandard: isStandard) : nil
+        #if canImport(Darwin)
+            (watchedFile, watchedName) = (file, nil)
+        #else
+            watchedFile = file ?? SuitePaths.file(suite: suiteName, isStandard: suiteName == nil)
+            watchedName = watchedFile?.lastPathComponent
+        #endif
         identifier = file.map { "userdefaults-file:\($0.path)" }
             ?? "userdefaults:\(suiteName ?? "<standard>")@\(String(UInt(bitPattern: ObjectIdentifier(defaults).hashValue), radix: 16))"
     }

@@ -280,15 +280,15 @@ struct ScaleTests {
     func ownWritesLinks() {
         let url = URL(fileURLWithPath: "/nonexistent/own-writes-\(UUID().uuidString).plist")
         PlistFile.OwnWrites.follow()
-        PlistFile.OwnWrites.remember(url, from: 1, to: 2, keys: ["A"])
-        PlistFile.OwnWrites.remember(url, from: 2, to: 3, keys: ["A"])
-        PlistFile.OwnWrites.remember(url, from: 3, to: 4, keys: ["B"])
-        #expect(PlistFile.OwnWrites.untouched("B", in: url, from: 1, to: 3))
-        #expect(!PlistFile.OwnWrites.untouched("B", in: url, from: 1, to: 4))  // B was written on the way
-        #expect(!PlistFile.OwnWrites.untouched("A", in: url, from: 1, to: 2))
-        #expect(PlistFile.OwnWrites.untouched("C", in: url, from: 1, to: 4))
-        #expect(!PlistFile.OwnWrites.untouched("C", in: url, from: 1, to: 9))  // a version no own write made
-        #expect(!PlistFile.OwnWrites.untouched("C", in: url, from: 4, to: 1))  // never backwards
+        PlistFile.OwnWrites.remember(url.path, from: 1, to: 2, keys: ["A"])
+        PlistFile.OwnWrites.remember(url.path, from: 2, to: 3, keys: ["A"])
+        PlistFile.OwnWrites.remember(url.path, from: 3, to: 4, keys: ["B"])
+        #expect(PlistFile.OwnWrites.untouched("B", in: url.path, from: 1, to: 3))
+        #expect(!PlistFile.OwnWrites.untouched("B", in: url.path, from: 1, to: 4))  // B was written on the way
+        #expect(!PlistFile.OwnWrites.untouched("A", in: url.path, from: 1, to: 2))
+        #expect(PlistFile.OwnWrites.untouched("C", in: url.path, from: 1, to: 4))
+        #expect(!PlistFile.OwnWrites.untouched("C", in: url.path, from: 1, to: 9))  // a version no own write made
+        #expect(!PlistFile.OwnWrites.untouched("C", in: url.path, from: 4, to: 1))  // never backwards
     }
 }
 

@@ -38,24 +38,26 @@ enum AtomicFile {
     /// - Returns: The signature of the new file, or `nil` when the write was abandoned.
     @discardableResult
     static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
-        try createFolder(of: url)
-        let target = try SharedFolders.writableTarget(url)
-        if target != url { try createFolder(of: target) }  // a link's target may be elsewhere
+        // Paths, not URLs, from here on: every write comes this way, and a URL's path is worked
+        // out afresh on each use.
+        let path = url.path
+        try createFolder(ofPath: path)
+        let target = try SharedFolders.writableTarget(path)
+        if target != path { try createFolder(ofPath: target) }  // a link's target may be elsewhere
         removeStaleTemporaries(of: target)
-        let directory = target.deletingLastPathComponent().path
-        let targetPath = target.path
+        let (directory, name) = FolderPath.split(target)
         // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which parses it);
         // never with a dot in the id, which is how the sweep tells a file's temporaries from those
         // of a file whose name extends it (see removeStaleTemporaries(of:)).
         let unique = String(UInt64.random(in: .min ... .max), radix: 16)
-        let temporary = (directory == "/" ? "" : directory) + "/.\(target.lastPathComponent).\(unique).tmp"
+        let temporary = (directory == "/" ? "" : directory) + "/.\(name).\(unique).tmp"
         do {
             let signature = try writeDurably(data, to: temporary)
             guard stillCurrent() else {
                 unlink(temporary)
                 return nil
             }
-            try check(rename(temporary, targetPath), "rename", targetPath)
+            try check(rename(temporary, target), "rename", target)
             try syncDirectory(directory)
             return signature
         } catch {
@@ -64,11 +66,11 @@ enum AtomicFile {
         }
     }
 
-    /// The file a symbolic link at `url` points to (followed to the end), or `url` itself.
-    static func resolvingLink(_ url: URL) -> URL {
-        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: url.path) else { return url }
-        let resolved = destination.hasPrefix("/") ? URL(fileURLWithPath: destination) : url.deletingLastPathComponent().appendingPathComponent(destination)
-        return URL(fileURLWithPath: (resolved.path as NSString).resolvingSymlinksInPath)
+    /// The file a symbolic link at `path` points to (followed to the end), or `path` itself.
+    static func resolvingLink(_ path: String) -> String {
+        guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: path) else { return path }
+        let resolved = destination.hasPrefix("/") ? destination : FolderPath.split(path).folder + "/" + destination
+        return (resolved as NSString).resolvingSymlinksInPath
     }
 
     /// The files whose stale temporaries were already looked for in this process.
@@ -81,12 +83,11 @@ enum AtomicFile {
     /// (hexadecimal digits, or a UUID). The temporary of another file whose name
     /// starts with this one's always has a dot there (`.prefs.old.<id>.tmp` beside `prefs`), so
     /// it is never taken for one of these while that file's writer may be writing it.
-    private static func removeStaleTemporaries(of url: URL) {
-        let path = url.path
+    private static func removeStaleTemporaries(of path: String) {
         let first = swept.withLock { $0.insert(path).inserted }
         guard first else { return }
-        let directory = url.deletingLastPathComponent().path
-        let prefix = Array(".\(url.lastPathComponent).".utf8)
+        let (directory, name) = FolderPath.split(path)
+        let prefix = Array(".\(name).".utf8)
         let suffix = Array(".tmp".utf8)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
         for name in names {
@@ -168,21 +169,26 @@ enum AtomicFile {
     ///   ``SharedFolders``), rather than being removed itself.
     @discardableResult
     static func remove(_ url: URL, throughLink: Bool = false) throws(Failure) -> Bool {
-        let url = throughLink ? try SharedFolders.writableTarget(url) : url
-        if unlink(url.path) != 0 {
-            guard errno == ENOENT else { throw posixFailure("unlink", url.path) }
+        let path = throughLink ? try SharedFolders.writableTarget(url.path) : url.path
+        if unlink(path) != 0 {
+            guard errno == ENOENT else { throw posixFailure("unlink", path) }
             return false
         }
-        try syncDirectory(url.deletingLastPathComponent().path)
+        try syncDirectory(FolderPath.split(path).folder)
         return true
     }
 
     /// ``createDirectory(_:)`` for the folder holding `file`: one `lstat` when it is a folder
     /// already (not a link), as it is on every write but a store's first.
     static func createFolder(of file: URL) throws(Failure) {
-        let folder = file.deletingLastPathComponent()
-        if SharedFolders.kind(folder.path) == S_IFDIR { return }
-        try createDirectory(folder)
+        try createFolder(ofPath: file.path)
+    }
+
+    /// ``createFolder(of:)`` for the file at `path`.
+    static func createFolder(ofPath path: String) throws(Failure) {
+        let folder = FolderPath.split(path).folder
+        if SharedFolders.kind(folder) == S_IFDIR { return }
+        try createDirectory(URL(fileURLWithPath: folder, isDirectory: true))
     }
 
     /// Creates `directory` (and its parents) with mode 0700 unless it exists; refuses a folder

@@ -23,7 +23,12 @@ enum DamageNote {
 
     /// The path of the note of a store file (every write looks for it twice: no URL made).
     static func path(for file: URL) -> String {
-        file.path + ".damaged"
+        path(forFileAt: file.path)
+    }
+
+    /// The path of the note of the store file at `path`.
+    static func path(forFileAt path: String) -> String {
+        path + ".damaged"
     }
 
     /// Writes the note of `file`, which was moved aside: the sentence that says why and where to.
@@ -33,21 +38,31 @@ enum DamageNote {
 
     /// The error every reader of `file` reports while its note is there, or `nil`.
     static func notice(for file: URL) -> PersistentPrefs.PrefsError? {
-        let path = path(for: file)
+        notice(forFileAt: file.path)
+    }
+
+    /// ``notice(for:)`` for the store file at `filePath` (the write path has it at hand).
+    static func notice(forFileAt filePath: String) -> PersistentPrefs.PrefsError? {
+        let path = path(forFileAt: filePath)
         // One system call in the usual case, where there is no note (every write asks). The note
         // is the library's own file: never read through a link, a FIFO or a device.
         guard access(path, F_OK) == 0, let note = (try? AtomicFile.readRegular(path, following: false, limit: 1 << 16)) ?? nil
         else { return nil }
         let reason = String(decoding: note.data.prefix(2000), as: UTF8.self)
         return .corruptStore(
-            path: file.path,
+            path: filePath,
             reason: "\(reason); the sets it held read as empty until they are written again or the damage is acknowledged")
     }
 
     /// Removes the note (the file was written again, or the damage acknowledged); anything else
     /// found there (a FIFO, a device, a folder someone planted) is left alone.
     static func clear(for file: URL) {
-        let path = path(for: file)
+        clear(forFileAt: file.path)
+    }
+
+    /// ``clear(for:)`` for the store file at `filePath`.
+    static func clear(forFileAt filePath: String) {
+        let path = path(forFileAt: filePath)
         guard let kind = SharedFolders.kind(path), kind == S_IFREG || kind == S_IFLNK else { return }
         unlink(path)
     }

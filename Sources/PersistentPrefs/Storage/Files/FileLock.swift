@@ -175,10 +175,11 @@ enum FileLock {
     ///   lock already, ``PersistentPrefs/PrefsError/ioError(path:reason:)`` for a lock file that
     ///   cannot be used; or what `body` throws.
     static func withLock<Result>(for file: URL, label: String, _ body: (Held) throws -> Result) throws -> Result {
-        let lockPath = file.path + ".lock"
+        let path = file.path
+        let lockPath = path + ".lock"
         if let outer = heldByThisThread(lockPath) { throw PersistentPrefs.PrefsError.transactionInProgress(root: outer) }
         do {
-            try AtomicFile.createFolder(of: file)
+            try AtomicFile.createFolder(ofPath: path)
         } catch {
             throw error.prefsError
         }

@@ -34,4 +34,12 @@ enum FolderPath {
             return (parent == "/" ? "" : parent) + "/" + name
         }
     }
+
+    /// The folder holding the file at `path` and the file's name: `/a/b` and `c` for `/a/b/c`,
+    /// `/` and `c` for `/c`. Worked out on the string: no URL is made or parsed.
+    static func split(_ path: String) -> (folder: String, name: String) {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return (".", path) }
+        let name = String(path[path.index(after: slash)...])
+        return (slash == path.startIndex ? "/" : String(path[..<slash]), name)
+    }
 }

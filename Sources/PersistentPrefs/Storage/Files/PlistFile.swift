@@ -45,7 +45,7 @@ enum PlistFile {
     ///
     /// - Parameter reusingWritten: For the write path, which encodes the suite again anyway:
     ///   the dictionary is normalised, and one this process wrote to the file (see
-    ///   ``remember(_:as:for:)``) stands for the bytes it was encoded to while the file still
+    ///   ``remember(_:as:forFileAt:)``) stands for the bytes it was encoded to while the file still
     ///   holds exactly them. Readers get only what a parser produced (a date written with a
     ///   fraction of a second reads back whole), so every process reads the same values from
     ///   the same bytes.
@@ -58,7 +58,7 @@ enum PlistFile {
         var unchangedAt = started
         var pause: TimeInterval = 0.001
         while true {
-            guard let contents = try contents(of: url) else { return (nil, nil, nil) }
+            guard let contents = try contents(of: path) else { return (nil, nil, nil) }
             let (data, signature) = (contents.data, contents.signature)
             if let known = ParseCache.shared.dictionary(for: path, data: data, written: reusingWritten) {
                 return (known, signature, digest(data))
@@ -112,8 +112,8 @@ enum PlistFile {
     /// while the file holds exactly these bytes.
     ///
     /// `dictionary` is normalised (what the write path read, with values the library vetted).
-    static func remember(_ data: Data, as dictionary: [String: Any], for url: URL) {
-        ParseCache.shared.store(dictionary, data: data, for: url.path, written: true)
+    static func remember(_ data: Data, as dictionary: [String: Any], forFileAt path: String) {
+        ParseCache.shared.store(dictionary, data: data, for: path, written: true)
     }
 
     /// What the files read or written last held, by path: their bytes and dictionary.
@@ -203,10 +203,9 @@ enum PlistFile {
 
         /// Remembers a write of `url` that changed `keys` and took the file from `old` to `new`
         /// (once some set ``follow()``s a suite).
-        static func remember(_ url: URL, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
+        static func remember(_ path: String, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
             guard followed.load() != 0 else { return }
             let link = Link(from: old, to: new, keys: Set(keys))
-            let path = url.path
             links.withLock { links in
                 if links[path] == nil, links.count >= pathLimit { links.removeAll() }
                 links[path, default: []].append(link)
@@ -215,8 +214,8 @@ enum PlistFile {
         }
 
         /// Whether this process's writes took `url` from `old` to `new` without changing `key`.
-        static func untouched(_ key: String, in url: URL, from old: UInt64, to new: UInt64) -> Bool {
-            let known = links.withLock { $0[url.path] } ?? []
+        static func untouched(_ key: String, in path: String, from old: UInt64, to new: UInt64) -> Bool {
+            let known = links.withLock { $0[path] } ?? []
             var reached: Set<UInt64> = [old]
             var frontier = [old]
             while let version = frontier.popLast() {
@@ -333,11 +332,12 @@ enum PlistFile {
 
     // MARK: - Private
 
-    /// The bytes of `url` and the signature of the version read, or `nil` when there is no file
-    /// (only a regular file is read; a link is followed: see ``AtomicFile/readRegular(_:following:limit:)``).
-    private static func contents(of url: URL) throws -> AtomicFile.Contents? {
+    /// The bytes of the file at `path` and the signature of the version read, or `nil` when there
+    /// is no file (only a regular file is read; a link is followed: see
+    /// ``AtomicFile/readRegular(_:following:limit:)``).
+    private static func contents(of path: String) throws -> AtomicFile.Contents? {
         do {
-            return try AtomicFile.readRegular(url.path, limit: maximumReadSize)
+            return try AtomicFile.readRegular(path, limit: maximumReadSize)
         } catch {
             throw error.prefsError
         }
@@ -425,7 +425,7 @@ enum PlistFile {
                 path: url.path, reason: "\(reason); it could not be moved aside (\(String(cString: strerror(failure))))")
         }
         // A last look: a writer that finished just now leaves a file that parses.
-        if let contents = try? contents(of: URL(fileURLWithPath: aside)), case .success(let dictionary) = parse(contents.data) {
+        if let contents = try? contents(of: aside), case .success(let dictionary) = parse(contents.data) {
             DamageNote.clear(for: url)
             if link(aside, url.path) == 0 {  // never over a file someone wrote meanwhile
                 unlink(aside)

@@ -48,28 +48,28 @@ enum SharedFolders {
         }
     }
 
-    /// The file a write of `url` replaces: `url` itself when it is a regular file or does not
-    /// exist; the end of the link when `url` is a symbolic link in a private folder.
+    /// The file a write of `path` replaces: `path` itself when it is a regular file or does not
+    /// exist; the end of the link when `path` is a symbolic link in a private folder.
     ///
     /// - Throws: ``AtomicFile/Failure`` for a link in a shared folder, or anything that is not a
     ///   regular file (after the link, in a private folder).
-    static func writableTarget(_ url: URL) throws(AtomicFile.Failure) -> URL {
-        guard let kind = kind(url.path) else { return url }
-        if kind == S_IFREG { return url }
+    static func writableTarget(_ path: String) throws(AtomicFile.Failure) -> String {
+        guard let kind = kind(path) else { return path }
+        if kind == S_IFREG { return path }
         guard kind == S_IFLNK else {
-            throw AtomicFile.Failure(path: url.path, reason: "it is \(describe(kind)), not a regular file; nothing was written")
+            throw AtomicFile.Failure(path: path, reason: "it is \(describe(kind)), not a regular file; nothing was written")
         }
-        let folder = url.deletingLastPathComponent().path
+        let folder = FolderPath.split(path).folder
         if isShared(folder) {
             throw AtomicFile.Failure(
-                path: url.path,
+                path: path,
                 reason: "it is a symbolic link in \(folder), a folder other users can write; the library does not write through links there, so nothing was written (remove the link, or keep the file in a private folder)"
             )
         }
-        let target = AtomicFile.resolvingLink(url)
-        if let targetKind = Self.kind(target.path), targetKind != S_IFREG {
+        let target = AtomicFile.resolvingLink(path)
+        if let targetKind = Self.kind(target), targetKind != S_IFREG {
             throw AtomicFile.Failure(
-                path: url.path, reason: "it is a symbolic link to \(target.path), which is \(describe(targetKind)); nothing was written")
+                path: path, reason: "it is a symbolic link to \(target), which is \(describe(targetKind)); nothing was written")
         }
         return target
     }
