@@ -87,6 +87,49 @@ struct AppleRoadTests {
         #expect(seen.withLock { $0 } == 41)
     }
 
+    @Test("a write waits at most lockTimeout for another thread's write of the suite, then gives up naming the suite; nothing is written")
+    func writeLockEndsAWait() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        let prefs = SamplePrefs(key: "R", store: suite.store)
+        prefs.int = 1
+        try #require(prefs.lastError == nil)
+        // Another thread inside a write of the suite that does not end (a stuck update body).
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
+        let handle = suite.store.handle
+        Thread {
+            _ = try? handle.withWrite(root: "Held") {
+                holding.signal()
+                release.wait()
+            }
+            ended.signal()
+        }.start()
+        holding.wait()
+        let started = Date()
+        let gaveUp = finishing(within: PersistentPrefs.lockTimeout + 20) { () -> PersistentPrefs.PrefsError? in
+            prefs.int = 2
+            return prefs.lastError
+        }
+        let waited = Date().timeIntervalSince(started)
+        release.signal()
+        ended.wait()
+        guard case .lockTimeout(let path, let holder, let reported)?? = gaveUp else {
+            Issue.record("expected lockTimeout, got \(String(describing: gaveUp))")
+            return
+        }
+        #expect(path == "UserDefaults suite \"\(suite.name)\"")
+        #expect(holder == getpid())
+        #expect(reported >= PersistentPrefs.lockTimeout - 0.05 && waited >= reported)
+        #expect(gaveUp??.description.contains("its write lock") == true)
+        // Nothing was written; once the other write ends, writes go through.
+        #expect(try suite.store.load(root: "R")?[Self.key] as? Int == 1)
+        prefs.int = 3
+        #expect(prefs.lastError == nil)
+        #expect(SamplePrefs(key: "R", store: suite.store).int == 3)
+    }
+
     @Test("the didChangeNotification watcher reports its object's notifications until stopped")
     func notificationWatcher() throws {
         let suite = TestSuite(applePath: true)

@@ -124,7 +124,10 @@ extension PersistentPrefs {
         /// `waited` seconds (longer than ``PersistentPrefs/lockTimeout``), typically a process that
         /// is stopped (`SIGSTOP`, a debugger) or stuck in the middle of a write. `holderPID` is that
         /// process, where it can be known (always on Linux). Nothing was written; reads are not
-        /// affected, since they never wait for a writer.
+        /// affected, since they never wait for a writer. On the `UserDefaults` road (Apple
+        /// platforms), where there is no file to lock, the wait is for another thread's write of
+        /// the same suite in this process: `path` is `UserDefaults suite "NAME"` and `holderPID`
+        /// this process.
         case lockTimeout(path: String, holderPID: Int32?, waited: TimeInterval)
 
         /// Changes other programs make to the file at `path` are not reported at once, because the
@@ -267,7 +270,8 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
             return "The set \"\(root)\" was stored by a newer version of the program (schema version \(stored); this code knows up to \(supported)), so it stays readable and untouched, and writes to it are refused."
         case .lockTimeout(let path, let holder, let waited):
             let who = holder.map { "process \($0) holds it" } ?? "another process holds it"
-            return "Gave up writing \(path) after waiting \(String(format: "%.1f", waited)) s for its lock (\(path).lock): \(who), perhaps stopped or stuck; nothing was written, and reads are not affected."
+            let lock = path.hasPrefix("/") ? "its lock (\(path).lock)" : "its write lock"
+            return "Gave up writing \(path) after waiting \(String(format: "%.1f", waited)) s for \(lock): \(who), perhaps stopped or stuck; nothing was written, and reads are not affected."
         case .watchDegraded(let path, let reason):
             return "Changes to \(path) by other programs are not reported at once (\(reason.asClause)); values stay current, a little later."
         case .keyLocked(let key):

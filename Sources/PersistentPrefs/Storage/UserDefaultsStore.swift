@@ -462,14 +462,22 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     /// step) is refused rather than left to wait for itself. `body` uses the object through
     /// ``withDefaults(_:)``.
     ///
+    /// A write waits at most ``PersistentPrefs/lockTimeout`` for another thread's write, as a
+    /// write of a file waits for its lock.
+    ///
     /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the root
-    ///   key of the write this thread is inside; or what `body` throws.
+    ///   key of the write this thread is inside; ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``
+    ///   naming the suite and this process when another thread's write held the lock for longer;
+    ///   or what `body` throws.
     func withWrite<Result>(root: String, _ body: () throws -> Result) throws -> Result {
         let me = pthread_self()
         if let outer = writer.withLock({ $0 }), pthread_equal(outer.thread, me) != 0 {
             throw PersistentPrefs.PrefsError.transactionInProgress(root: outer.root)
         }
-        writeLock.lock()
+        let started = Date()
+        guard writeLock.lock(before: started.addingTimeInterval(FileLock.timeout.withLock { $0 })) else {
+            throw PersistentPrefs.PrefsError.lockTimeout(path: displayName, holderPID: getpid(), waited: Date().timeIntervalSince(started))
+        }
         defer { writeLock.unlock() }
         writer.withLock { $0 = Writer(thread: me, root: root) }
         defer { writer.withLock { $0 = nil } }
@@ -501,10 +509,15 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         persistentDomain(in: defaults)[key]
     }
 
+    /// The suite as errors name it where there is no file: `UserDefaults suite "NAME"`.
+    var displayName: String {
+        "UserDefaults suite \"\(suiteName ?? "standard")\""
+    }
+
     func synchronize(_ defaults: UserDefaults, root: String) throws {
         guard defaults.synchronize() else {
             throw PersistentPrefs.PrefsError.ioError(
-                path: "UserDefaults suite \"\(suiteName ?? "standard")\"",
+                path: displayName,
                 reason: "synchronize() failed while writing the root key \"\(root)\""
             )
         }
