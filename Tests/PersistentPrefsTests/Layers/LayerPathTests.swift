@@ -107,7 +107,9 @@ struct LayerPathTests {
         #expect(read.stdout == readDirect.stdout, "two spellings of one folder read one value")
     }
 
-    @Test("a PlistFileStore on the suites' folder (any spelling) is refused at first use, naming the folder; nothing is written")
+    // Only where suites are the library's files: on Apple platforms `cfprefsd` owns that folder,
+    // nothing is refused there, and the test would write into the user's own preferences.
+    @Test("a PlistFileStore on the suites' folder (any spelling) is refused at first use, naming the folder; nothing is written", .linuxSuiteFiles)
     func storeOnSuiteFolder() throws {
         let links = TemporaryDirectory()
         defer { links.remove() }
