@@ -27,7 +27,54 @@ struct AppleRoadTests {
     func registeredDefaultsStayLayers() throws {
         let suite = TestSuite(applePath: true)
         defer { suite.remove() }
-        let store = suite.store
+        try Self.checkRegisteredDefaultsStayLayers(suite.store, suite: suite)
+    }
+
+    /// Whether this Foundation shows registered defaults in
+    /// `volatileDomain(forName: registrationDomain)` (Apple's does; swift-corelibs-foundation
+    /// keeps them to itself).
+    static let registrationDomainIsVisible: Bool = {
+        let defaults = UserDefaults.standard
+        let key = "RegistrationProbe-\(UUID().uuidString)"
+        defaults.register(defaults: [key: 1])
+        return defaults.volatileDomain(forName: UserDefaults.registrationDomain)[key] != nil
+    }()
+
+    @Test(
+        "an object whose suite name Foundation hides (any but .standard on Apple platforms): registered defaults are not read as stored, not listed as roots, and not written back",
+        .enabled(if: registrationDomainIsVisible, "the object's search list is all there is to read, and only a Foundation that shows its registered defaults lets the library leave them out; swift-corelibs-foundation keeps them to itself")
+    )
+    func registeredDefaultsStayLayersWithoutASuiteName() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        let object = try #require(UserDefaults(suiteName: suite.name))
+        // As Apple's Foundation does: the library cannot learn the object's suite name.
+        let store = SuitePaths.$seesSuiteNames.withValue(false) { UserDefaultsStore(userDefaults: object) }
+        #expect(store.suiteName == nil)
+        try Self.checkRegisteredDefaultsStayLayers(store, suite: suite)
+    }
+
+    @Test("an object whose suite name Foundation hides: a set written reads back whole and is listed as a root")
+    func setsRoundTripWithoutASuiteName() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        let object = try #require(UserDefaults(suiteName: suite.name))
+        let store = SuitePaths.$seesSuiteNames.withValue(false) { UserDefaultsStore(userDefaults: object) }
+        let values: [String: Any] = ["Int": 7, "String": "seven", "List": [1, 2], "Nested": ["a": true]]
+        try store.save(values, root: "Set")
+        // As the engine loads it: swift-corelibs-foundation hands values back wrapped.
+        let loaded = try PlistValue.normalizedSet(try #require(try store.load(root: "Set")), for: .loading).get()
+        #expect(PlistValue.same(loaded, values), "\(loaded)")
+        #expect(try store.roots().contains("Set"))
+        let prefs = SamplePrefs(key: "Sample", store: store)
+        prefs.int = 9
+        #expect(prefs.lastError == nil)
+        #expect(SamplePrefs(key: "Sample", store: store).int == 9)
+    }
+
+    /// Registers a set and a plain value of the test's own, then checks that `store` neither
+    /// reads nor lists them as stored, and that a write of the set stores its own key only.
+    static func checkRegisteredDefaultsStayLayers(_ store: UserDefaultsStore, suite: TestSuite) throws {
         // The registration domain is the process's: keys of this test's own.
         let root = "Registered-\(UUID().uuidString)"
         let plain = "Plain-\(UUID().uuidString)"
@@ -40,10 +87,11 @@ struct AppleRoadTests {
         #expect(try store.object(plain) == nil)
 
         _ = try store.apply(.set(key: "own", value: 5), root: root)
-        let written = store.userDefaults.persistentDomain(forName: suite.name)?[root].flatMap(PlistValue.stringKeyedDictionary)
+        let written = suite.store.userDefaults.persistentDomain(forName: suite.name)?[root].flatMap(PlistValue.stringKeyedDictionary)
         #expect(written?.keys.sorted() == ["own"], "\(String(describing: written))")
         #expect(try store.load(root: root)?.keys.sorted() == ["own"])
-        #expect(try store.roots() == [root])
+        #expect(try store.roots().contains(root))
+        #expect(try !store.roots().contains(plain))
     }
 
     @Test("writing another set of the same UserDefaults inside a migration step is refused; the migration runs")

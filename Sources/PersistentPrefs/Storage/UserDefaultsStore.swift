@@ -487,7 +487,9 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     /// The suite's persistent domain: what it stores, without the values `UserDefaults` layers
     /// around it (command-line arguments, registered defaults, the global domain, managed
     /// values). An object whose domain cannot be known is read through `dictionaryRepresentation()`
-    /// less the argument domain (so registered and global values show there).
+    /// less every value it shows from the argument domain, the registered defaults or the global
+    /// domain: a key the suite stores with the very value a layer gives is taken as the layer's
+    /// (it reads the same; a write then leaves it to the layer).
     func persistentDomain(in defaults: UserDefaults) -> [String: Any] {
         #if canImport(Darwin)
             // `.standard` writes the application's domain as CFPreferences names it (a bundle's
@@ -500,8 +502,14 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
             }
         #endif
         if let domainName { return defaults.persistentDomain(forName: domainName) ?? [:] }
-        let argumentKeys = Set(defaults.volatileDomain(forName: UserDefaults.argumentDomain).keys)
-        return defaults.dictionaryRepresentation().filter { !argumentKeys.contains($0.key) }
+        let layers = [
+            defaults.volatileDomain(forName: UserDefaults.argumentDomain),
+            defaults.volatileDomain(forName: UserDefaults.registrationDomain),
+            defaults.persistentDomain(forName: UserDefaults.globalDomain) ?? [:],
+        ]
+        return defaults.dictionaryRepresentation().filter { key, value in
+            !layers.contains { layer in layer[key].map { PlistValue.same($0, value) } ?? false }
+        }
     }
 
     /// The object under `key` in the suite's persistent domain (see ``persistentDomain(in:)``).
