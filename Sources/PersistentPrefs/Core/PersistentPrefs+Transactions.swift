@@ -66,8 +66,8 @@ extension PrefsTransacting where Self: PersistentPrefs {
     }
 
     /// Changes one property atomically: reads it from the set as stored, under the store's
-    /// cross-process lock, lets `body` change it, and writes the result in the same locked
-    /// step, like ``PersistentPrefs/update(_:)``.
+    /// lock, lets `body` change it, and writes the result in the same locked step, like
+    /// ``PersistentPrefs/update(_:)`` (across processes where the lock spans them).
     ///
     /// ```swift
     /// try prefs.update(\.launchCount) { $0 += 1 }
@@ -101,11 +101,14 @@ extension PrefsTransacting where Self: PersistentPrefs {
 
 extension PersistentPrefs {
     /// Changes the set atomically, across threads and processes: runs `body` on the set as
-    /// stored — re-read under the store's cross-process lock — and writes what it leaves in the
-    /// same locked step.
+    /// stored — re-read under the store's lock — and writes what it leaves in the same locked
+    /// step.
     ///
     /// Concurrent updaters in any number of threads and processes never lose each other's
-    /// changes: a counter incremented by four processes 250 times each ends at 1,000.
+    /// changes: a counter incremented by four processes 250 times each ends at 1,000. Across
+    /// processes that holds with the library's own files (on Linux, and ``PlistFileStore``
+    /// everywhere); the default store on Apple platforms is exact within one process
+    /// (<doc:ApplePlatforms>).
     ///
     /// ```swift
     /// try prefs.update { set in

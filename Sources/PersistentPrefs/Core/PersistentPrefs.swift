@@ -7,8 +7,9 @@ import Foundation
 /// Each instance works on the set named by its root key ``key``; several root keys give
 /// several independent sets. Writes are checked before anything is stored: keys must be in
 /// ``keys`` and values must be property-list values (at any depth). A refused write changes
-/// nothing and says why in ``lastError``; a successful one is durable when it returns (or,
-/// for a set with a ``coalescingInterval``, within that interval).
+/// nothing and says why in ``lastError``; a successful one is stored when it returns (or, for a
+/// set with a ``coalescingInterval``, within that interval): on disk with the library's own
+/// files, handed to `cfprefsd` by the default store on Apple platforms (<doc:ApplePlatforms>).
 ///
 /// ```swift
 /// final class AppPrefs: PersistentPrefs {
@@ -178,8 +179,10 @@ open class PersistentPrefs: NSObject {
     ///
     /// 0 (the default) means no versioning. A set is stamped with the version that wrote it
     /// (under ``schemaVersionKey``). A set stored at an older version is migrated the first
-    /// time an instance touches it, in one store write under the store's cross-process lock,
-    /// exactly once however many processes open it; a set stored by a newer version is left
+    /// time an instance touches it, in one store write under the store's lock: exactly once
+    /// however many processes open it where that lock spans processes (the library's own files;
+    /// within one process on the default store of Apple platforms, <doc:ApplePlatforms>); a set
+    /// stored by a newer version is left
     /// untouched, stays readable, and refuses writes (see ``writesNewerSchemaVersions``).
     ///
     /// ```swift
@@ -209,7 +212,8 @@ open class PersistentPrefs: NSObject {
 
     /// How long a change of this class's sets may wait before it is written, for state that
     /// changes many times a second (a slider being dragged, a window being resized); `nil` (the
-    /// default) makes every write durable when it returns.
+    /// default) stores every write when it returns (<doc:ApplePlatforms> says how durably on each
+    /// store).
     ///
     /// With an interval, a setter — a ``Pref`` property, the subscript, ``values``,
     /// ``set(_:forKey:)``, ``setValues(_:)`` — is checked as any write (a refused value is
@@ -397,8 +401,9 @@ open class PersistentPrefs: NSObject {
         ///
         /// Reading returns the current set from memory (no disk access after the first load).
         /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
-        /// every value must be a property-list value. On success the set is durable when the
-        /// setter returns and ``lastError`` is `nil`; otherwise nothing changes and
+        /// every value must be a property-list value. On success the set is stored when the
+        /// setter returns (<doc:ApplePlatforms> says how durably) and ``lastError`` is `nil`;
+        /// otherwise nothing changes and
         /// ``lastError`` names the refused keys. Assigning `[:]` removes the root key from the
         /// store.
         ///
@@ -449,8 +454,9 @@ open class PersistentPrefs: NSObject {
         ///
         /// Reading returns the current set from memory (no disk access after the first load).
         /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
-        /// every value must be a property-list value. On success the set is durable when the
-        /// setter returns and ``lastError`` is `nil`; otherwise nothing changes and
+        /// every value must be a property-list value. On success the set is stored when the
+        /// setter returns (<doc:ApplePlatforms> says how durably) and ``lastError`` is `nil`;
+        /// otherwise nothing changes and
         /// ``lastError`` names the refused keys. Assigning `[:]` removes the root key from the
         /// store.
         ///

@@ -19,8 +19,8 @@ import Foundation
 ///
 /// Steps get the set in its stored form (`NSNumber`, `String`, `Date`, `Data`, arrays and
 /// dictionaries of those) and may read every stored key, including keys that ``PersistentPrefs/keys``
-/// no longer lists. They run on a copy, under the store's cross-process lock, and their result
-/// is written in one store write; keep them free of side effects other than the set (a step runs
+/// no longer lists. They run on a copy, under the store's lock (one that spans processes with the
+/// library's own files, <doc:ApplePlatforms>), and their result is written in one store write; keep them free of side effects other than the set (a step runs
 /// again if a program that does not use this library rewrites the file at that moment).
 public struct PrefsMigration: Sendable, CustomStringConvertible {
     /// What the step does, for error messages and the harness's `migrate --dry-run`.

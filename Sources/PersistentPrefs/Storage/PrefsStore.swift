@@ -24,7 +24,9 @@ import Foundation
 ///
 /// Contract:
 /// - ``save(_:root:)`` and ``remove(root:)`` return only when the change is durable: a
-///   process killed right after they return must find the change on its next start.
+///   process killed right after they return must find the change on its next start. (The
+///   default store on Apple platforms meets this through `cfprefsd`; only files the library
+///   writes itself also survive a power loss: <doc:ApplePlatforms>.)
 /// - Values handed to ``save(_:root:)`` are already vetted and normalised: `String`,
 ///   `NSNumber`, `Date`, `Data`, and `[Any]` / `[String: Any]` of those, nested.
 /// - ``load(root:)`` may hand back values in the platform's own shapes (on Linux,
@@ -72,9 +74,10 @@ public protocol PrefsStore: Sendable {
     /// This is the store's one atomic read-modify-write step, and every write of
     /// ``PersistentPrefs`` — one setter, a whole ``PersistentPrefs/batch(_:)``, an
     /// ``PersistentPrefs/update(_:)`` — is exactly one call. A store shared by several
-    /// processes re-reads the set under its cross-process lock, applies the change with
+    /// processes re-reads the set under a cross-process lock, applies the change with
     /// ``PrefsChange/applied(to:)`` and writes the result before releasing the lock, so two
-    /// processes changing the same set never lose each other's changes. For
+    /// processes changing the same set never lose each other's changes (the library's file
+    /// stores do; the default store on Apple platforms has no such lock, <doc:ApplePlatforms>). For
     /// ``PrefsChange/transform(_:)`` that is what makes ``PersistentPrefs/update(_:)`` atomic:
     /// the closure must see the set as stored at the moment of the write.
     ///

@@ -26,7 +26,8 @@ import Foundation
 /// ```
 ///
 /// A `URL` is stored as its absolute string and an enum as its raw value. Every write is
-/// synchronised, so it is on disk when the setter returns; a stored value of another type
+/// synchronised when the setter returns (on disk on Linux, handed to `cfprefsd` on Apple
+/// platforms: <doc:ApplePlatforms>); a stored value of another type
 /// reads as the default (or `nil`), and `$property.lastError` says what was found.
 ///
 /// The key reads through the suite's system layers (<doc:LayersAndLockdown>): a key an

@@ -7,7 +7,8 @@ import Foundation
 /// Enums and `OptionSet`s are stored as their raw values, `URL`s as their absolute strings,
 /// other `Codable` values as property-list dictionaries; a value a property list cannot hold
 /// is refused (nothing is written, ``lastError`` says so) instead of crashing the process.
-/// Every write is synchronised, so it is on disk when the setter returns.
+/// Every write is synchronised when the setter returns: on disk on Linux, handed to `cfprefsd`
+/// on Apple platforms (<doc:ApplePlatforms>).
 ///
 /// The keys read through the suite's system layers, and a key an administrator locks cannot be
 /// changed (see <doc:LayersAndLockdown>): a read gives the layer's value of a locked key, and the

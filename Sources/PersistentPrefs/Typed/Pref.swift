@@ -15,7 +15,7 @@ import Foundation
 /// }
 ///
 /// let prefs = EditorPrefs()
-/// prefs.fontSize = 16          // durable when the setter returns
+/// prefs.fontSize = 16          // stored when the setter returns (see ApplePlatforms)
 /// prefs.reset("Font Size")     // back to 14
 /// ```
 ///
