@@ -49,7 +49,7 @@ struct AppleRoadTests {
         defer { suite.remove() }
         let object = try #require(UserDefaults(suiteName: suite.name))
         // As Apple's Foundation does: the library cannot learn the object's suite name.
-        let store = SuitePaths.$seesSuiteNames.withValue(false) { UserDefaultsStore(userDefaults: object) }
+        let store = PlatformChoices.$current.withValue(Self.hidingSuiteNames) { UserDefaultsStore(userDefaults: object) }
         #expect(store.suiteName == nil)
         try Self.checkRegisteredDefaultsStayLayers(store, suite: suite)
     }
@@ -59,7 +59,7 @@ struct AppleRoadTests {
         let suite = TestSuite(applePath: true)
         defer { suite.remove() }
         let object = try #require(UserDefaults(suiteName: suite.name))
-        let store = SuitePaths.$seesSuiteNames.withValue(false) { UserDefaultsStore(userDefaults: object) }
+        let store = PlatformChoices.$current.withValue(Self.hidingSuiteNames) { UserDefaultsStore(userDefaults: object) }
         let values: [String: Any] = ["Int": 7, "String": "seven", "List": [1, 2], "Nested": ["a": true]]
         try store.save(values, root: "Set")
         // As the engine loads it: swift-corelibs-foundation hands values back wrapped.
@@ -70,6 +70,13 @@ struct AppleRoadTests {
         prefs.int = 9
         #expect(prefs.lastError == nil)
         #expect(SamplePrefs(key: "Sample", store: store).int == 9)
+    }
+
+    /// The choices in effect, with suite names hidden as Apple's Foundation hides them.
+    static var hidingSuiteNames: PlatformChoices {
+        var choices = PlatformChoices.current
+        choices.seesSuiteNames = false
+        return choices
     }
 
     /// Registers a set and a plain value of the test's own, then checks that `store` neither

@@ -374,12 +374,11 @@ enum LayerPaths {
         let name = url.lastPathComponent
         guard name.hasSuffix(".plist"), name.utf8.count > ".plist".utf8.count else { return [] }
         let folder = FolderPath.resolved(url.deletingLastPathComponent().path)
-        #if !canImport(Darwin)  // on Apple platforms `cfprefsd` keeps the suites elsewhere, without layer files
-            if folder == FolderPath.resolved(SuitePaths.directory.path) {
-                guard SuitePaths.problem(with: String(name.dropLast(".plist".count))) == nil else { return [] }
-                return files(relativeFolder: "", name: name, holdsRoots: true)
-            }
-        #endif
+        // Where suites go through `UserDefaults`, its daemon keeps them elsewhere, without layer files.
+        if !PlatformChoices.current.suitesGoThroughUserDefaults, folder == FolderPath.resolved(SuitePaths.directory.path) {
+            guard SuitePaths.problem(with: String(name.dropLast(".plist".count))) == nil else { return [] }
+            return files(relativeFolder: "", name: name, holdsRoots: true)
+        }
         guard let relative = relativeToConfiguration(URL(fileURLWithPath: folder, isDirectory: true)) else { return [] }
         return files(relativeFolder: relative, name: name, holdsRoots: false)
     }

@@ -83,11 +83,9 @@ public final class PlistFileStore: PrefsStore, Sendable {
         identifier = "plistfile:\(self.directory.path)"
         let relative = layerName.map { $0.split(separator: "/").filter { $0 != "." && $0 != ".." && !$0.isEmpty }.joined(separator: "/") }
         self.layerName = relative ?? LayerPaths.relativeToConfiguration(self.directory)
-        #if canImport(Darwin)
-            isSuiteFolder = false  // `cfprefsd` keeps the suites elsewhere
-        #else
-            isSuiteFolder = FolderPath.resolved(self.directory.path) == FolderPath.resolved(SuitePaths.directory.path)
-        #endif
+        // Where suites go through `UserDefaults`, its daemon keeps them elsewhere.
+        isSuiteFolder = !PlatformChoices.current.suitesGoThroughUserDefaults
+            && FolderPath.resolved(self.directory.path) == FolderPath.resolved(SuitePaths.directory.path)
     }
 
     /// The refusal of a store whose directory is the folder of the suites.

@@ -73,15 +73,10 @@ enum SuitePaths {
         defaults === UserDefaults.standard || suite(of: defaults) == .some(nil)
     }
 
-    /// Whether Foundation shows the library a `UserDefaults` object's suite name: swift-corelibs-
-    /// foundation does, Apple's Foundation does not. The test suite turns it off on Linux to run
-    /// the road Apple platforms take for an object whose suite cannot be learned.
-    @TaskLocal package static var seesSuiteNames = true
-
     /// The `suite` property of a swift-corelibs-foundation `UserDefaults`: `.some(nil)` for the
     /// program's own domain, `nil` when Foundation has no such property.
     private static func suite(of defaults: UserDefaults) -> String?? {
-        guard seesSuiteNames else { return nil }
+        guard PlatformChoices.current.seesSuiteNames else { return nil }
         for child in Mirror(reflecting: defaults).children where child.label == "suite" {
             if let name = child.value as? String { return .some(name) }
             if let name = child.value as? String? { return .some(name) }

@@ -301,14 +301,10 @@ extension UserDefaultsStore {
         /// (Apple platforms, where `cfprefsd` owns the files).
         case userDefaults
 
-        /// The road this platform takes. The only platform choice in the store: both roads
-        /// compile and run everywhere, so the Apple one is tested on Linux too.
+        /// The road this platform takes (see ``PlatformChoices``): both roads compile and run
+        /// everywhere, so the Apple one is tested on Linux too.
         static var platformDefault: Backend {
-            #if canImport(Darwin)
-                return .userDefaults
-            #else
-                return .suiteFile
-            #endif
+            PlatformChoices.current.suitesGoThroughUserDefaults ? .userDefaults : .suiteFile
         }
     }
 
@@ -376,12 +372,12 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         domainName = suiteName ?? (isStandard ? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName : nil)
         self.isStandard = isStandard
         file = backend == .suiteFile ? SuitePaths.file(suite: isStandard ? nil : suiteName, isStandard: isStandard) : nil
-        #if canImport(Darwin)
+        if PlatformChoices.current.suitesGoThroughUserDefaults {
             (watchedFile, watchedName) = (file, nil)
-        #else
+        } else {
             watchedFile = file ?? SuitePaths.file(suite: suiteName, isStandard: suiteName == nil)
             watchedName = watchedFile?.lastPathComponent
-        #endif
+        }
         identifier = file.map { "userdefaults-file:\($0.path)" }
             ?? "userdefaults:\(suiteName ?? "<standard>")@\(String(UInt(bitPattern: ObjectIdentifier(defaults).hashValue), radix: 16))"
     }

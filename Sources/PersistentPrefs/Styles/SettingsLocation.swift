@@ -16,11 +16,10 @@ public enum SettingsLocation {
     /// `Application Support/<bundle identifier or program>` on Apple platforms.
     public static var defaultDirectory: URL {
         let program = Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName
-        #if canImport(Darwin)
-            let base = FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
-        #else
-            let base = SuitePaths.directory  // the folder of the UserDefaults suites
-        #endif
+        let base =
+            PlatformChoices.current.settingsInApplicationSupport
+            ? FileManager.default.urls(for: .applicationSupportDirectory, in: .userDomainMask)[0]
+            : SuitePaths.directory  // the folder of the UserDefaults suites
         return base.appendingPathComponent(program, isDirectory: true)
     }
 

@@ -13,13 +13,7 @@ import Testing
 /// schema files and inotify. On Apple platforms a suite goes through `UserDefaults` and
 /// `cfprefsd` instead, which writes the file when it likes and promises exactness only within
 /// one process.
-let suitesAreLibraryFiles: Bool = {
-    #if canImport(Darwin)
-        return false
-    #else
-        return true
-    #endif
-}()
+var suitesAreLibraryFiles: Bool { !PlatformChoices.current.suitesGoThroughUserDefaults }
 
 extension Trait where Self == ConditionTrait {
     /// Runs a test or suite only where `UserDefaultsStore` suites are the library's own files

@@ -1,0 +1,42 @@
+import Foundation
+
+/// The choices the library makes differently on Apple platforms and on Linux, in one place.
+///
+/// Each follows the platform the library is built for. Every one of them is plain Foundation,
+/// so all of them run on Linux too: a debug build there takes Apple's when the environment holds
+/// `PREFS_PLATFORM_CHOICES=apple` (`.ci/run` runs the whole test suite so), and a test can run a
+/// block under other choices (`PlatformChoices.$current.withValue(…)`). Release builds ignore
+/// the variable. What only Apple's Foundation has (key-value observing, `CFPreferences`,
+/// `F_FULLFSYNC`) stays behind `#if canImport(…)`, and the tests of it run in the macOS job.
+package struct PlatformChoices: Sendable, Equatable {
+    /// Suites go through `UserDefaults`, whose daemon owns their files (Apple platforms),
+    /// rather than being files the library reads and replaces itself under its lock, with
+    /// layer files beside them (Linux).
+    package var suitesGoThroughUserDefaults: Bool
+    /// Foundation shows the library the suite name of a `UserDefaults` object made elsewhere
+    /// (swift-corelibs-foundation does; Apple's Foundation does not).
+    package var seesSuiteNames: Bool
+    /// The Codable style's settings files are kept in Application Support (Apple platforms)
+    /// rather than in the configuration folder (Linux).
+    package var settingsInApplicationSupport: Bool
+
+    /// Apple platforms' choices.
+    package static let apple = PlatformChoices(suitesGoThroughUserDefaults: true, seesSuiteNames: false, settingsInApplicationSupport: true)
+    /// Linux's choices.
+    package static let linux = PlatformChoices(suitesGoThroughUserDefaults: false, seesSuiteNames: true, settingsInApplicationSupport: false)
+
+    /// The choices in effect (see the type's description).
+    @TaskLocal package static var current: PlatformChoices = initial
+
+    /// The platform's own choices, or in a debug build on Linux Apple's when asked for.
+    private static let initial: PlatformChoices = {
+        #if canImport(Darwin)
+            return .apple
+        #else
+            #if DEBUG
+                if ProcessEnvironment.value("PREFS_PLATFORM_CHOICES") == "apple" { return .apple }
+            #endif
+            return .linux
+        #endif
+    }()
+}
