@@ -48,8 +48,8 @@ struct AppleRoadTests {
         let suite = TestSuite(applePath: true)
         defer { suite.remove() }
         let object = try #require(UserDefaults(suiteName: suite.name))
-        // As Apple's Foundation does: the library cannot learn the object's suite name.
-        let store = PlatformChoices.$current.withValue(Self.hidingSuiteNames) { UserDefaultsStore(userDefaults: object) }
+        // Apple's road: the library cannot learn the object's suite name.
+        let store = PlatformChoices.$current.withValue(.apple) { UserDefaultsStore(userDefaults: object) }
         #expect(store.suiteName == nil)
         try Self.checkRegisteredDefaultsStayLayers(store, suite: suite)
     }
@@ -59,7 +59,7 @@ struct AppleRoadTests {
         let suite = TestSuite(applePath: true)
         defer { suite.remove() }
         let object = try #require(UserDefaults(suiteName: suite.name))
-        let store = PlatformChoices.$current.withValue(Self.hidingSuiteNames) { UserDefaultsStore(userDefaults: object) }
+        let store = PlatformChoices.$current.withValue(.apple) { UserDefaultsStore(userDefaults: object) }
         let values: [String: Any] = ["Int": 7, "String": "seven", "List": [1, 2], "Nested": ["a": true]]
         try store.save(values, root: "Set")
         // As the engine loads it: swift-corelibs-foundation hands values back wrapped.
@@ -69,14 +69,8 @@ struct AppleRoadTests {
         let prefs = SamplePrefs(key: "Sample", store: store)
         prefs.int = 9
         #expect(prefs.lastError == nil)
-        #expect(SamplePrefs(key: "Sample", store: store).int == 9)
-    }
-
-    /// The choices in effect, with suite names hidden as Apple's Foundation hides them.
-    static var hidingSuiteNames: PlatformChoices {
-        var choices = PlatformChoices.current
-        choices.seesSuiteNames = false
-        return choices
+        let stored = try PlistValue.normalizedSet(try #require(try store.load(root: "Sample")), for: .loading).get()
+        #expect(stored[SamplePrefs.Key.int.rawValue] as? Int == 9, "\(stored)")
     }
 
     /// Registers a set and a plain value of the test's own, then checks that `store` neither
@@ -90,7 +84,6 @@ struct AppleRoadTests {
 
         #expect(try store.load(root: root) == nil)
         #expect(try !store.roots().contains(root))
-        #expect(try !store.roots().contains(plain))
         #expect(try store.object(plain) == nil)
 
         _ = try store.apply(.set(key: "own", value: 5), root: root)
@@ -98,7 +91,6 @@ struct AppleRoadTests {
         #expect(written?.keys.sorted() == ["own"], "\(String(describing: written))")
         #expect(try store.load(root: root)?.keys.sorted() == ["own"])
         #expect(try store.roots().contains(root))
-        #expect(try !store.roots().contains(plain))
     }
 
     @Test("writing another set of the same UserDefaults inside a migration step is refused; the migration runs")
@@ -183,6 +175,35 @@ struct AppleRoadTests {
         prefs.int = 3
         #expect(prefs.lastError == nil)
         #expect(SamplePrefs(key: "R", store: suite.store).int == 3)
+    }
+
+    @Test("a write with no bound on its wait waits for another thread's write however long, and then goes through")
+    func unboundedWaitEnds() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        let handle = suite.store.handle
+        let holding = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? handle.withWrite(root: "Held") {
+                holding.signal()
+                release.wait()
+            }
+        }.start()
+        holding.wait()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { release.signal() }
+        let ran = finishing(within: 20) { (try? handle.withWrite(root: "Waiting", waitingAtMost: .infinity) { true }) ?? false }
+        #expect(ran == true)
+    }
+
+    @Test("the suite is named in errors where Foundation names it, and said to be unnamed where it does not")
+    func suiteNamesInErrors() throws {
+        let suite = TestSuite(applePath: true)
+        defer { suite.remove() }
+        #expect(suite.store.handle.displayName == "UserDefaults suite \"\(suite.name)\"")
+        let object = try #require(UserDefaults(suiteName: suite.name))
+        let hidden = PlatformChoices.$current.withValue(.apple) { UserDefaultsStore(userDefaults: object) }
+        #expect(hidden.handle.displayName == "a UserDefaults object whose suite Foundation does not name")
     }
 
     @Test("the didChangeNotification watcher reports its object's notifications until stopped")

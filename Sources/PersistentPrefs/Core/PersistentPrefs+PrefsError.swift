@@ -126,8 +126,8 @@ extension PersistentPrefs {
         /// process, where it can be known (always on Linux). Nothing was written; reads are not
         /// affected, since they never wait for a writer. On the `UserDefaults` road (Apple
         /// platforms), where there is no file to lock, the wait is for another thread's write of
-        /// the same suite in this process: `path` is `UserDefaults suite "NAME"` and `holderPID`
-        /// this process.
+        /// the same suite in this process: `path` is `UserDefaults suite "NAME"` (or says that
+        /// Foundation does not name the suite) and `holderPID` this process.
         case lockTimeout(path: String, holderPID: Int32?, waited: TimeInterval)
 
         /// Changes other programs make to the file at `path` are not reported at once, because the

@@ -375,7 +375,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         if PlatformChoices.current.suitesGoThroughUserDefaults {
             (watchedFile, watchedName) = (file, nil)
         } else {
-            watchedFile = file ?? SuitePaths.file(suite: suiteName, isStandard: suiteName == nil)
+            watchedFile = file ?? SuitePaths.file(suite: suiteName, isStandard: isStandard)
             watchedName = watchedFile?.lastPathComponent
         }
         identifier = file.map { "userdefaults-file:\($0.path)" }
@@ -461,18 +461,24 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     /// A write waits at most ``PersistentPrefs/lockTimeout`` for another thread's write, as a
     /// write of a file waits for its lock.
     ///
+    /// - Parameter limit: How long to wait for another thread's write (any length, infinity
+    ///   included); ``PersistentPrefs/lockTimeout`` when `nil`.
     /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the root
     ///   key of the write this thread is inside; ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``
     ///   naming the suite and this process when another thread's write held the lock for longer;
     ///   or what `body` throws.
-    func withWrite<Result>(root: String, _ body: () throws -> Result) throws -> Result {
+    func withWrite<Result>(root: String, waitingAtMost limit: TimeInterval? = nil, _ body: () throws -> Result) throws -> Result {
         let me = pthread_self()
         if let outer = writer.withLock({ $0 }), pthread_equal(outer.thread, me) != 0 {
             throw PersistentPrefs.PrefsError.transactionInProgress(root: outer.root)
         }
-        let started = Date()
-        guard writeLock.lock(before: started.addingTimeInterval(FileLock.timeout.withLock { $0 })) else {
-            throw PersistentPrefs.PrefsError.lockTimeout(path: displayName, holderPID: getpid(), waited: Date().timeIntervalSince(started))
+        let limit = limit ?? FileLock.timeout.withLock { $0 }
+        let started = ProcessInfo.processInfo.systemUptime
+        // At most an hour a try: Foundation turns a deadline into nanoseconds, which a far one
+        // (an infinite timeout, say) overflows.
+        while !writeLock.lock(before: Date(timeIntervalSinceNow: min(3600, limit - (ProcessInfo.processInfo.systemUptime - started)))) {
+            let waited = ProcessInfo.processInfo.systemUptime - started
+            if waited >= limit { throw PersistentPrefs.PrefsError.lockTimeout(path: displayName, holderPID: getpid(), waited: waited) }
         }
         defer { writeLock.unlock() }
         writer.withLock { $0 = Writer(thread: me, root: root) }
@@ -484,8 +490,8 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
     /// around it (command-line arguments, registered defaults, the global domain, managed
     /// values). An object whose domain cannot be known is read through `dictionaryRepresentation()`
     /// less every value it shows from the argument domain, the registered defaults or the global
-    /// domain: a key the suite stores with the very value a layer gives is taken as the layer's
-    /// (it reads the same; a write then leaves it to the layer).
+    /// domain: a key the suite stores with the very value one of those gives is taken as theirs
+    /// (a registered value still reads through its layer; a write then leaves it to them).
     func persistentDomain(in defaults: UserDefaults) -> [String: Any] {
         #if canImport(Darwin)
             // `.standard` writes the application's domain as CFPreferences names it (a bundle's
@@ -515,7 +521,8 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
 
     /// The suite as errors name it where there is no file: `UserDefaults suite "NAME"`.
     var displayName: String {
-        "UserDefaults suite \"\(suiteName ?? "standard")\""
+        if let suiteName { return "UserDefaults suite \"\(suiteName)\"" }
+        return isStandard ? "UserDefaults suite \"standard\"" : "a UserDefaults object whose suite Foundation does not name"
     }
 
     func synchronize(_ defaults: UserDefaults, root: String) throws {
