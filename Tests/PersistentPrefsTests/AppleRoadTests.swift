@@ -142,18 +142,7 @@ struct AppleRoadTests {
         prefs.int = 1
         try #require(prefs.lastError == nil)
         // Another thread inside a write of the suite that does not end (a stuck update body).
-        let holding = DispatchSemaphore(value: 0)
-        let release = DispatchSemaphore(value: 0)
-        let ended = DispatchSemaphore(value: 0)
-        let handle = suite.store.handle
-        Thread {
-            _ = try? handle.withWrite(root: "Held") {
-                holding.signal()
-                release.wait()
-            }
-            ended.signal()
-        }.start()
-        holding.wait()
+        let (release, ended) = Self.holdingAWrite(of: suite.store.handle)
         let started = Date()
         let gaveUp = finishing(within: PersistentPrefs.lockTimeout + 20) { () -> PersistentPrefs.PrefsError? in
             prefs.int = 2
@@ -182,18 +171,28 @@ struct AppleRoadTests {
         let suite = TestSuite(applePath: true)
         defer { suite.remove() }
         let handle = suite.store.handle
+        let (release, ended) = Self.holdingAWrite(of: handle)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { release.signal() }
+        let ran = finishing(within: 20) { (try? handle.withWrite(root: "Waiting", waitingAtMost: .infinity) { true }) ?? false }
+        #expect(ran == true)
+        ended.wait()
+    }
+
+    /// Starts a thread that is inside a write of `handle`'s suite once this returns, and stays
+    /// there until `release` is signalled; `ended` is signalled when it has left.
+    static func holdingAWrite(of handle: DefaultsHandle) -> (release: DispatchSemaphore, ended: DispatchSemaphore) {
         let holding = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
+        let ended = DispatchSemaphore(value: 0)
         Thread {
             _ = try? handle.withWrite(root: "Held") {
                 holding.signal()
                 release.wait()
             }
+            ended.signal()
         }.start()
         holding.wait()
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { release.signal() }
-        let ran = finishing(within: 20) { (try? handle.withWrite(root: "Waiting", waitingAtMost: .infinity) { true }) ?? false }
-        #expect(ran == true)
+        return (release, ended)
     }
 
     @Test("the suite is named in errors where Foundation names it, and said to be unnamed where it does not")

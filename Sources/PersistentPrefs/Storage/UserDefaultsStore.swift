@@ -474,10 +474,11 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         }
         let limit = limit ?? FileLock.timeout.withLock { $0 }
         let started = ProcessInfo.processInfo.systemUptime
+        var waited: TimeInterval = 0
         // At most an hour a try: Foundation turns a deadline into nanoseconds, which a far one
         // (an infinite timeout, say) overflows.
-        while !writeLock.lock(before: Date(timeIntervalSinceNow: min(3600, limit - (ProcessInfo.processInfo.systemUptime - started)))) {
-            let waited = ProcessInfo.processInfo.systemUptime - started
+        while !writeLock.lock(before: Date(timeIntervalSinceNow: min(3600, limit - waited))) {
+            waited = ProcessInfo.processInfo.systemUptime - started
             if waited >= limit { throw PersistentPrefs.PrefsError.lockTimeout(path: displayName, holderPID: getpid(), waited: waited) }
         }
         defer { writeLock.unlock() }

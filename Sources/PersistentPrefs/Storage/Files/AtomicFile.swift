@@ -178,13 +178,8 @@ enum AtomicFile {
         return true
     }
 
-    /// ``createDirectory(_:)`` for the folder holding `file`: one `lstat` when it is a folder
-    /// already (not a link), as it is on every write but a store's first.
-    static func createFolder(of file: URL) throws(Failure) {
-        try createFolder(ofPath: file.path)
-    }
-
-    /// ``createFolder(of:)`` for the file at `path`.
+    /// ``createDirectory(_:)`` for the folder holding the file at `path`: one `lstat` when it is
+    /// a folder already (not a link), as it is on every write but a store's first.
     static func createFolder(ofPath path: String) throws(Failure) {
         let folder = FolderPath.split(path).folder
         if SharedFolders.kind(folder) == S_IFDIR { return }
