@@ -16,10 +16,14 @@ public struct HarnessOptions: Equatable, Sendable {
     public var key: String?
     /// The store (`--suite NAME` or `--store-dir DIR`).
     public var store: StoreChoice = .standard
+    /// `--sample`: a root key without a schema file is the sample's set (`SamplePrefs`). Without
+    /// it, only the root key "SamplePrefs" and roots whose schema file the sample wrote are.
+    public var sample: Bool
     /// Creates the default options.
-    public init(key: String? = nil, store: StoreChoice = .standard) {
+    public init(key: String? = nil, store: StoreChoice = .standard, sample: Bool = false) {
         self.key = key
         self.store = store
+        self.sample = sample
     }
 }
 
@@ -272,7 +276,7 @@ public struct CommandSpec: Equatable, Sendable {
     private func isRepeated(_ placeholder: String) -> Bool { placeholder.hasSuffix("...") }
 }
 
-/// Parses `prefs-harness [--key ROOT] [--suite NAME | --store-dir DIR] COMMAND [ARGS] [--json]`.
+/// Parses `prefs-harness [--key ROOT] [--sample] [--suite NAME | --store-dir DIR] COMMAND [ARGS] [--json]`.
 public enum CommandLineParser {
     /// What `arguments` (without the program name) ask for.
     ///
@@ -298,6 +302,9 @@ public enum CommandLineParser {
                 guard !sawStore else { throw HarnessError.usage("give one of --suite and --store-dir, once") }
                 sawStore = true
                 options.store = .suite(try suiteName(try value(of: name, inlineValue, &rest)))
+            case "--sample":
+                guard inlineValue == nil else { throw HarnessError.usage("--sample takes no value") }
+                options.sample = true
             case "--store-dir":
                 guard !sawStore else { throw HarnessError.usage("give one of --suite and --store-dir, once") }
                 sawStore = true

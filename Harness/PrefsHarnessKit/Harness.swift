@@ -115,16 +115,19 @@ public struct Harness {
             "  \(spec.synopsis.padding(toLength: width, withPad: " ", startingAt: 0))  \(spec.summary)\(spec.interactiveOnly ? " (interactive)" : "")"
         }
         return """
-            usage: prefs-harness [--key ROOT] [--suite NAME | --store-dir DIR] [COMMAND [ARGS]]
+            usage: prefs-harness [--key ROOT] [--sample] [--suite NAME | --store-dir DIR] [COMMAND [ARGS]]
 
             View and edit the preference set stored under ROOT (default "SamplePrefs"): a
-            program's set when its program wrote a schema file for it (see schema-file), else
-            the sample's (SamplePrefs). Values are shown as the program reads them, with where
-            each comes from (user, site FILE, vendor FILE, default) and whether it is locked.
-            With no COMMAND, starts the interactive mode. Every command with output takes --json.
+            program's set when its program wrote a schema file for it (see schema-file); the
+            sample's (SamplePrefs) under "SamplePrefs", a root the sample wrote, or with
+            --sample. Any other root key is refused, naming the sets that are there. Values
+            are shown as the program reads them, with where each comes from (user, site FILE,
+            vendor FILE, default) and whether it is locked. With no COMMAND, starts the
+            interactive mode. Every command with output takes --json.
 
             Options:
               --key ROOT       the root key of the set
+              --sample         a root key without a schema file is the sample's set
               --suite NAME     the UserDefaults suite to use (default: the standard one)
               --store-dir DIR  keep sets as property-list files in DIR instead
               --help, -h       this help; COMMAND --help for a command's
@@ -156,7 +159,22 @@ public final class HarnessSession {
         if case .standard = storeChoice, !storeGiven { return nil }
         return store as? PlistFileStore
     }
-    /// Whether the store was handed to ``init(rootKey:store:storeDescription:)``.
+    /// Whether a root key without a schema file is the sample's set (`--sample`); the root key
+    /// ``sampleRoot`` always is.
+    let sampleChosen: Bool
+    /// The sample's own root key, the default one.
+    public static let sampleRoot = "SamplePrefs"
+    /// Whether the current root key, when it has no schema file, is the sample's set.
+    var usesSample: Bool { sampleChosen || rootKey == Self.sampleRoot }
+    /// The store in a sentence: `the UserDefaults suite "MyApp"`, `the folder /tmp/prefs`.
+    var storePhrase: String {
+        switch storeChoice {
+        case .suite(let name): return "the UserDefaults suite \"\(name)\""
+        case .directory(let path): return "the folder \(path)"
+        case .standard: return storeGiven ? "the \(storeDescription)" : "the harness's standard suite"
+        }
+    }
+    /// Whether the store was handed to ``init(rootKey:store:storeDescription:sample:)``.
     private let storeGiven: Bool
     /// The store in words, for the interactive screen.
     public let storeDescription: String
@@ -169,8 +187,9 @@ public final class HarnessSession {
     ///
     /// - Throws: ``HarnessError/usage(_:)`` when it cannot be opened.
     public init(options: HarnessOptions) throws {
-        rootKey = options.key ?? "SamplePrefs"
+        rootKey = options.key ?? Self.sampleRoot
         rootGiven = options.key != nil
+        sampleChosen = options.sample
         storeChoice = options.store
         storeGiven = false
         var chosen: (any PrefsStore)?
@@ -198,9 +217,14 @@ public final class HarnessSession {
     }
 
     /// A session over an explicit store (for tests).
-    public init(rootKey: String = "SamplePrefs", store: any PrefsStore, storeDescription: String = "custom store") {
+    ///
+    /// - Parameter sample: Whether a root key without a schema file is the sample's set (as
+    ///   `--sample`); a store that keeps no schema files (``InMemoryStore``, a custom store)
+    ///   only ever holds the sample's.
+    public init(rootKey: String = HarnessSession.sampleRoot, store: any PrefsStore, storeDescription: String = "custom store", sample: Bool = false) {
         self.rootKey = rootKey
         rootGiven = true
+        sampleChosen = sample
         storeGiven = true
         self.storeDescription = storeDescription
         settingsDirectory = nil

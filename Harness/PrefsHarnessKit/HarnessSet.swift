@@ -19,12 +19,18 @@ struct HarnessSet {
     var isSample: Bool { file == nil }
 
     /// The set of `session`: the program's when its schema file is there and is not the
-    /// sample's own.
+    /// sample's own; the sample's when the store keeps no schema files, or the root key has none
+    /// and the session uses the sample for it (see ``HarnessSession/usesSample``).
     ///
-    /// - Throws: ``HarnessError/refused(_:)`` when the schema file cannot be used.
+    /// - Throws: ``HarnessError/refused(_:)`` when the schema file cannot be used, or the root
+    ///   key has none and is not the sample's (see ``missingSchema(_:looked:)``).
     static func of(_ session: HarnessSession) throws -> HarnessSet {
         let root = session.rootKey
-        guard let url = PrefsSchema.fileURL(in: session.store, root: root), let schema = try SchemaCommands.load(url) else {
+        guard let url = PrefsSchema.fileURL(in: session.store, root: root) else {
+            return HarnessSet(schema: SchemaCommands.sampleSchema(root), file: nil, root: root)
+        }
+        guard let schema = try SchemaCommands.load(url) else {
+            guard session.usesSample else { throw missingSchema(session, looked: url) }
             return HarnessSet(schema: SchemaCommands.sampleSchema(root), file: nil, root: root)
         }
         // A schema of another class is a program's, without making the sample's schema (which
@@ -34,6 +40,39 @@ struct HarnessSet {
         let sample = SchemaCommands.sampleSchema(root)
         return SchemaCommands.isSampleSchema(schema, sample: sample)
             ? HarnessSet(schema: sample, file: nil, root: root) : HarnessSet(schema: schema, file: url.path, root: root)
+    }
+
+    /// The refusal for a root key without a schema file that is not the sample's: what was
+    /// looked for, the sets the store holds (a root key or suite that differs only in case
+    /// suggested), and the two ways on.
+    static func missingSchema(_ session: HarnessSession, looked url: URL) -> HarnessError {
+        let root = session.rootKey
+        let roots = ((try? session.store.roots()) ?? []).filter { $0 != root }
+        var lines = ["No schema file for the root key \"\(root)\" in \(session.storePhrase): looked for \(url.path)."]
+        if roots.isEmpty {
+            var holds = "\(session.storePhrase.prefix(1).uppercased() + session.storePhrase.dropFirst()) holds no sets"
+            if case .suite(let suite) = session.storeChoice, let other = nearbySuite(suite, schemaFile: url) {
+                holds += " (did you mean --suite \(other)?)"
+            }
+            lines.append(holds + ".")
+        } else {
+            var holds = "It holds the set\(roots.count == 1 ? "" : "s") " + roots.map { "\"\($0)\"" }.joined(separator: ", ")
+            if let other = roots.first(where: { $0.lowercased() == root.lowercased() }) { holds += " (did you mean --key \(other)?)" }
+            lines.append(holds + ".")
+        }
+        lines.append(
+            "A program writes its set's schema file when it first writes the set; until then its keys are unknown here. "
+                + "Give --sample to use the sample's keys under this root key. Nothing was read or written.")
+        return .refused(lines.joined(separator: "\n"))
+    }
+
+    /// A suite file beside the one `suite` names whose name differs only in case, from the
+    /// schema file's path (`FOLDER/SUITE.schemas/…`).
+    private static func nearbySuite(_ suite: String, schemaFile: URL) -> String? {
+        let folder = schemaFile.deletingLastPathComponent().deletingLastPathComponent().path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.lazy.filter { $0.hasSuffix(".plist") }.map { String($0.dropLast(6)) }
+            .first { $0 != suite && $0.lowercased() == suite.lowercased() }
     }
 
     /// The keys in the order `list` shows them: the sample's in its own order, a program's as

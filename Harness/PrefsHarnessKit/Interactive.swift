@@ -18,7 +18,12 @@ public struct Interactive {
 
     /// Runs until `quit` or end of input (Ctrl-D); returns the exit code: 0, or — for a piped
     /// session (not a terminal) — 1 when any command failed.
+    ///
+    /// Off a terminal (input from a pipe or a file) there is no screen and no prompt: each line
+    /// runs as its command does on the command line (`list` prints the table), output on
+    /// stdout, errors on stderr.
     public func run() -> Int32 {
+        guard console.isTerminal else { return runLines() }
         var messages = opening()
         var failed = false
         defer { screen.stop() }
@@ -38,15 +43,35 @@ public struct Interactive {
                 messages = try perform(word, Array(words.dropFirst()))
             } catch {
                 failed = true
-                let message = (error as? HarnessError)?.message ?? String(describing: error)
-                // On a terminal the screen shows it; otherwise it goes to stderr, as on the command line.
-                if console.isTerminal {
-                    messages = [console.styled(message, .red)]
-                } else {
-                    console.error("prefs-harness: \(message)")
-                }
+                messages = [console.styled((error as? HarnessError)?.message ?? String(describing: error), .red)]
             }
         }
+    }
+
+    /// A session off a terminal: one command per line, no screen, no prompt; 1 when any command
+    /// (or the set named at the start) failed, else 0.
+    private func runLines() -> Int32 {
+        var failed = false
+        func report(_ error: any Error) {
+            failed = true
+            console.error("prefs-harness: \((error as? HarnessError)?.message ?? String(describing: error))")
+        }
+        do {
+            _ = try HarnessSet.of(session)
+        } catch {
+            report(error)
+        }
+        while let line = console.readLine() {
+            do {
+                let words = try Self.words(line)
+                guard let word = words.first else { continue }
+                if word == "quit" || word == "exit" { break }
+                for output in try perform(word, Array(words.dropFirst()), onScreen: false) { console.print(output) }
+            } catch {
+                report(error)
+            }
+        }
+        return failed ? ExitCode.refused : ExitCode.success
     }
 
     /// The words of a prompt line. For `set NAME VALUE…` the rest of the line after NAME is the
@@ -64,24 +89,38 @@ public struct Interactive {
         return leading + (try Tokenizer.words(rest))
     }
 
-    /// Runs one command and returns what it printed.
-    private func perform(_ word: String, _ arguments: [String]) throws -> [String] {
+    /// Runs one command and returns what it printed; `onScreen`, for the interactive screen
+    /// (which shows the table itself and reads the new set after `key`).
+    private func perform(_ word: String, _ arguments: [String], onScreen: Bool = true) throws -> [String] {
         let command = try CommandLineParser.parseCommand(word, arguments, interactive: true)
         if command.arguments == ["--help"] { return [Harness.help(command.spec)] }
         switch command.spec.name {
         case "help":
             guard let topic = try CommandLineParser.helpTopic(command.arguments.first) else { return Self.promptHelp() }
             return [Harness.help(topic)]
-        case "list" where !command.json:
+        case "list" where !command.json && onScreen:
             return []  // the screen shows the table
         case "key":
+            // A root key that is neither a program's nor the sample's is refused, and the screen
+            // stays on the set it shows.
+            let previous = session.rootKey
             session.rootKey = try CommandLineParser.rootKey(command.arguments[0])
-            return ["Now on the root key \"\(session.rootKey)\"."] + opening()
+            do {
+                _ = try HarnessSet.of(session)
+            } catch {
+                session.rootKey = previous
+                throw error
+            }
+            return ["Now on the root key \"\(session.rootKey)\"."] + (onScreen ? opening() : [])
         case "watch":
             throw HarnessError.usage("this screen already shows changes as they happen; run 'prefs-harness watch' for a log of them")
         case "batch":
             throw HarnessError.usage("batch reads its changes from stdin; run it from the shell: prefs-harness batch < changes.txt")
         default:
+            guard onScreen else {
+                try session.execute(command, console: console)
+                return []
+            }
             var output: [String] = []
             let recorder = Console(
                 colour: console.colour, isTerminal: false,

@@ -259,10 +259,18 @@ public final class LineEditor {
     }
 
     /// The history file: `$XDG_STATE_HOME/prefs-harness/history`, else
-    /// `~/.local/state/prefs-harness/history`.
+    /// `$HOME/.local/state/prefs-harness/history` (see ``historyFile(environment:)``).
     public static var defaultHistoryFile: URL {
-        let environment = ProcessEnvironment.value("XDG_STATE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
-        let base = environment ?? (NSHomeDirectory() + "/.local/state")
+        historyFile(environment: ProcessEnvironment.value)
+    }
+
+    /// The history file for the environment `environment` reads: `$XDG_STATE_HOME/prefs-harness/history`,
+    /// else `$HOME/.local/state/prefs-harness/history`, as the XDG Base Directory specification
+    /// says (a relative path in either is ignored); the account's home folder only when `HOME`
+    /// is unset.
+    public static func historyFile(environment: (String) -> String?) -> URL {
+        func absolute(_ name: String) -> String? { environment(name).flatMap { $0.hasPrefix("/") ? $0 : nil } }
+        let base = absolute("XDG_STATE_HOME") ?? ((absolute("HOME") ?? NSHomeDirectory()) + "/.local/state")
         return URL(fileURLWithPath: base).appendingPathComponent("prefs-harness/history")
     }
 

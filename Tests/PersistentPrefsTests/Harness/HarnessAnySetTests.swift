@@ -218,7 +218,7 @@ struct HarnessAnySetTests {
     func interactive() throws {
         let fixture = try AppFixture()
         defer { fixture.remove() }
-        let recorder = RecordingConsole(input: ["set Volume 3", "get Theme", "incr Volume 2", "quit"])
+        let recorder = RecordingConsole(input: ["set Volume 3", "get Theme", "incr Volume 2", "quit"], terminal: true)
         let status = Interactive(session: HarnessSession(rootKey: "Main", store: fixture.store), console: recorder.console).run()
         #expect(status == 0, "\(recorder.err)")
         #expect(recorder.out.contains("schema file: \(fixture.schemaFile.path)") && !recorder.out.contains("Integer Value"))
@@ -295,5 +295,40 @@ struct HarnessAnySetProcessTests {
         let volumeKey = try #require(AudioPrefsShape.schema["Volume"])
         let problem = try #require(volumeKey.problem(with: 20))
         #expect(ranged.status == 1 && ranged.stderr.contains(PersistentPrefs.PrefsError.invalidValue(key: "Volume", reason: problem).description), "\(ranged)")
+    }
+
+    @Test("a mistyped suite or root key is never the sample's set: reads say what is there and exit 1, writes change nothing")
+    func mistypedNames() throws {
+        let home = TemporaryDirectory()
+        defer { home.remove() }
+        let child = ChildProcess(configHome: home.path)
+        #expect(try child.run("prefs-test-helper", ["audio-set", "MyApp", "AppPrefs", "volume", "7"]).stdout.contains("ok"))
+        let before = try FileManager.default.contentsOfDirectory(atPath: home.path).sorted()
+        let suiteBytes = try Data(contentsOf: URL(fileURLWithPath: home.path + "/MyApp.plist"))
+
+        let wrongSuite = try child.run("prefs-harness", ["--suite", "myapp", "--key", "AppPrefs", "list"])
+        #expect(wrongSuite.status == 1 && wrongSuite.stdout.isEmpty, "\(wrongSuite)")
+        #expect(wrongSuite.stderr.contains("No schema file for the root key \"AppPrefs\" in the UserDefaults suite \"myapp\": looked for \(home.path)/myapp.schemas/AppPrefs~"), "\(wrongSuite)")
+        #expect(wrongSuite.stderr.contains("holds no sets (did you mean --suite MyApp?)"), "\(wrongSuite)")
+
+        let wrongKey = try child.run("prefs-harness", ["--suite", "MyApp", "--key", "Appprefs", "get", "Volume"])
+        #expect(wrongKey.status == 1 && wrongKey.stdout.isEmpty, "\(wrongKey)")
+        #expect(wrongKey.stderr.contains("It holds the set \"AppPrefs\" (did you mean --key AppPrefs?)"), "\(wrongKey)")
+        #expect(wrongKey.stderr.contains("--sample"), "\(wrongKey)")
+
+        for arguments in [["--suite", "myapp", "--key", "AppPrefs", "set", "int", "5"], ["--suite", "MyApp", "--key", "Appprefs", "set", "int", "5"]] {
+            let write = try child.run("prefs-harness", arguments)
+            #expect(write.status == 1 && write.stderr.contains("No schema file"), "\(write)")
+        }
+        let piped = try child.run("prefs-harness", ["--suite", "MyApp", "--key", "AppPrefs"], input: "key Appprefs\nget Volume\n")
+        #expect(piped.status == 1 && piped.stdout == "7\n", "the refused key leaves the session on its set: \(piped)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: home.path).sorted() == before, "no suite file or schema folder made")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: home.path + "/MyApp.plist")) == suiteBytes)
+
+        // The sample's own root key, and --sample for any other.
+        #expect(try child.run("prefs-harness", ["--suite", "MyApp", "get", "int"]).stdout == "12345\n")
+        let chosen = try child.run("prefs-harness", ["--suite", "MyApp", "--key", "Scratch", "--sample", "set", "int", "5"])
+        #expect(chosen.status == 0, "\(chosen)")
+        #expect(try child.run("prefs-harness", ["--suite", "MyApp", "--key", "Scratch", "get", "int"]).stdout == "5\n", "its schema file now says it is the sample's")
     }
 }

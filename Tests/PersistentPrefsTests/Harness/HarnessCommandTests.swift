@@ -9,12 +9,16 @@ final class RecordingConsole: @unchecked Sendable {
     var err = ""
     var input: [String]
 
-    init(input: [String] = []) {
+    /// Whether the console says it is a terminal (the interactive screen), else a pipe.
+    let terminal: Bool
+
+    init(input: [String] = [], terminal: Bool = false) {
         self.input = input
+        self.terminal = terminal
     }
 
     lazy var console = Console(
-        out: { [unowned self] in out += $0 }, err: { [unowned self] in err += $0 },
+        isTerminal: terminal, out: { [unowned self] in out += $0 }, err: { [unowned self] in err += $0 },
         readLine: { [unowned self] in input.isEmpty ? nil : input.removeFirst() })
 }
 
@@ -95,7 +99,7 @@ struct HarnessCommandTests {
         defer { directory.remove() }
         let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
         try Data("junk".utf8).write(to: try store.fileURL(forRoot: "R"))
-        let (status, recorder) = Self.run(["list"], HarnessSession(rootKey: "R", store: store))
+        let (status, recorder) = Self.run(["list"], HarnessSession(rootKey: "R", store: store, sample: true))
         #expect(status == 1)
         #expect(recorder.err.contains("unreadable"))
         #expect(recorder.err.contains(directory.path))
@@ -110,7 +114,8 @@ struct HarnessCommandTests {
         #expect(status == 1, "a piped session with a failed command ends with 1")
         #expect(try store.load(root: "First")?["Integer Value"] as? Int == 9)
         #expect(try store.load(root: "Other")?["String Value"] as? String == "two words")
-        #expect(recorder.out.contains("root key: Other"))
+        #expect(recorder.out.contains("Now on the root key \"Other\"."))
+        #expect(!recorder.out.contains("PersistentPrefs harness") && !recorder.out.contains("prefs ["), "no screen and no prompt off a terminal")
         #expect(recorder.err == "prefs-harness: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, roots, dump, settings, watch, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit\n")
         #expect(!recorder.out.contains("bogus"))
         #expect(recorder.input.isEmpty)
@@ -131,9 +136,12 @@ struct HarnessCommandTests {
         #expect(stored["Date Value"] as? Date == Date(timeIntervalSince1970: 1_714_521_600))
         #expect(recorder.out.contains("Commands at this prompt"))
         #expect(recorder.out.contains("  key ROOT "))
-        #expect(recorder.out.contains("Commands: list, get, set, incr, reset, delete, roots, dump, settings, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit"))
         #expect(recorder.err == "prefs-harness: the root key must not be empty or blank\n")
         #expect(status == 1)
+        let screen = RecordingConsole(input: ["key '   '"], terminal: true)
+        #expect(Interactive(session: HarnessSession(rootKey: "P", store: store), console: screen.console).run() == 0)
+        #expect(screen.out.contains("Commands: list, get, set, incr, reset, delete, roots, dump, settings, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit"))
+        #expect(screen.out.contains("the root key must not be empty or blank") && screen.err.isEmpty, "on a terminal the screen shows it")
         let json = RecordingConsole(input: ["set array [\"x\",\"y z\"]"])
         #expect(Interactive(session: HarnessSession(rootKey: "J", store: store), console: json.console).run() == 0)
         #expect(try store.load(root: "J")?["Array Value"] as? [String] == ["x", "y z"])

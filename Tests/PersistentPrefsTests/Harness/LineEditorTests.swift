@@ -50,6 +50,15 @@ struct LineEditorTests {
         #expect(Self.type(Self.bytes("abcdef") + Self.left + Self.left + [0x15]).0.text == "ef")
     }
 
+    @Test("the history file follows XDG_STATE_HOME, else HOME, never the account's home when HOME is elsewhere")
+    func historyFile() {
+        func file(_ variables: [String: String]) -> String { LineEditor.historyFile(environment: { variables[$0] }).path }
+        #expect(file(["XDG_STATE_HOME": "/s", "HOME": "/h"]) == "/s/prefs-harness/history")
+        #expect(file(["HOME": "/h"]) == "/h/.local/state/prefs-harness/history")
+        #expect(file(["XDG_STATE_HOME": "relative", "HOME": "/h"]) == "/h/.local/state/prefs-harness/history")
+        #expect(file([:]) == NSHomeDirectory() + "/.local/state/prefs-harness/history")
+    }
+
     @Test("Up and Down walk the history and come back to the line being typed")
     func history() {
         let history = ["list", "get int"]

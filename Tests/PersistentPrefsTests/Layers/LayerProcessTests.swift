@@ -213,7 +213,7 @@ struct LayerProcessTests {
     func watchWholeSuite() throws {
         let fixture = SiteFixture()
         defer { fixture.remove() }
-        #expect(try fixture.harness(["--suite", "w", "--key", "A", "set", "int", "1"]).status == 0)
+        #expect(try fixture.harness(["--suite", "w", "--key", "A", "--sample", "set", "int", "1"]).status == 0)
         let (watch, output) = try fixture.child.start("prefs-harness", ["--suite", "w", "watch", "--json"])
         defer {
             watch.terminate()
@@ -222,8 +222,8 @@ struct LayerProcessTests {
         var seen = ""
         for attempt in 0..<100 where !(seen.contains("\"root\":\"B\"") && seen.contains("\"root\":\"A\"")) {
             if attempt % 20 == 0 {
-                _ = try fixture.harness(["--suite", "w", "--key", "A", "set", "int", "\(attempt + 2)"])
-                _ = try fixture.harness(["--suite", "w", "--key", "B", "set", "string", "b\(attempt)"])
+                _ = try fixture.harness(["--suite", "w", "--key", "A", "--sample", "set", "int", "\(attempt + 2)"])
+                _ = try fixture.harness(["--suite", "w", "--key", "B", "--sample", "set", "string", "b\(attempt)"])
             }
             usleep(50_000)
             seen += String(decoding: availableDataNonBlocking(output), as: UTF8.self)

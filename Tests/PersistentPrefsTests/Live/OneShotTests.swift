@@ -60,7 +60,7 @@ struct OneShotTests {
     func dateDefaultDoesNotRewriteSchema() throws {
         let (child, home) = ChildProcess.inTemporaryConfigHome()
         defer { home.remove() }
-        let first = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "set", "int", "1"])
+        let first = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "--sample", "set", "int", "1"])
         #expect(first.status == 0, "\(first.stderr)")
         let folder = home.path + "/s.schemas"
         let name = try #require(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".json") })
@@ -77,7 +77,7 @@ struct OneShotTests {
         }
         let before = try signature()
         Thread.sleep(forTimeInterval: 0.02)  // a rewrite would show in the time too
-        let second = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "set", "int", "2"])
+        let second = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "--sample", "set", "int", "2"])
         #expect(second.status == 0, "\(second.stderr)")
         let after = try signature()
         #expect(after.inode == before.inode)
@@ -90,7 +90,7 @@ struct OneShotTests {
         #expect(keys["Date Value"]?["default"] == nil)
         #expect(keys["Integer Value"]?["default"] as? Int == 12345)
         // The harness still knows the file as the sample's own schema.
-        let describe = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "set", "int", "3"])
+        let describe = try child.run("prefs-harness", ["--suite", "s", "--key", "Main", "--sample", "set", "int", "3"])
         #expect(describe.status == 0, "\(describe.stderr)")
     }
 
