@@ -237,8 +237,15 @@ public final class HarnessSession {
     /// (`watch` observes, which does).
     func prefs() throws -> SamplePrefs {
         let prefs = SamplePrefs(key: rootKey, store: store)
-        try Self.check(prefs)
+        // Damage is said before a write begins (see `execute`); the write starts the set afresh.
+        if DamageReport.notice(in: prefs.lastError) == nil { try Self.check(prefs) }
         return prefs
+    }
+
+    /// The damage the library reports for the set under the current root key (see
+    /// ``DamageReport``), or `nil`.
+    func damage() -> PersistentPrefs.PrefsError? {
+        DamageReport.notice(in: PersistentPrefs(key: rootKey, store: store).lastError)
     }
 
     /// The set under the current root key as stored (sets are live: another program's write is
@@ -254,7 +261,14 @@ public final class HarnessSession {
     ///
     /// - Throws: ``HarnessError``; a refused or unparsable command changes nothing.
     public func execute(_ command: Command, console: Console) throws {
-        switch command.spec.name {
+        // The commands that read or write the set under the root key say when its file was
+        // damaged: a read is refused, a write is warned and goes on (see DamageReport).
+        let name = command.spec.name
+        if Self.setReads.contains(name) || Self.setWrites.contains(name), let damage = damage() {
+            if Self.setReads.contains(name) { throw DamageReport.refusal(damage) }
+            DamageReport.warn(damage, starting: "the set \"\(rootKey)\"", console: console)
+        }
+        switch name {
         case "list":
             try list(json: command.json, console: console)
         case "get":
@@ -405,6 +419,10 @@ public final class HarnessSession {
         if let file = set.file { console.print("Schema file: \(file)") }
         for line in table(rows, console: console) { console.print(line) }
     }
+
+    /// The commands that read the set under the root key, and those that write it.
+    static let setReads: Set = ["list", "get", "dump", "delete", "migrate"]
+    static let setWrites: Set = ["set", "batch", "incr", "reset"]
 
     /// Where a value comes from, in words (what `get` prints to stderr).
     static func describeSource(_ shown: HarnessSet.Shown, root: String) -> String {

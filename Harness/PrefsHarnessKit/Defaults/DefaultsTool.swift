@@ -48,7 +48,7 @@ enum DefaultsTool {
             }
             let domain = try places.domain(rest[0])
             let change = try WriteChange.parse(Array(rest.dropFirst()))
-            try domain.update { contents in try change.apply(to: &contents, domain: domain.name) }
+            try domain.updateSayingDamage(console) { contents in try change.apply(to: &contents, domain: domain.name) }
         case "delete":
             try arity(1...2, "DOMAIN [KEY]")
             let domain = try places.domain(rest[0])
@@ -88,7 +88,7 @@ enum DefaultsTool {
             try arity(2...2, "DOMAIN PATH|-")
             let domain = try places.domain(rest[0])
             let imported = try importedDictionary(rest[1], console: console)
-            try domain.update { contents in contents = imported }
+            try domain.updateSayingDamage(console) { contents in contents = imported }
         default:
             throw HarnessError.usage("unknown defaults subcommand '\(subcommand)'; the subcommands are \(subcommands.joined(separator: ", "))")
         }
@@ -278,15 +278,45 @@ struct Domain {
     let place: Place
 
     /// Its keys and values; `nil` when it does not exist.
+    ///
+    /// - Throws: A refusal naming the damaged copy when the file was unreadable: the read that
+    ///   finds it moves it aside, and every read after says so until it is written again.
     func contents() throws -> [String: Any]? {
-        try refusing {
+        let contents = try refusing {
             switch place {
-            // A damaged file is moved aside, and reported (corruptStore) by the read that finds it.
             case .file(let file):
                 return try file.contents()
             case .root(let store):
                 return try store.load(root: name)
             }
+        }
+        if contents == nil, let damage { throw DamageReport.refusal(damage) }
+        return contents
+    }
+
+    /// The library's report that the file was damaged and moved aside, until it is written
+    /// again (see ``DamageReport``); `nil` otherwise.
+    var damage: PersistentPrefs.PrefsError? {
+        switch place {
+        case .file(let file): return file.damageNotice
+        case .root(let store): return DamageReport.notice(in: PersistentPrefs(key: name, store: store).lastError)
+        }
+    }
+
+    /// ``update(_:)``, saying on stderr when the file was damaged: before the write when it was
+    /// moved aside earlier; when this write is what finds it (the library then moves it aside
+    /// and writes nothing), after, and then the write is made again, starting afresh.
+    func updateSayingDamage(_ console: Console, _ change: (inout [String: Any]) throws -> Void) throws {
+        if let damage {
+            DamageReport.warn(damage, starting: "the domain \(name)", console: console)
+            return try update(change)
+        }
+        do {
+            try update(change)
+        } catch {
+            guard let damage else { throw error }
+            DamageReport.warn(damage, starting: "the domain \(name)", console: console)
+            try update(change)
         }
     }
 

@@ -32,6 +32,33 @@ struct DefaultsProcessTests {
         #expect(refused.stderr.hasSuffix("page faults)\n"))
     }
 
+    @Test("a damaged suite is said aloud: every read names the copy and exits 1; a write warns, starts afresh and exits 0")
+    func damagedSuite() throws {
+        let (child, directory) = ChildProcess.inTemporaryConfigHome()
+        defer { directory.remove() }
+        #expect(try child.run("prefs-harness", ["defaults", "write", "hurt", "Theme", "light"]).status == 0)
+        let file = directory.path + "/hurt.plist"
+        try Data("<?xml version=\"1.0\"?><plist><dict><key>Th".utf8).write(to: URL(fileURLWithPath: file))
+        // The first read moves the file aside; the later ones, and the set's own commands, still say so.
+        for arguments in [["defaults", "read", "hurt"], ["defaults", "read", "hurt"], ["defaults", "read", "hurt", "Theme"], ["--suite", "hurt", "list"]] {
+            let read = try child.run("prefs-harness", arguments)
+            #expect(read.status == 1 && read.stdout.isEmpty, "\(arguments): \(read)")
+            #expect(read.stderr.contains("moved aside to \(file).corrupt-") && !read.stderr.contains("does not exist"), "\(arguments): \(read.stderr)")
+        }
+        let write = try child.run("prefs-harness", ["defaults", "write", "hurt", "Theme", "dark"])
+        #expect(write.status == 0, "\(write)")
+        #expect(write.stderr.hasPrefix("prefs-harness: warning: ") && write.stderr.contains("\(file).corrupt-") && write.stderr.contains("starts the domain hurt afresh"), "\(write.stderr)")
+        let read = try child.run("prefs-harness", ["defaults", "read", "hurt", "Theme"])
+        #expect(read.status == 0 && read.stdout == "dark\n" && read.stderr.isEmpty, "\(read)")
+        // A write that is the first to find the damage says so as well, and writes.
+        try Data("junk".utf8).write(to: URL(fileURLWithPath: file))
+        let first = try child.run("prefs-harness", ["defaults", "write", "hurt", "Volume", "-int", "2"])
+        #expect(first.status == 0 && first.stderr.contains("warning: ") && first.stderr.contains("\(file).corrupt-"), "\(first)")
+        #expect(try child.run("prefs-harness", ["defaults", "read", "hurt", "Volume"]).stdout == "2\n")
+        let copies = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasPrefix("hurt.plist.corrupt-") }
+        #expect(copies.count == 2, "\(copies)")
+    }
+
     @Test("defaults delete DOMAIN leaves nothing of the domain's values: no file, no lock file; its schemas stay")
     func deleteRemovesTheLockFile() throws {
         let (child, directory) = ChildProcess.inTemporaryConfigHome()

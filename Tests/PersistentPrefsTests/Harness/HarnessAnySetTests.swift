@@ -227,6 +227,28 @@ struct HarnessAnySetTests {
         #expect(HarnessAppPrefs(key: "Main", store: fixture.store).volume == 5)
     }
 
+    @Test("a program's set whose file was damaged: reads say where the copy is and exit 1; a write says so, starts afresh and exits 0")
+    func damagedFile() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        let file = try fixture.store.fileURL(forRoot: "Main")
+        let damaged = Data("<?xml version=\"1.0\"?><plist><dict><key>Vol".utf8)
+        try damaged.write(to: file)
+        for words in [["get", "Volume"], ["list"], ["dump"], ["delete"]] {
+            let (status, recorder) = HarnessCommandTests.run(words, HarnessSession(rootKey: "Main", store: fixture.store))
+            #expect(status == 1 && recorder.out.isEmpty, "\(words): \(recorder.out)")
+            #expect(recorder.err.contains("moved aside to \(file.path).corrupt-") && recorder.err.contains("starts it afresh"), "\(words): \(recorder.err)")
+        }
+        let copies = try FileManager.default.contentsOfDirectory(atPath: fixture.folder.path).filter { $0.contains(".corrupt-") }
+        #expect(copies.count == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: fixture.folder.path + "/" + copies[0])) == damaged, "the copy is the file as it was")
+        let (status, recorder) = fixture.run("set", "Volume", "3")
+        #expect(status == 0 && recorder.out == "Volume = 3\n", "\(recorder.err)")
+        #expect(recorder.err.hasPrefix("prefs-harness: warning: ") && recorder.err.contains(copies[0]) && recorder.err.contains("starts the set \"Main\" afresh"), "\(recorder.err)")
+        let after = fixture.run("get", "Volume")
+        #expect(after.0 == 0 && after.1.out == "3\n" && after.1.err.isEmpty, "written again: no more word of it")
+    }
+
     @Test("the sample's set keeps its aliases and defaults, with sources")
     func sample() throws {
         let session = HarnessSession(rootKey: "Main", store: InMemoryStore())
