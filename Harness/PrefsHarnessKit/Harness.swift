@@ -280,7 +280,7 @@ public final class HarnessSession {
             guard let value = shown.value else {
                 throw HarnessError.refused("\(key.name) is not set under the root key \"\(rootKey)\" and has no default")
             }
-            console.print(command.json ? ValueFormatter.jsonText(shown.json, pretty: false) : ValueFormatter.text(value))
+            console.print(command.json ? ValueFormatter.jsonText(shown.json) : ValueFormatter.text(value))
             // Quiet for the user's own value, as a lookup that found what was stored.
             if !command.json, shown.source != "user" || shown.locked {
                 console.error("(\(key.name): \(Self.describeSource(shown, root: rootKey)))")
@@ -306,7 +306,7 @@ public final class HarnessSession {
             let key = try set.key(command.arguments[0])
             guard key.kind == "integer" else { throw HarnessError.usage("incr works on integer keys; \(key.name) holds \(set.typeName(key))") }
             let by = command.arguments.count > 1 ? command.arguments[1] : "1"
-            guard let step = Int(by) else { throw HarnessError.usage("'\(by)' is not an integer to add") }
+            let step = try ValueParser.integer(by, for: "the amount to add")
             let result = try set.increment(key, by: step, session: self)
             console.print(command.json ? Self.json(["key": key.name, "value": result]) : "\(key.name) = \(result)")
         case "reset":
@@ -326,7 +326,7 @@ public final class HarnessSession {
                 if !removals.isEmpty { try set.write(removals.map { ($0, nil) }, session: self) }
             }
             if command.json {
-                console.print(ValueFormatter.jsonText(try set.shown(session: self).map(\.json), pretty: true))
+                console.print(ValueFormatter.jsonText(try set.shown(session: self).map(\.json)))
             } else {
                 console.print(set.isSample ? "Reset \"\(rootKey)\" to the sample defaults." : "Reset \"\(rootKey)\": removed the user's values; the set reads its defaults.")
             }
@@ -340,7 +340,7 @@ public final class HarnessSession {
         case "roots":
             let roots = try refusing { try store.roots() }
             if command.json {
-                console.print(ValueFormatter.jsonText(roots, pretty: false))
+                console.print(ValueFormatter.jsonText(roots))
             } else {
                 roots.forEach { console.print($0) }
             }
@@ -348,7 +348,7 @@ public final class HarnessSession {
             guard let stored = try refusing({ try store.load(root: rootKey) }) else {
                 throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\".")
             }
-            if command.json { return console.print(ValueFormatter.jsonText(stored, pretty: true)) }
+            if command.json { return console.print(ValueFormatter.jsonText(stored)) }
             let data = try refusing {
                 try PlistWriting.data(stored, format: .xml)
             }
@@ -391,7 +391,7 @@ public final class HarnessSession {
                 "root": rootKey, "from": report.fromVersion, "to": report.toVersion, "steps": report.steps,
                 "before": report.before, "after": report.after,
             ]
-            console.print(ValueFormatter.jsonText(object, pretty: true))
+            console.print(ValueFormatter.jsonText(object))
             return
         }
         guard !report.steps.isEmpty else {
@@ -413,7 +413,7 @@ public final class HarnessSession {
         let set = try HarnessSet.of(self)
         let rows = try set.shown(session: self)
         if json {
-            console.print(ValueFormatter.jsonText(rows.map(\.json), pretty: true))
+            console.print(ValueFormatter.jsonText(rows.map(\.json)))
             return
         }
         if let file = set.file { console.print("Schema file: \(file)") }
@@ -441,7 +441,7 @@ public final class HarnessSession {
     /// Prints `values` as the aligned table, or as JSON.
     func show(_ values: [String: Any], json: Bool, console: Console) {
         if json {
-            console.print(ValueFormatter.jsonText(values, pretty: true))
+            console.print(ValueFormatter.jsonText(values))
             return
         }
         // The sample's keys first (what `migrate` shows), then any others.
@@ -480,8 +480,8 @@ public final class HarnessSession {
     /// A small JSON object on one line (booleans as `true`/`false`).
     static func json(_ object: [String: Any]) -> String {
         let members = object.sorted { $0.key < $1.key }.map { key, value -> String in
-            let text = type(of: value) == Bool.self ? String(describing: value) : ValueFormatter.jsonText(value, pretty: false)
-            return ValueFormatter.jsonText(key, pretty: false) + ":" + text
+            let text = type(of: value) == Bool.self ? String(describing: value) : ValueFormatter.jsonText(value)
+            return ValueFormatter.jsonText(key) + ":" + text
         }
         return "{" + members.joined(separator: ",") + "}"
     }

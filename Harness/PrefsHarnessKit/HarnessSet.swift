@@ -89,8 +89,19 @@ struct HarnessSet {
             return try schema[SampleKey.named(name).name] ?? { throw HarnessError.usage("unknown key '\(name)'") }()
         }
         if let key = schema[name] { return key }
+        throw Self.unknownKey(name, in: schema, file: file)
+    }
+
+    /// The usage error (exit 2) of every command that names a key its set's schema does not
+    /// list: the name as typed, and the keys there are.
+    ///
+    /// - Parameters:
+    ///   - file: The schema file's path, when at hand.
+    ///   - outcome: What the refusal left as it was, when the command would have written.
+    static func unknownKey(_ name: String, in schema: PrefsSchema, file: String?, outcome: String? = nil) -> HarnessError {
         let known = schema.keys.map(\.name).joined(separator: ", ")
-        throw HarnessError.usage("unknown key '\(name)'; the keys of \"\(root)\" (schema file \(file ?? "")) are \(known)")
+        let source = file.map { " (schema file \($0))" } ?? ""
+        return .usage("unknown key '\(name)'; the keys of \"\(schema.root)\"\(source) are \(known)" + (outcome.map { "; \($0)" } ?? ""))
     }
 
     /// The key named at the start of `text` — a key name with spaces when one matches, else the

@@ -53,13 +53,6 @@ enum SchemaCommands {
         }
     }
 
-    /// The key of `set` that `name` names (a full name, or for the sample's set an alias of one
-    /// of its keys), or a refusal worded as `gsettings` words it.
-    static func key(_ name: String, in set: HarnessSet) throws -> PrefsSchema.Key {
-        if let key = set.schema[name] { return key }
-        if set.isSample, let sample = SampleKey(named: name), let key = set.schema[sample.name] { return key }
-        throw HarnessError.refused("No such key \u{201C}\(name)\u{201D}")
-    }
 
     /// The message for a value the schema refuses: the library's own
     /// ``PersistentPrefs/PersistentPrefs/PrefsError/invalidValue(key:reason:)`` sentence, with
@@ -98,23 +91,23 @@ enum SchemaCommands {
         switch command.spec.name {
         case "list-keys":
             let names = schema.keys.map(\.name)
-            console.print(json ? ValueFormatter.jsonText(names, pretty: false) : names.joined(separator: "\n"))
+            console.print(json ? ValueFormatter.jsonText(names) : names.joined(separator: "\n"))
         case "describe":
-            let key = try key(command.arguments[0], in: set)
-            console.print(json ? ValueFormatter.jsonText(["key": key.name, "summary": key.summary.map { $0 as Any } ?? NSNull()] as [String: Any], pretty: false) : key.summary ?? "")
+            let key = try set.key(command.arguments[0])
+            console.print(json ? ValueFormatter.jsonText(["key": key.name, "summary": key.summary.map { $0 as Any } ?? NSNull()] as [String: Any]) : key.summary ?? "")
         case "range":
-            let key = try key(command.arguments[0], in: set)
+            let key = try set.key(command.arguments[0])
             guard json else { return console.print(range(of: key)) }
             let object: [String: Any] = [
                 "key": key.name, "type": typeCode(key), "kind": key.kind ?? NSNull(),
                 "min": key.minimum.map(ValueFormatter.jsonValue) ?? NSNull(), "max": key.maximum.map(ValueFormatter.jsonValue) ?? NSNull(),
                 "choices": key.choices.map { $0.map(ValueFormatter.jsonValue) } ?? NSNull(),
             ]
-            console.print(ValueFormatter.jsonText(object, pretty: false))
+            console.print(ValueFormatter.jsonText(object))
         case "writable":
-            let key = try key(command.arguments[0], in: set)
+            let key = try set.key(command.arguments[0])
             let writable = !isLocked(key.name, session)
-            console.print(json ? ValueFormatter.jsonText(["key": key.name, "writable": writable], pretty: false) : String(writable))
+            console.print(json ? ValueFormatter.jsonText(["key": key.name, "writable": writable]) : String(writable))
         default:
             throw HarnessError.usage("not a schema command: \(command.spec.name)")
         }
@@ -128,7 +121,7 @@ enum SchemaCommands {
         let url = PrefsSchema.fileURL(in: session.store, root: session.rootKey)
         let exists = url.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
         if json {
-            console.print(ValueFormatter.jsonText(["root": session.rootKey, "path": url.map { $0.path as Any } ?? NSNull(), "exists": exists] as [String: Any], pretty: false))
+            console.print(ValueFormatter.jsonText(["root": session.rootKey, "path": url.map { $0.path as Any } ?? NSNull(), "exists": exists] as [String: Any]))
         } else if let url {
             console.print(url.path)
         } else {
@@ -197,8 +190,7 @@ enum SchemaCommands {
         }
         switch key.kind {
         case "integer"?:
-            guard let value = Int(trimmed) else { throw bad("an integer") }
-            return value
+            return try ValueParser.integer(trimmed, for: "\(key.name) (\(key.type ?? "Int"))")
         case "real"?:
             guard let value = Double(trimmed) else { throw bad("a number") }
             return value
@@ -245,7 +237,7 @@ enum SchemaCommands {
         func check(_ old: [String: Any], _ new: [String: Any], against schema: PrefsSchema) throws {
             for name in changedKeys(old, new) where name != PersistentPrefs.schemaVersionKey {
                 guard let key = schema[name] else {
-                    throw HarnessError.refused("No such key \u{201C}\(name)\u{201D} in the schema of \u{201C}\(schema.root)\u{201D}; defaults have not been changed")
+                    throw HarnessSet.unknownKey(name, in: schema, file: nil, outcome: "defaults have not been changed")
                 }
                 if let value = new[name], let problem = key.problem(with: value) {
                     throw HarnessError.refused("\(refusal(of: value, for: key, problem: problem)) Defaults have not been changed.")
@@ -259,7 +251,7 @@ enum SchemaCommands {
         for root in changedKeys(before, after) {
             guard let schema = try schemaFor(root) else { continue }
             guard after[root] == nil || after[root] is [String: Any] else {
-                throw HarnessError.refused("\u{201C}\(root)\u{201D} holds a preference set (it has a schema): write a dictionary there; defaults have not been changed")
+                throw HarnessError.refused("\"\(root)\" holds a preference set (it has a schema): write a dictionary there; defaults have not been changed")
             }
             try check(before[root] as? [String: Any] ?? [:], after[root] as? [String: Any] ?? [:], against: schema)
         }
@@ -341,13 +333,13 @@ final class SchemaSet: PersistentPrefs {
             let set = PersistentPrefs.withoutAutomaticMigration { SchemaSet(key: root, store: store, schema: schema) }
             if schema.recordsSchemaVersion, let stored = set.storedSchemaVersion, stored < schema.schemaVersion, !set.values.isEmpty {
                 throw HarnessError.refused(
-                    "The set \u{201C}\(root)\u{201D} is stored at schema version \(stored), older than the version its schema file \(file) describes (\(schema.schemaVersion)): its program migrates it the next time it runs; nothing was written")
+                    "The set \"\(root)\" is stored at schema version \(stored), older than the version its schema file \(file) describes (\(schema.schemaVersion)): its program migrates it the next time it runs; nothing was written")
             }
             do {
                 try body(set)
             } catch PersistentPrefs.PrefsError.newerSchemaVersion(_, let stored, _) {
                 throw HarnessError.refused(
-                    "The set \u{201C}\(root)\u{201D} is stored at schema version \(stored), newer than the version its schema file \(file) describes (\(schema.schemaVersion)), so the schema may not describe it; nothing was written")
+                    "The set \"\(root)\" is stored at schema version \(stored), newer than the version its schema file \(file) describes (\(schema.schemaVersion)), so the schema may not describe it; nothing was written")
             } catch {
                 try refusing { throw error }
             }

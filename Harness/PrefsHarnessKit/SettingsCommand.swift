@@ -44,7 +44,7 @@ enum SettingsCommand {
             }
             if json {
                 let object = Dictionary(uniqueKeysWithValues: rows.dropFirst().map { ($0.0, $0.2) })
-                return console.print(ValueFormatter.jsonText(object, pretty: true))
+                return console.print(ValueFormatter.jsonText(object))
             }
             for line in aligned(rows) { console.print(line) }
             console.print("Files in \(SettingsLocation.directory?.path ?? SettingsLocation.defaultDirectory.path)")
@@ -60,7 +60,7 @@ enum SettingsCommand {
             try field.assign(arguments[3])
             try refusing(kind.save)
             let setting = "\(kind.name).\(field.name)"
-            console.print(json ? ValueFormatter.jsonText([setting: field.text()], pretty: false) : "\(setting) = \(field.text())")
+            console.print(json ? ValueFormatter.jsonText([setting: field.text()]) : "\(setting) = \(field.text())")
         case "reset":
             guard arguments.count <= 2 else { throw HarnessError.usage("settings reset takes at most a TYPE (app or player)") }
             for kind in kinds {
@@ -68,7 +68,7 @@ enum SettingsCommand {
                 try refusing(kind.reset)
                 if !json { console.print("Reset \(kind.name) settings.") }
             }
-            if json { console.print(ValueFormatter.jsonText(kinds.map(\.name), pretty: false)) }
+            if json { console.print(ValueFormatter.jsonText(kinds.map(\.name))) }
         default:
             throw HarnessError.usage("unknown settings action '\(action)'; the actions are show, set, reset")
         }
@@ -143,10 +143,7 @@ enum SettingsCommand {
     }
 
     static func int(_ text: String, _ name: String) throws -> Int {
-        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else {
-            throw HarnessError.usage("'\(text)' is not an integer for \(name)")
-        }
-        return value
+        try ValueParser.integer(text, for: name)
     }
 
     static func double(_ text: String, _ name: String) throws -> Double {

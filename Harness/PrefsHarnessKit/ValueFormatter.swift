@@ -23,7 +23,7 @@ public enum ValueFormatter {
         case let pairs as [String: String] where !pairs.contains(where: { $0.key.contains(where: { ",=".contains($0) }) || $0.value.contains(",") || $0.key.hasPrefix("{") }):
             return pairs.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
         default:
-            return jsonText(value, pretty: false)
+            return jsonText(value)
         }
     }
 
@@ -46,13 +46,12 @@ public enum ValueFormatter {
         return "\(actualTypeName(value)) (expected \(key.typeName))"
     }
 
-    /// A value as JSON: dates as ISO 8601 strings, data as base64.
+    /// A value as JSON, as every `--json` output writes it: one line, object keys sorted, `/`
+    /// not escaped; dates as ISO 8601 strings, data as base64.
     ///
-    /// - Parameters:
-    ///   - value: A stored value.
-    ///   - pretty: Indent and sort keys.
-    public static func jsonText(_ value: Any, pretty: Bool) -> String {
-        JSONText.text(jsonValue(value), pretty: pretty)
+    /// - Parameter value: A stored value.
+    public static func jsonText(_ value: Any) -> String {
+        JSONText.text(jsonValue(value), pretty: false, escapingSlashes: false)
     }
 
     /// `date` as ISO 8601, with milliseconds when it has a fraction of a second.

@@ -10,6 +10,28 @@ import Foundation
 /// | `[String: String]` | `k=v,k=v` (or empty) or a JSON object of strings |
 /// | `Date` | ISO 8601 (`2024-05-01T12:00:00Z`, with or without fractional seconds, or `2024-05-01`) or `now` |
 public enum ValueParser {
+    /// `text` (spaces around it ignored) as an `Int`.
+    ///
+    /// - Parameters:
+    ///   - what: What the integer is for, as messages name it (`Volume`, `-int`).
+    ///   - example: How to write one, added to the message (`42 or -7`).
+    /// - Throws: ``HarnessError/usage(_:)`` saying why (see ``integerProblem(_:)``).
+    static func integer(_ text: String, for what: String, example: String? = nil) throws -> Int {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let value = Int(trimmed) { return value }
+        let hint = example.map { " (write it as \($0))" } ?? ""
+        throw HarnessError.usage("\(integerProblem(trimmed) ?? "'\(text)' is not an integer") for \(what)\(hint)")
+    }
+
+    /// Why `text` is not an `Int`: not an integer at all, or an integer outside the range an
+    /// integer key holds (the range said); `nil` when it is one.
+    static func integerProblem(_ text: String) -> String? {
+        guard Int(text) == nil else { return nil }
+        let digits = text.first == "-" || text.first == "+" ? text.dropFirst() : Substring(text)
+        guard !digits.isEmpty, digits.allSatisfy({ ("0"..."9").contains($0) }) else { return "'\(text)' is not an integer" }
+        return "\(text) is outside the range of an integer (\(Int.min) to \(Int.max))"
+    }
+
     /// The value `text` stands for, as the type `key` holds.
     ///
     /// - Parameters:
@@ -21,10 +43,7 @@ public enum ValueParser {
     public static func parse(_ text: String, for key: SampleKey, now: Date = Date()) throws -> Any {
         switch key {
         case .int:
-            guard let int = Int(text.trimmingCharacters(in: .whitespaces)) else {
-                throw HarnessError.usage("'\(text)' is not an integer for \(key.name) (write it as 42 or -7)")
-            }
-            return int
+            return try integer(text, for: key.name, example: "42 or -7")
         case .string:
             return text
         case .array:

@@ -74,10 +74,10 @@ enum WatchCommand {
             return "\(stamp)  \(root)  \(key) = \(value.map(ValueFormatter.text) ?? "(removed)")"
         }
         let fields = [
-            ("time", ValueFormatter.jsonText(stamp, pretty: false)),
-            ("root", ValueFormatter.jsonText(root, pretty: false)),
-            ("key", ValueFormatter.jsonText(key, pretty: false)),
-            ("value", value.map { ValueFormatter.jsonText($0, pretty: false) } ?? "null"),
+            ("time", ValueFormatter.jsonText(stamp)),
+            ("root", ValueFormatter.jsonText(root)),
+            ("key", ValueFormatter.jsonText(key)),
+            ("value", value.map { ValueFormatter.jsonText($0) } ?? "null"),
         ]
         return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
     }

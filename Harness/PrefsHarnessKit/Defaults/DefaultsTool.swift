@@ -31,7 +31,7 @@ enum DefaultsTool {
         case "domains":
             try arity(0...0, "")
             let names = try places.domainNames()
-            console.print(json ? ValueFormatter.jsonText(names, pretty: false) : names.joined(separator: ", "))
+            console.print(json ? ValueFormatter.jsonText(names) : names.joined(separator: ", "))
         case "read":
             try arity(0...2, "[DOMAIN [KEY]]")
             try read(rest, json: json, places: places, console: console)
@@ -41,7 +41,7 @@ enum DefaultsTool {
             let contents = try domain.existingContents()
             guard let value = contents[rest[1]] else { throw HarnessError.refused(missingPair(domain, rest[1])) }
             let type = PlistText.kind(of: value)?.rawValue ?? "unknown"
-            console.print(json ? ValueFormatter.jsonText(["domain": domain.name, "key": rest[1], "type": type], pretty: false) : "Type is \(type)")
+            console.print(json ? ValueFormatter.jsonText(["domain": domain.name, "key": rest[1], "type": type]) : "Type is \(type)")
         case "write":
             guard rest.count >= 2 else {
                 throw HarnessError.usage("usage: defaults write DOMAIN KEY [-type] VALUE, or defaults write DOMAIN '{ key = value; }'")
@@ -96,7 +96,7 @@ enum DefaultsTool {
 
     private static func read(_ arguments: [String], json: Bool, places: Places, console: Console) throws {
         func show(_ value: Any, topLevel: Bool) {
-            console.print(json ? ValueFormatter.jsonText(value, pretty: true) : PlistText.describe(value, topLevel: topLevel))
+            console.print(json ? ValueFormatter.jsonText(value) : PlistText.describe(value, topLevel: topLevel))
         }
         guard let name = arguments.first else {
             var all: [String: Any] = [:]

@@ -21,8 +21,7 @@ public enum DefaultsValues {
         case "-string":
             return word
         case "-int", "-integer":
-            guard let int = Int(word) else { throw HarnessError.usage("'\(word)' is not an integer for \(flag)") }
-            return NSNumber(value: int)
+            return NSNumber(value: try ValueParser.integer(word, for: flag))
         case "-float":
             guard let double = Double(word), double.isFinite else { throw HarnessError.usage("'\(word)' is not a number for -float") }
             return NSNumber(value: double)

@@ -329,7 +329,7 @@ public enum PlistText {
                 guard next() == ">" else { throw error("'>' is missing after a typed value") }
                 switch type {
                 case "I":
-                    guard let int = Int(body) else { throw error("'\(body)' is not an integer", at: start) }
+                    guard let int = Int(body) else { throw error(ValueParser.integerProblem(body) ?? "'\(body)' is not an integer", at: start) }
                     return NSNumber(value: int)
                 case "R":
                     guard let double = Double(body), double.isFinite else { throw error("'\(body)' is not a number", at: start) }

@@ -15,9 +15,11 @@ package enum JSONText {
     ///     (anything else is written as the string of its description; a non-finite number as
     ///     `null`, which is all JSON has for it).
     ///   - pretty: Whether to indent, one entry a line.
-    package static func text(_ value: Any, pretty: Bool) -> String {
+    ///   - escapingSlashes: Whether `/` is written `\/`, as `JSONSerialization` writes it
+    ///     (schema files); `false` writes it as it is, as most JSON writers do.
+    package static func text(_ value: Any, pretty: Bool, escapingSlashes: Bool = true) -> String {
         var text: [UInt8] = []
-        append(value, indent: pretty ? 0 : nil, to: &text)
+        append(value, indent: pretty ? 0 : nil, slashes: escapingSlashes, to: &text)
         return String(decoding: text, as: UTF8.self)
     }
 
@@ -30,14 +32,14 @@ package enum JSONText {
     /// `value` as a pretty JSON document, ending in a newline.
     static func document(_ value: Any) -> Data {
         var text: [UInt8] = []
-        append(value, indent: 0, to: &text)
+        append(value, indent: 0, slashes: true, to: &text)
         text += "\n".utf8
         return Data(text)
     }
 
     /// Appends `value` at nesting depth `indent` (`nil`: compact), as UTF-8 bytes (cheaper to
-    /// append to than a `String`).
-    private static func append(_ value: Any, indent: Int?, to text: inout [UInt8]) {
+    /// append to than a `String`); `slashes`: whether `/` is escaped.
+    private static func append(_ value: Any, indent: Int?, slashes: Bool, to text: inout [UInt8]) {
         // Exact types first: a Swift `Bool` would otherwise pass as a number.
         if type(of: value) == Bool.self {
             text += ((value as! Bool) ? "true" : "false").utf8
@@ -45,29 +47,29 @@ package enum JSONText {
         }
         switch value {
         case let string as String:
-            appendString(string, to: &text)
+            appendString(string, slashes: slashes, to: &text)
         case let dictionary as [String: Any]:
-            appendObject(dictionary.keys.sorted().map { ($0, dictionary[$0]!) }, indent: indent, to: &text)
+            appendObject(dictionary.keys.sorted().map { ($0, dictionary[$0]!) }, indent: indent, slashes: slashes, to: &text)
         case let object as Object:
-            appendObject(object.entries, indent: indent, to: &text)
+            appendObject(object.entries, indent: indent, slashes: slashes, to: &text)
         case let array as [Any]:
             appendContainer(Array(array.indices), open: UInt8(ascii: "["), close: UInt8(ascii: "]"), indent: indent, to: &text) { index, text in
-                append(array[index], indent: indent.map { $0 + 1 }, to: &text)
+                append(array[index], indent: indent.map { $0 + 1 }, slashes: slashes, to: &text)
             }
         case is NSNull:
             text += "null".utf8
         case let number as NSNumber:
             appendNumber(number, to: &text)
         default:
-            appendString("\(value)", to: &text)
+            appendString("\(value)", slashes: slashes, to: &text)
         }
     }
 
-    private static func appendObject(_ entries: [(String, Any)], indent: Int?, to text: inout [UInt8]) {
+    private static func appendObject(_ entries: [(String, Any)], indent: Int?, slashes: Bool, to text: inout [UInt8]) {
         appendContainer(entries, open: UInt8(ascii: "{"), close: UInt8(ascii: "}"), indent: indent, to: &text) { entry, text in
-            appendString(entry.0, to: &text)
+            appendString(entry.0, slashes: slashes, to: &text)
             text += (indent == nil ? ":" : " : ").utf8
-            append(entry.1, indent: indent.map { $0 + 1 }, to: &text)
+            append(entry.1, indent: indent.map { $0 + 1 }, slashes: slashes, to: &text)
         }
     }
 
@@ -112,11 +114,14 @@ package enum JSONText {
         }
     }
 
-    private static func appendString(_ string: String, to text: inout [UInt8]) {
+    private static func appendString(_ string: String, slashes: Bool, to text: inout [UInt8]) {
         text.append(UInt8(ascii: "\""))
         for byte in string.utf8 {
             switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"):  // "/" as JSONSerialization writes it
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                text.append(UInt8(ascii: "\\"))
+                text.append(byte)
+            case UInt8(ascii: "/") where slashes:  // as JSONSerialization writes it
                 text.append(UInt8(ascii: "\\"))
                 text.append(byte)
             case UInt8(ascii: "\n"): text += "\\n".utf8

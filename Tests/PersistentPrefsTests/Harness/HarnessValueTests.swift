@@ -53,7 +53,7 @@ struct HarnessValueTests {
         (.int, "abc", "'abc' is not an integer for Integer Value"),
         (.int, "1.5", "'1.5' is not an integer for Integer Value"),
         (.int, "", "'' is not an integer for Integer Value"),
-        (.int, "99999999999999999999", "is not an integer"),
+        (.int, "99999999999999999999", "99999999999999999999 is outside the range of an integer (-9223372036854775808 to 9223372036854775807) for Integer Value"),
         (.array, "[1, 2]", "is not a JSON array of strings for Array Value"),
         (.array, "[unclosed", "is not a JSON array of strings"),
         (.dict, "a", "'a' is not a k=v pair"),
@@ -110,10 +110,10 @@ struct HarnessValueTests {
         #expect(ValueFormatter.typeName(NSNumber(value: 1.5), for: .int) == "Double (expected Int)")
     }
 
-    @Test("JSON shows dates as ISO 8601 and data as base64")
+    @Test("JSON shows dates as ISO 8601 and data as base64, on one line, slashes as they are")
     func json() throws {
         let text = ValueFormatter.jsonText(
-            ["d": Date(timeIntervalSince1970: 0), "b": Data([1, 2]), "n": NSNumber(value: 3)], pretty: false)
-        #expect(text == #"{"b":"AQI=","d":"1970-01-01T00:00:00Z","n":3}"#)
+            ["d": Date(timeIntervalSince1970: 0), "b": Data([1, 2]), "n": NSNumber(value: 3), "p": "/tmp/a\\b\"c", "l": [["k": 1]]])
+        #expect(text == #"{"b":"AQI=","d":"1970-01-01T00:00:00Z","l":[{"k":1}],"n":3,"p":"/tmp/a\\b\"c"}"#)
     }
 }
