@@ -7,7 +7,8 @@ enum BatchInput {
     /// One parsed line.
     struct Change {
         let key: PrefsSchema.Key
-        let value: Any
+        /// `nil`: the key is removed (an optional key's `null`).
+        let value: Any?
     }
 
     /// Reads every line of `console`'s input and parses it for `set`'s keys.
@@ -38,7 +39,7 @@ enum BatchInput {
         let (name, rest) = set.splitKey(text)
         do {
             let key = try set.key(name)
-            guard !rest.isEmpty || key.kind == "string" && !set.isSample else { throw HarnessError.usage("\(key.name) has no value") }
+            guard !rest.isEmpty else { throw HarnessError.usage("\(key.name) has no value (\(HarnessSet.emptyValueHint(key)))") }
             return Change(key: key, value: try set.parse(rest, for: key))
         } catch let error as HarnessError {
             throw HarnessError.refused("line \(number): \(error.message); nothing was written")

@@ -292,7 +292,9 @@ public final class HarnessSession {
             let key = try set.key(command.arguments[0])
             try set.check(nil, for: key, in: PersistentPrefs(key: rootKey, store: store))
             let value = try set.parse(command.arguments[1], for: key)
-            let stored = try set.write([(key, value)], session: self)[key.name] ?? value
+            guard let stored = try set.write([(key, value)], session: self)[key.name] ?? value else {
+                return console.print(command.json ? Self.json(["key": key.name, "value": NSNull()]) : "\(key.name) = nil (removed)")
+            }
             console.print(command.json ? Self.json(["key": key.name, "value": stored]) : "\(key.name) = \(ValueFormatter.text(stored))")
         case "batch":
             let set = try HarnessSet.of(self)

@@ -120,12 +120,26 @@ struct HarnessSet {
     }
 
     /// VALUE as the key's type: the sample's forms for the sample's keys (see ``ValueParser``),
-    /// else the schema's kind (see ``SchemaCommands/parse(_:for:)``).
+    /// else the schema's kind (see ``SchemaCommands/parse(_:for:)``); `nil` (remove the key,
+    /// so the program reads `nil`) for ``nullWord`` on an optional key.
     ///
     /// - Throws: ``HarnessError/usage(_:)`` when the text does not parse.
-    func parse(_ text: String, for key: PrefsSchema.Key) throws -> Any {
+    func parse(_ text: String, for key: PrefsSchema.Key) throws -> Any? {
+        if key.isOptional, text.trimmingCharacters(in: .whitespaces) == Self.nullWord { return nil }
         if isSample, let sample = SampleKey(named: key.name) { return try ValueParser.parse(text, for: sample) }
         return try SchemaCommands.parse(text, for: key)
+    }
+
+    /// The value that makes an optional key `nil` in `set`, `batch` and at the prompt: `null`,
+    /// as `--json` shows it. The string "null" is then written quoted: `'null'`.
+    static let nullWord = "null"
+
+    /// How to give a value that looks like none, for a key given without one.
+    static func emptyValueHint(_ key: PrefsSchema.Key) -> String {
+        var ways: [String] = []
+        if key.kind == "string" { ways.append("'' for an empty string") }
+        if key.isOptional { ways.append("\(nullWord) to make it nil") }
+        return ways.isEmpty ? "give one after the name" : "write " + ways.joined(separator: ", ")
     }
 
     /// The key's type as `list` shows it.

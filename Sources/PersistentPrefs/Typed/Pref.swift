@@ -181,19 +181,21 @@ extension Pref: DeclaredPref {
     var schemaKey: PrefsSchema.Key {
         let stored = storedDefault
         var choices: [Any]?
-        if let cases = Value.self as? any CaseIterable.Type {
+        if let cases = PlistKind.unwrapped(Value.self) as? any CaseIterable.Type {
             choices = Self.allCases(of: cases).compactMap { ($0 as? Value).flatMap { try? codec.encode($0) } }
         }
         return PrefsSchema.Key(
-            name: key, type: typeName, kind: stored.flatMap(PrefsSchema.kind(of:)),
+            name: key, type: typeName, kind: stored.flatMap(PrefsSchema.kind(of:)) ?? PlistKind.of(Value.self),
             defaultValue: stored, minimum: core.bounds.flatMap { try? codec.encode($0.0) },
-            maximum: core.bounds.flatMap { try? codec.encode($0.1) }, choices: choices, summary: core.summary, isLocked: false)
+            maximum: core.bounds.flatMap { try? codec.encode($0.1) }, choices: choices, summary: core.summary, isLocked: false,
+            isOptional: Value.self is any OptionalConvertible.Type)
     }
 
     private static func allCases<Cases: CaseIterable>(of type: Cases.Type) -> [Any] {
         type.allCases.map { $0 }
     }
-    var typeName: String { "\(Value.self)" }
+    /// The declared type's name as Swift spells it: `Int`, `[String]`, `String?`.
+    var typeName: String { PlistKind.name(of: Value.self) }
 
     func readingProblem(_ stored: Any) -> PersistentPrefs.PrefsError? {
         guard let value = codec.decode(stored) else { return codec.mismatch(stored, forKey: key) }

@@ -145,9 +145,16 @@ extension PrefsSchema {
                 return value
             }
         }
+        var isOptional = false
+        if let raw = object["optional"] {
+            guard let flag = raw as? NSNumber, NumberKind(flag) == .boolean else {
+                throw KeyProblem(text: "has an \"optional\" that is \(jsonType(raw)), not true or false")
+            }
+            isOptional = flag.boolValue
+        }
         return Key(
             name: name, type: type, kind: kind, defaultValue: defaultValue, minimum: minimum, maximum: maximum, choices: choices,
-            summary: summary)
+            summary: summary, isOptional: isOptional)
     }
 
     /// A JSON value as a stored value of `kind` (any property-list value when `kind` is `nil`),

@@ -29,6 +29,9 @@ import Foundation
 ///                         "range": { "min": 0, "max": 11 }, "summary": "Output volume" } } }
 /// ```
 ///
+/// An optional key (`@Pref("Nickname") var nickname: String?`) is recorded with its wrapped
+/// type's kind and `"optional": true`: `{ "type": "String?", "kind": "string", "optional": true }`.
+///
 /// Dates are ISO 8601 strings and data Base64 strings in the file (their `kind` says so). A
 /// date default made while the program runs (`= Date()`, the moment the instance was made) is
 /// not in the file: it differs in every process, so the file records the key without a default
@@ -43,9 +46,12 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         /// in ``PersistentPrefs/keys`` without a `@Pref`.
         public let type: String?
         /// The property-list type it is stored as: `"boolean"`, `"integer"`, `"real"`,
-        /// `"string"`, `"date"`, `"data"`, `"array"` or `"dictionary"`; `nil` when unknown (an
-        /// optional without a default, a key without a `@Pref`).
+        /// `"string"`, `"date"`, `"data"`, `"array"` or `"dictionary"`; `nil` when unknown (a key
+        /// without a `@Pref`, an optional `Codable` value without a default).
         public let kind: String?
+        /// Whether the key is declared optional (`String?`): removing it is a value of its own,
+        /// `nil`, rather than going back to a default.
+        public let isOptional: Bool
         /// The default, as stored (`nil`: none).
         public let defaultValue: Any?
         /// The smallest value allowed, as stored (the start of an `in:` range), or `nil`.
@@ -71,13 +77,15 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         ///   - choices: The values allowed, as stored.
         ///   - summary: What the value is for.
         ///   - isLocked: Whether the key is locked.
+        ///   - isOptional: Whether the key is declared optional.
         public init(
             name: String, type: String?, kind: String?, defaultValue: Any? = nil, minimum: Any? = nil, maximum: Any? = nil,
-            choices: [Any]? = nil, summary: String? = nil, isLocked: Bool = false
+            choices: [Any]? = nil, summary: String? = nil, isLocked: Bool = false, isOptional: Bool = false
         ) {
             self.name = name
             self.type = type
             self.kind = kind
+            self.isOptional = isOptional
             self.defaultValue = defaultValue
             self.minimum = minimum
             self.maximum = maximum
@@ -106,7 +114,9 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
 
         /// The key with its lock state.
         func locked(_ locked: Bool) -> Key {
-            Key(name: name, type: type, kind: kind, defaultValue: defaultValue, minimum: minimum, maximum: maximum, choices: choices, summary: summary, isLocked: locked)
+            Key(
+                name: name, type: type, kind: kind, defaultValue: defaultValue, minimum: minimum, maximum: maximum, choices: choices,
+                summary: summary, isLocked: locked, isOptional: isOptional)
         }
     }
 
@@ -176,6 +186,7 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
             }
             if let choices = key.choices { object["choices"] = choices.map(Self.json) }
             if let summary = key.summary { object["summary"] = summary }
+            if key.isOptional { object["optional"] = true }
             keyObjects.append((key.name, object))
         }
         // The keys in their order (sorted by name; of two of one name the last, as a dictionary keeps):
@@ -388,7 +399,7 @@ extension PrefsSchema.Key {
         guard let date = defaultValue as? Date, let started = ProcessEnvironment.startDate, date >= started, date <= Date() else { return self }
         return PrefsSchema.Key(
             name: name, type: type, kind: kind, defaultValue: nil, minimum: minimum, maximum: maximum, choices: choices, summary: summary,
-            isLocked: isLocked)
+            isLocked: isLocked, isOptional: isOptional)
     }
 }
 

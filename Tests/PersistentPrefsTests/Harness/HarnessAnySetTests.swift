@@ -17,6 +17,8 @@ final class HarnessAppPrefs: PersistentPrefs {
     @Pref("Muted") var muted = false
     @Pref("Since") var since = Date(timeIntervalSince1970: 1_700_000_000)
     @Pref("Level", in: 0...3) var level = 1
+    @Pref("Nickname") var nickname: String?
+    @Pref("Accent") var accent: Theme?
 }
 
 /// The app's set "Main" in a folder whose vendor layer sets Theme and locks Muted and Level; its
@@ -98,7 +100,7 @@ struct HarnessAnySetTests {
         #expect(lines.contains { $0.contains("Theme") && $0.contains("dark") && $0.hasSuffix("vendor \(fixture.vendorFile.path)") })
         #expect(lines.contains { $0.contains("Name") && $0.contains("player") && $0.hasSuffix("default") })
         let rows = try #require(try fixture.json(fixture.run("list", "--json").1.out) as? [[String: Any]])
-        #expect(Set(rows.compactMap { $0["key"] as? String }) == ["Volume", "Name", "Theme", "Muted", "Since", "Level"] && rows.count == 6)
+        #expect(Set(rows.compactMap { $0["key"] as? String }) == ["Volume", "Name", "Theme", "Muted", "Since", "Level", "Nickname", "Accent"] && rows.count == 8)
         let muted = try #require(rows.first { $0["key"] as? String == "Muted" })
         #expect(isJSONBool(muted, "value") && isJSONBool(muted, "locked") && muted["source"] as? String == "vendor")
         #expect(rows.allSatisfy { isJSONBool($0, "locked") && $0["source"] is String && $0["type"] is String })
@@ -152,7 +154,7 @@ struct HarnessAnySetTests {
         #expect(try fixture.stored()["Volume"] == nil && fixture.stored()["Theme"] == nil)
         #expect(HarnessAppPrefs(key: "Main", store: fixture.store).volume == 5)
         let set = try HarnessSet.of(HarnessSession(rootKey: "Main", store: fixture.store))
-        #expect(Set(Interactive.completionNames(set)) == ["Volume", "Name", "Theme", "Muted", "Since", "Level"])
+        #expect(Set(Interactive.completionNames(set)) == ["Volume", "Name", "Theme", "Muted", "Since", "Level", "Nickname", "Accent"])
         #expect(Interactive.completionNames(try HarnessSet.of(HarnessSession(rootKey: "Main", store: InMemoryStore()))).contains("int"))
     }
 
@@ -258,6 +260,37 @@ struct HarnessAnySetTests {
         #expect(recorder.err.hasPrefix("prefs-harness: warning: ") && recorder.err.contains(copies[0]) && recorder.err.contains("starts the set \"Main\" afresh"), "\(recorder.err)")
         let after = fixture.run("get", "Volume")
         #expect(after.0 == 0 && after.1.out == "3\n" && after.1.err.isEmpty, "written again: no more word of it")
+    }
+
+    @Test("optional keys are published with their kind and checked like any other; null makes them nil in set, batch and at the prompt")
+    func optionalKeys() throws {
+        let fixture = try AppFixture()
+        defer { fixture.remove() }
+        let schema = try #require(try PrefsSchema.load(from: fixture.schemaFile))
+        let nickname = try #require(schema["Nickname"])
+        #expect(nickname.kind == "string" && nickname.isOptional && nickname.type == "String?")
+        let accent = try #require(schema["Accent"])
+        #expect(accent.kind == "string" && accent.isOptional && accent.type == "Theme?" && accent.choices?.count == 3)
+        #expect(schema["Volume"]?.isOptional == false)
+        #expect(fixture.run("set", "Nickname", "Ann").0 == 0)
+        #expect(HarnessAppPrefs(key: "Main", store: fixture.store).nickname == "Ann")
+        let number = fixture.run("set", "Accent", "blue")
+        #expect(number.0 == 1 && number.1.err.contains("\"Accent\" is not allowed"), "checked against its choices: \(number.1.err)")
+        let removed = fixture.run("set", "Nickname", "null")
+        #expect(removed.0 == 0 && removed.1.out == "Nickname = nil (removed)\n", "\(removed.1.err)")
+        #expect(try fixture.stored()["Nickname"] == nil && HarnessAppPrefs(key: "Main", store: fixture.store).nickname == nil)
+        #expect(fixture.run("set", "Nickname", "'null'").0 == 0 && HarnessAppPrefs(key: "Main", store: fixture.store).nickname == "null", "quoted, it is the string")
+        #expect(fixture.run("set", "Name", "null").0 == 0 && HarnessAppPrefs(key: "Main", store: fixture.store).name == "null", "a key that is not optional takes it as a value")
+        let batch = fixture.run("batch", input: ["Accent dark", "Nickname null"])
+        #expect(batch.0 == 0, "\(batch.1.err)")
+        let app = HarnessAppPrefs(key: "Main", store: fixture.store)
+        #expect(app.accent == .dark && app.nickname == nil)
+        let bare = fixture.run("batch", input: ["Nickname"])
+        #expect(bare.0 == 1 && bare.1.err.contains("Nickname has no value (write '' for an empty string, null to make it nil)"), "\(bare.1.err)")
+        #expect(try fixture.stored()["Nickname"] == nil, "a refused batch writes nothing")
+        let recorder = RecordingConsole(input: ["set Accent null"])
+        #expect(Interactive(session: HarnessSession(rootKey: "Main", store: fixture.store), console: recorder.console).run() == 0)
+        #expect(HarnessAppPrefs(key: "Main", store: fixture.store).accent == nil && recorder.out.contains("Accent = nil (removed)"))
     }
 
     @Test("the sample's set keeps its aliases and defaults, with sources")
