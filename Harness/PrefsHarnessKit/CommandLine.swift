@@ -103,10 +103,12 @@ public struct CommandSpec: Equatable, Sendable {
                 int: an integer (42, -7). string: any text. array: a, b, c or a JSON array of
                 strings. dict: k=v,k=v or a JSON object of strings. date: ISO 8601
                 (2024-05-01T12:00:00Z, 2024-05-01) or now. On a program's set (one with a schema
-                file), VALUE is parsed for the key's kind: integer, real, true/false, text, ISO 8601
-                date, Base64 data, JSON array or object; the schema's range and choices are checked.
-                A locked key is refused before its range. Put -- before a VALUE that starts with --.
-                --json prints {"key": …, "value": …}.
+                file), VALUE is parsed for the key's kind: integer, real, a boolean (true/false,
+                yes/no, on/off, 1/0), text ('' for an empty string), ISO 8601 date, Base64 data,
+                JSON array or object; the schema's range and choices are checked. An optional key
+                takes null to make it nil ('null' is the string). A locked key is refused before
+                its range. Put -- before a VALUE that starts with --. --json prints {"key": …,
+                "value": …}.
                 """, acceptsJSON: true),
         CommandSpec(
             name: "batch", arguments: [], summary: "apply NAME VALUE lines from stdin as one batch",

@@ -195,11 +195,7 @@ enum SchemaCommands {
             guard let value = Double(trimmed) else { throw bad("a number") }
             return value
         case "boolean"?:
-            switch trimmed.lowercased() {
-            case "true", "yes", "1": return true
-            case "false", "no", "0": return false
-            default: throw bad("true or false")
-            }
+            return try ValueParser.boolean(trimmed, for: "\(key.name) (\(key.type ?? "Bool"))")
         case "string"?:
             if trimmed.count >= 2, trimmed.hasPrefix("'"), trimmed.hasSuffix("'") { return String(trimmed.dropFirst().dropLast()) }
             return text

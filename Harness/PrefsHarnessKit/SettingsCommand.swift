@@ -135,11 +135,7 @@ enum SettingsCommand {
     }
 
     static func bool(_ text: String, _ name: String) throws -> Bool {
-        switch text.lowercased() {
-        case "true", "yes", "on", "1": return true
-        case "false", "no", "off", "0": return false
-        default: throw HarnessError.usage("'\(text)' is not true or false for \(name)")
-        }
+        try ValueParser.boolean(text, for: name)
     }
 
     static func int(_ text: String, _ name: String) throws -> Int {

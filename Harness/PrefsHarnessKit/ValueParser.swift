@@ -23,6 +23,20 @@ public enum ValueParser {
         throw HarnessError.usage("\(integerProblem(trimmed) ?? "'\(text)' is not an integer") for \(what)\(hint)")
     }
 
+    /// `text` (spaces around it and case ignored) as a `Bool`: `true`, `yes`, `on` or `1`;
+    /// `false`, `no`, `off` or `0` — in `set`, `batch`, `settings set` and at the prompt.
+    /// (`defaults write -bool` takes what macOS's `defaults` takes: `true`, `false`, `yes`, `no`,
+    /// `1` or `0`.)
+    ///
+    /// - Throws: ``HarnessError/usage(_:)`` naming the spellings.
+    static func boolean(_ text: String, for what: String) throws -> Bool {
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw HarnessError.usage("'\(text)' is not true or false for \(what) (write true, false, yes, no, on, off, 1 or 0)")
+        }
+    }
+
     /// Why `text` is not an `Int`: not an integer at all, or an integer outside the range an
     /// integer key holds (the range said); `nil` when it is one.
     static func integerProblem(_ text: String) -> String? {

@@ -26,6 +26,19 @@ struct ReadmeTests {
         #expect(readme.contains("```swift\n" + migrations6 + "```"))
     }
 
+    @Test("every Swift example of README.md is a file the build compiles, or the package manifest")
+    func everyExampleIsBuilt() throws {
+        let readme = try Self.read("README.md")
+        let built = try ["main.swift", "Tasks.swift", "Transactions.swift", "Coalescing.swift", "Migrations.swift"].map {
+            try Self.read("Tests/QuickStart6/\($0)")
+        }
+        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+        #expect(blocks.count == built.count + 1)
+        for block in blocks where !built.contains(block) {
+            #expect(block.hasPrefix("// swift-tools-version:"), "an example the build does not compile: \(block.prefix(200))")
+        }
+    }
+
     @Test("README.md gives the two commands a newcomer runs")
     func commands() throws {
         let readme = try Self.read("README.md")

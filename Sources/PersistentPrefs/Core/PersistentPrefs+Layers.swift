@@ -94,7 +94,10 @@ extension PersistentPrefs {
 
     /// Where the value a reader sees for a key comes from: the layer that gives it, the way
     /// `dconf`/`gsettings` users find out why a value is what it is. See ``valueSource(forKey:)``.
-    public enum ValueSource: Hashable, Sendable {
+    ///
+    /// It prints as its ``name``, followed by the file for a site or vendor file:
+    /// `user`, `site /etc/xdg/MyApp.plist`, `default`.
+    public enum ValueSource: Hashable, Sendable, CustomStringConvertible {
         /// The user's own value (``values``, the set's file or suite).
         case user
         /// A site defaults file over ``systemConfigDirectories``; the associated value is the file.
@@ -130,6 +133,11 @@ extension PersistentPrefs {
             case .site(let url), .vendor(let url): return url
             default: return nil
             }
+        }
+
+        /// The ``name``, and for a site or vendor file its path: `site /etc/xdg/MyApp.plist`.
+        public var description: String {
+            file.map { "\(name) \($0.path)" } ?? name
         }
     }
 

@@ -107,8 +107,9 @@ public protocol PrefsStore: Sendable {
 
 /// A change to one set, as ``PrefsStore/apply(_:root:)`` receives it.
 ///
-/// A store applies it with ``applied(to:)`` to the set as stored, read under its lock.
-public enum PrefsChange {
+/// A store applies it with ``applied(to:)`` to the set as stored, read under its lock. It prints
+/// as what it does and to which keys: `merge of "Theme", "Volume"`, `set "Volume"`.
+public enum PrefsChange: CustomStringConvertible {
     /// Replace the whole set; an empty set removes the root key.
     case replace([String: Any])
     /// Merge these values over the set (new values win).
@@ -126,6 +127,20 @@ public enum PrefsChange {
     /// once, on a newer set each time (for example when someone rewrote the file while it was
     /// being read); only the result of the last call is stored.
     case transform(([String: Any]) throws -> [String: Any])
+
+    /// What the change does, and to which keys (sorted; values left out, as a log line should).
+    public var description: String {
+        func keys(_ values: some Collection<String>) -> String {
+            values.isEmpty ? "no keys" : values.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+        }
+        switch self {
+        case .replace(let values): return "replacement by \(keys(values.keys))"
+        case .merge(let values): return "merge of \(keys(values.keys))"
+        case .set(let key, let value): return value == nil ? "removal of \"\(key)\"" : "set \"\(key)\""
+        case .fillMissing(let values): return "defaults for \(keys(values.keys))"
+        case .transform: return "transform of the whole set"
+        }
+    }
 
     /// The only keys the change can change, when it says (`nil`: any key).
     var touchedKeys: Set<String>? {

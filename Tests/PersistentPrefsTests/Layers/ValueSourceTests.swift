@@ -44,4 +44,16 @@ struct ValueSourceTests {
         #expect(prefs.valueSource(forKey: "Volume") == .user)
         #expect(prefs.valueSource(forKey: "Name") == .declaredDefault)
     }
+
+    @Test("value sources and store changes print readably")
+    func printing() {
+        let site = PersistentPrefs.ValueSource.site(URL(fileURLWithPath: "/etc/xdg/MyApp.plist"))
+        #expect("\(site)" == "site /etc/xdg/MyApp.plist")
+        #expect("\(PersistentPrefs.ValueSource.user)" == "user" && "\(PersistentPrefs.ValueSource.declaredDefault)" == "default")
+        #expect("\(PersistentPrefs.ValueSource.fileDefault)" == "file default")
+        #expect("\(PrefsChange.merge(["Volume": 1, "Theme": "dark"]))" == #"merge of "Theme", "Volume""#)
+        #expect("\(PrefsChange.set(key: "Volume", value: nil))" == #"removal of "Volume""#)
+        #expect("\(PrefsChange.replace([:]))" == "replacement by no keys")
+        #expect("\(PrefsChange.transform { $0 })" == "transform of the whole set")
+    }
 }
