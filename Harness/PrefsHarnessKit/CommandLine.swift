@@ -378,7 +378,7 @@ public enum CommandLineParser {
 
     /// A root key given on the command line or at the prompt.
     static func rootKey(_ key: String) throws -> String {
-        guard !key.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+        guard !key.allSatisfy(\.isWhitespace) else {
             throw HarnessError.usage("the root key must not be empty or blank")
         }
         return key

@@ -242,10 +242,9 @@ public final class HarnessSession {
         return prefs
     }
 
-    /// The damage the library reports for the set under the current root key (see
-    /// ``DamageReport``), or `nil`.
-    func damage() -> PersistentPrefs.PrefsError? {
-        DamageReport.notice(in: PersistentPrefs(key: rootKey, store: store).lastError)
+    /// The damage the library reports for the set under `view` (see ``DamageReport``), or `nil`.
+    func damage(_ view: PersistentPrefs) -> PersistentPrefs.PrefsError? {
+        DamageReport.notice(in: view.lastError)
     }
 
     /// The set under the current root key as stored (sets are live: another program's write is
@@ -264,11 +263,18 @@ public final class HarnessSession {
         // The commands that read or write the set under the root key say when its file was
         // damaged: a read is refused, a write is warned and goes on (see DamageReport).
         let name = command.spec.name
-        if Self.setReads.contains(name) || Self.setWrites.contains(name), let damage = damage() {
+        guard Self.setReads.contains(name) || Self.setWrites.contains(name) else { return try run(command, console: console) }
+        // Kept for the whole command: the command's own instances then share the set it loaded.
+        let view = PersistentPrefs(key: rootKey, store: store)
+        if let damage = damage(view) {
             if Self.setReads.contains(name) { throw DamageReport.refusal(damage) }
             DamageReport.warn(damage, starting: "the set \"\(rootKey)\"", console: console)
         }
-        switch name {
+        try withExtendedLifetime(view) { try run(command, console: console) }
+    }
+
+    private func run(_ command: Command, console: Console) throws {
+        switch command.spec.name {
         case "list":
             try list(json: command.json, console: console)
         case "get":

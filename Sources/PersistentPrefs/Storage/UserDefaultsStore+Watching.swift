@@ -161,9 +161,11 @@ extension UserDefaultsStore {
     /// Apple platforms; `objectIsForced(forKey:)`), locked whole above everything, and a set
     /// registered with `register(defaults:)`, beneath everything. (On Linux neither exists:
     /// swift-corelibs-foundation forces nothing and keeps its registration domain to itself —
-    /// `volatileDomain(forName: registrationDomain)` is empty there.)
+    /// `volatileDomain(forName: registrationDomain)` is empty there — so the suite-file road,
+    /// Linux's, asks nothing of `UserDefaults`; `LinuxFoundationFactsTests` checks both facts.)
     func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer]) {
-        handle.withDefaults { defaults in
+        guard handle.file == nil else { return ([], []) }
+        return handle.withDefaults { defaults in
             var above: [LayerStack.Layer] = []
             var below: [LayerStack.Layer] = []
             if defaults.objectIsForced(forKey: root) {

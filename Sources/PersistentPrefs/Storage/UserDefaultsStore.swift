@@ -327,8 +327,27 @@ extension UserDefaultsStore {
 
 /// One `UserDefaults` object, the lock that serialises every use of it in this process, and the
 /// lock that serialises its writes.
-final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only while holding `lock`
-    let defaults: UserDefaults
+final class DefaultsHandle: @unchecked Sendable {  // `object` is used only while holding `lock`
+    /// The `UserDefaults` object. On the suite-file road (Linux) it is made when first asked
+    /// for: the library reads and writes the suite's file itself, so a program that uses the
+    /// suite only through the library never needs one, and making one parses the process's
+    /// arguments into its argument domain (about a third of a one-shot `prefs-harness get`).
+    var defaults: UserDefaults {
+        lock.lock()
+        defer { lock.unlock() }
+        if let object { return object }
+        // swift-corelibs-foundation's `init?(suiteName:)` never fails; the name was vetted.
+        guard let made = isStandard ? UserDefaults.standard : UserDefaults(suiteName: suiteName) else {
+            preconditionFailure("UserDefaults(suiteName: \(suiteName ?? "nil")) refused a suite name the library vetted")
+        }
+        object = made
+        let key = ObjectKey(object: ObjectIdentifier(made), backend: .suiteFile)
+        Self.registry.withLock { registry in
+            if registry.byObject[key] == nil { registry.byObject[key] = self }
+        }
+        return made
+    }
+    private var object: UserDefaults?
     let suiteName: String?
     let identifier: String
     /// On Linux, the suite's plist file, which the library reads and replaces itself (under a
@@ -366,8 +385,10 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         let root: String
     }
 
-    private init(defaults: UserDefaults, suiteName: String?, isStandard: Bool, backend: UserDefaultsStore.Backend) {
-        self.defaults = defaults
+    /// - Parameter defaults: The object; `nil` (the suite-file road only) to make it when first
+    ///   asked for.
+    private init(defaults: UserDefaults?, suiteName: String?, isStandard: Bool, backend: UserDefaultsStore.Backend) {
+        object = defaults
         self.suiteName = suiteName
         domainName = suiteName ?? (isStandard ? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName : nil)
         self.isStandard = isStandard
@@ -379,12 +400,14 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
             watchedName = watchedFile?.lastPathComponent
         }
         identifier = file.map { "userdefaults-file:\($0.path)" }
-            ?? "userdefaults:\(suiteName ?? "<standard>")@\(String(UInt(bitPattern: ObjectIdentifier(defaults).hashValue), radix: 16))"
+            ?? "userdefaults:\(suiteName ?? "<standard>")@\(defaults.map { String(UInt(bitPattern: ObjectIdentifier($0).hashValue), radix: 16) } ?? "")"
     }
 
-    /// Lets the `UserDefaults` object see a file the library replaced: with nothing unsaved,
-    /// `synchronize()` only drops its cached copy; with keys plain code set and has not saved,
-    /// it saves them over the file just written (so call it under the suite's lock).
+    /// Lets the `UserDefaults` objects of this process see a file the library replaced: with
+    /// nothing unsaved, `synchronize()` only drops the cached copy (which every object of the
+    /// suite shares); with keys plain code set and has not saved, it saves them over the file
+    /// just written (so call it under the suite's lock). Makes the object if need be: plain code
+    /// may hold another object of the suite.
     func refresh() {
         withDefaults { _ = $0.synchronize() }
     }
@@ -414,9 +437,15 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         let suiteKey = SuiteKey(name: suite ?? standardName, backend: backend)
         return registry.withLock { registry in
             if let existing = registry.bySuite[suiteKey] { return existing }
+            if let suite, SuitePaths.problem(with: suite) != nil { return nil }
+            if backend == .suiteFile {  // the object is made when first asked for
+                let handle = DefaultsHandle(defaults: nil, suiteName: suite, isStandard: suite == nil, backend: backend)
+                registry.bySuite[suiteKey] = handle
+                return handle
+            }
             let defaults: UserDefaults
             if let suite {
-                guard SuitePaths.problem(with: suite) == nil, let opened = UserDefaults(suiteName: suite) else { return nil }
+                guard let opened = UserDefaults(suiteName: suite) else { return nil }
                 defaults = opened
             } else {
                 defaults = .standard
@@ -435,6 +464,11 @@ final class DefaultsHandle: @unchecked Sendable {  // `defaults` is used only wh
         let objectKey = ObjectKey(object: ObjectIdentifier(defaults), backend: backend)
         return registry.withLock { registry in
             if let existing = registry.byObject[objectKey] { return existing }
+            // `.standard`'s handle may have been made by name, its object not yet asked for.
+            if defaults === UserDefaults.standard, let existing = registry.bySuite[SuiteKey(name: standardName, backend: backend)] {
+                registry.byObject[objectKey] = existing
+                return existing
+            }
             let name = SuitePaths.suiteName(of: defaults)
             // `UserDefaults()` shares `.standard`'s file, so it takes the same locked road.
             let handle = DefaultsHandle(

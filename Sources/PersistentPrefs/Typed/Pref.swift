@@ -267,11 +267,15 @@ extension PersistentPrefs {
         return defaults
     }
 
-    /// The `@Pref` properties of this instance, from its class and its superclasses.
+    /// The `@Pref` properties of this instance, from its class and its superclasses up to
+    /// (not including) `PersistentPrefs`, which declares none: reflecting the base class's own
+    /// stored properties would make the runtime build the type of each, a cost a one-shot
+    /// program (`prefs-harness get`) pays in full, for nothing.
     func declaredPrefs() -> [any DeclaredPref] {
+        guard Swift.type(of: self) != PersistentPrefs.self else { return [] }
         var prefs: [any DeclaredPref] = []
         var mirror: Mirror? = Mirror(reflecting: self)
-        while let current = mirror {
+        while let current = mirror, current.subjectType != PersistentPrefs.self {
             for child in current.children {
                 if let pref = child.value as? any DeclaredPref { prefs.append(pref) }
             }
