@@ -284,7 +284,12 @@ public final class HarnessSession {
             let key = try set.key(command.arguments[0])
             let shown = try set.shown(key.name, session: self)
             guard let value = shown.value else {
-                throw HarnessError.refused("\(key.name) is not set under the root key \"\(rootKey)\" and has no default")
+                guard key.isOptional else {
+                    throw HarnessError.refused("\(key.name) is not set under the root key \"\(rootKey)\" and has no default")
+                }
+                // An optional key that holds nothing reads nil: nothing on stdout (null in JSON).
+                if command.json { return console.print(ValueFormatter.jsonText(shown.json)) }
+                return console.error("(\(key.name): nothing stored under \"\(rootKey)\": the program reads nil)")
             }
             console.print(command.json ? ValueFormatter.jsonText(shown.json) : ValueFormatter.text(value))
             // Quiet for the user's own value, as a lookup that found what was stored.
@@ -354,7 +359,9 @@ public final class HarnessSession {
             }
         case "dump":
             guard let stored = try refusing({ try store.load(root: rootKey) }) else {
-                throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\".")
+                let roots = (try? store.roots()) ?? []
+                let there = roots.isEmpty ? "" : " The sets there are " + roots.map { "\"\($0)\"" }.joined(separator: ", ") + "."
+                throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\".\(there)")
             }
             if command.json { return console.print(ValueFormatter.jsonText(stored)) }
             let data = try refusing {
@@ -429,7 +436,7 @@ public final class HarnessSession {
     }
 
     /// The commands that read the set under the root key, and those that write it.
-    static let setReads: Set = ["list", "get", "dump", "delete", "migrate"]
+    static let setReads: Set = ["list", "get", "dump", "delete", "migrate", "roots"]
     static let setWrites: Set = ["set", "batch", "incr", "reset"]
 
     /// Where a value comes from, in words (what `get` prints to stderr).

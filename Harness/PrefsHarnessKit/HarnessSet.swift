@@ -47,9 +47,16 @@ struct HarnessSet {
     /// suggested), and the two ways on.
     static func missingSchema(_ session: HarnessSession, looked url: URL) -> HarnessError {
         let root = session.rootKey
-        let roots = ((try? session.store.roots()) ?? []).filter { $0 != root }
+        let allRoots = (try? session.store.roots()) ?? []
+        let roots = allRoots.filter { $0 != root }
         var lines = ["No schema file for the root key \"\(root)\" in \(session.storePhrase): looked for \(url.path)."]
-        if roots.isEmpty {
+        if allRoots.contains(root) {
+            lines.append(
+                "A set is stored under \"\(root)\", but no program has written a schema file for it"
+                    + (roots.isEmpty ? "." : "; the other sets there are " + roots.map { "\"\($0)\"" }.joined(separator: ", ") + "."))
+        } else if case .directory(let path) = session.storeChoice, !FileManager.default.fileExists(atPath: path) {
+            lines.append("The folder \(path) does not exist.")
+        } else if roots.isEmpty {
             var holds = "\(session.storePhrase.prefix(1).uppercased() + session.storePhrase.dropFirst()) holds no sets"
             if case .suite(let suite) = session.storeChoice, let other = nearbySuite(suite, schemaFile: url) {
                 holds += " (did you mean --suite \(other)?)"

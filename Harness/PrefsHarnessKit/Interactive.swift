@@ -113,7 +113,10 @@ public struct Interactive {
             }
             return ["Now on the root key \"\(session.rootKey)\"."] + (onScreen ? opening() : [])
         case "watch":
-            throw HarnessError.usage("this screen already shows changes as they happen; run 'prefs-harness watch' for a log of them")
+            throw HarnessError.usage(
+                onScreen
+                    ? "this screen already shows changes as they happen; run 'prefs-harness watch' for a log of them"
+                    : "watch runs until Ctrl-C, so not from a list of commands; run 'prefs-harness watch' for a log of changes")
         case "batch":
             throw HarnessError.usage("batch reads its changes from stdin; run it from the shell: prefs-harness batch < changes.txt")
         default:

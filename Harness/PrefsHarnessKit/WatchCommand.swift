@@ -73,13 +73,7 @@ enum WatchCommand {
         guard json else {
             return "\(stamp)  \(root)  \(key) = \(value.map(ValueFormatter.text) ?? "(removed)")"
         }
-        let fields = [
-            ("time", ValueFormatter.jsonText(stamp)),
-            ("root", ValueFormatter.jsonText(root)),
-            ("key", ValueFormatter.jsonText(key)),
-            ("value", value.map { ValueFormatter.jsonText($0) } ?? "null"),
-        ]
-        return "{" + fields.map { "\"\($0.0)\":\($0.1)" }.joined(separator: ",") + "}"
+        return ValueFormatter.jsonText(["time": stamp, "root": root, "key": key, "value": value ?? NSNull()])
     }
 
     private static func timestamp(_ time: Date) -> String {

@@ -58,6 +58,7 @@ enum DefaultsTool {
                 }
             } else {
                 let key = rest[1]
+                if let damage = domain.damage { throw DamageReport.refusal(damage) }  // the key is in the copy
                 try domain.update { contents in
                     guard contents.removeValue(forKey: key) != nil else {
                         throw HarnessError.refused("Domain (\(domain.name)) has no key \(key). Defaults have not been changed.")
@@ -68,6 +69,7 @@ enum DefaultsTool {
             try arity(3...3, "DOMAIN OLD_KEY NEW_KEY")
             let domain = try places.domain(rest[0])
             let (old, new) = (rest[1], rest[2])
+            if let damage = domain.damage { throw DamageReport.refusal(damage) }  // the key is in the copy
             try domain.update { contents in
                 guard let value = contents.removeValue(forKey: old) else {
                     throw HarnessError.refused("Key \(old) does not exist in domain \(domain.name); leaving defaults unchanged.")

@@ -474,6 +474,10 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
             let handle = DefaultsHandle(
                 defaults: defaults, suiteName: name, isStandard: SuitePaths.isStandardDomain(defaults), backend: backend)
             registry.byObject[objectKey] = handle
+            // And `.standard` by name (`UserDefaultsStore.standard`) finds the same handle.
+            if defaults === UserDefaults.standard, registry.bySuite[SuiteKey(name: standardName, backend: backend)] == nil {
+                registry.bySuite[SuiteKey(name: standardName, backend: backend)] = handle
+            }
             return handle
         }
     }

@@ -40,7 +40,10 @@ struct DefaultsProcessTests {
         let file = directory.path + "/hurt.plist"
         try Data("<?xml version=\"1.0\"?><plist><dict><key>Th".utf8).write(to: URL(fileURLWithPath: file))
         // The first read moves the file aside; the later ones, and the set's own commands, still say so.
-        for arguments in [["defaults", "read", "hurt"], ["defaults", "read", "hurt"], ["defaults", "read", "hurt", "Theme"], ["--suite", "hurt", "list"]] {
+        for arguments in [
+            ["defaults", "read", "hurt"], ["defaults", "read", "hurt"], ["defaults", "read", "hurt", "Theme"], ["--suite", "hurt", "list"],
+            ["--suite", "hurt", "roots"], ["defaults", "delete", "hurt", "Theme"], ["defaults", "rename", "hurt", "Theme", "Colour"],
+        ] {
             let read = try child.run("prefs-harness", arguments)
             #expect(read.status == 1 && read.stdout.isEmpty, "\(arguments): \(read)")
             #expect(read.stderr.contains("moved aside to \(file).corrupt-") && !read.stderr.contains("does not exist"), "\(arguments): \(read.stderr)")

@@ -185,7 +185,7 @@ struct HarnessAnySetTests {
             while lines.withLock({ $0.isEmpty }), Date() < end { usleep(10_000) }
         }
         let printed = lines.withLock { $0 }
-        #expect(printed.count == 1 && printed.first?.contains("\"key\":\"Volume\",\"value\":9") == true, "\(printed)")
+        #expect(printed.count == 1 && printed.first?.hasPrefix("{\"key\":\"Volume\",\"root\":\"Main\",") == true && printed.first?.contains(",\"value\":9}") == true, "\(printed)")
         #expect(throws: HarnessError.self) {
             try WatchCommand.run(names: ["int"], json: false, session: session, console: console, until: {})
         }
@@ -279,6 +279,10 @@ struct HarnessAnySetTests {
         let removed = fixture.run("set", "Nickname", "null")
         #expect(removed.0 == 0 && removed.1.out == "Nickname = nil (removed)\n", "\(removed.1.err)")
         #expect(try fixture.stored()["Nickname"] == nil && HarnessAppPrefs(key: "Main", store: fixture.store).nickname == nil)
+        let none = fixture.run("get", "Nickname")
+        #expect(none.0 == 0 && none.1.out.isEmpty && none.1.err.contains("the program reads nil"), "\(none.1.err)")
+        let noneJSON = try #require(try fixture.json(fixture.run("get", "Nickname", "--json").1.out) as? [String: Any])
+        #expect(noneJSON["value"] is NSNull && noneJSON["key"] as? String == "Nickname")
         #expect(fixture.run("set", "Nickname", "'null'").0 == 0 && HarnessAppPrefs(key: "Main", store: fixture.store).nickname == "null", "quoted, it is the string")
         #expect(fixture.run("set", "Name", "null").0 == 0 && HarnessAppPrefs(key: "Main", store: fixture.store).name == "null", "a key that is not optional takes it as a value")
         let batch = fixture.run("batch", input: ["Accent dark", "Nickname null"])
@@ -390,6 +394,13 @@ struct HarnessAnySetProcessTests {
         #expect(piped.status == 1 && piped.stdout == "7\n", "the refused key leaves the session on its set: \(piped)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: home.path).sorted() == before, "no suite file or schema folder made")
         #expect(try Data(contentsOf: URL(fileURLWithPath: home.path + "/MyApp.plist")) == suiteBytes)
+
+        // A root key that holds a set but has no schema file is named as such.
+        #expect(try child.run("prefs-harness", ["defaults", "write", "MyApp", "Old", "-dict", "Int Value", "-int", "7"]).status == 0)
+        let old = try child.run("prefs-harness", ["--suite", "MyApp", "--key", "Old", "list"])
+        #expect(old.status == 1 && old.stderr.contains("A set is stored under \"Old\", but no program has written a schema file for it; the other sets there are \"AppPrefs\""), "\(old)")
+        let folder = try child.run("prefs-harness", ["--store-dir", home.path + "/nowhere", "--key", "X", "get", "int"])
+        #expect(folder.status == 1 && folder.stderr.contains("The folder \(home.path)/nowhere does not exist."), "\(folder)")
 
         // The sample's own root key, and --sample for any other.
         #expect(try child.run("prefs-harness", ["--suite", "MyApp", "get", "int"]).stdout == "12345\n")
