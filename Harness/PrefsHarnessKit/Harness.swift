@@ -242,11 +242,6 @@ public final class HarnessSession {
         return prefs
     }
 
-    /// The damage the library reports for the set under `view` (see ``DamageReport``), or `nil`.
-    func damage(_ view: PersistentPrefs) -> PersistentPrefs.PrefsError? {
-        DamageReport.notice(in: view.lastError)
-    }
-
     /// The set under the current root key as stored (sets are live: another program's write is
     /// seen without a reload), without writing the sample defaults into an empty set (what the
     /// interactive screen shows).
@@ -266,7 +261,7 @@ public final class HarnessSession {
         guard Self.setReads.contains(name) || Self.setWrites.contains(name) else { return try run(command, console: console) }
         // Kept for the whole command: the command's own instances then share the set it loaded.
         let view = PersistentPrefs(key: rootKey, store: store)
-        if let damage = damage(view) {
+        if let damage = DamageReport.notice(in: view.lastError) {
             if Self.setReads.contains(name) { throw DamageReport.refusal(damage) }
             DamageReport.warn(damage, starting: "the set \"\(rootKey)\"", console: console)
         }
@@ -360,7 +355,7 @@ public final class HarnessSession {
         case "dump":
             guard let stored = try refusing({ try store.load(root: rootKey) }) else {
                 let roots = (try? store.roots()) ?? []
-                let there = roots.isEmpty ? "" : " The sets there are " + roots.map { "\"\($0)\"" }.joined(separator: ", ") + "."
+                let there = roots.isEmpty ? "" : " The sets there are " + roots.quotedList + "."
                 throw HarnessError.refused("Nothing is stored under the root key \"\(rootKey)\".\(there)")
             }
             if command.json { return console.print(ValueFormatter.jsonText(stored)) }

@@ -53,7 +53,7 @@ struct HarnessSet {
         if allRoots.contains(root) {
             lines.append(
                 "A set is stored under \"\(root)\", but no program has written a schema file for it"
-                    + (roots.isEmpty ? "." : "; the other sets there are " + roots.map { "\"\($0)\"" }.joined(separator: ", ") + "."))
+                    + (roots.isEmpty ? "." : "; the other sets there are " + roots.quotedList + "."))
         } else if case .directory(let path) = session.storeChoice, !FileManager.default.fileExists(atPath: path) {
             lines.append("The folder \(path) does not exist.")
         } else if roots.isEmpty {
@@ -63,7 +63,7 @@ struct HarnessSet {
             }
             lines.append(holds + ".")
         } else {
-            var holds = "It holds the set\(roots.count == 1 ? "" : "s") " + roots.map { "\"\($0)\"" }.joined(separator: ", ")
+            var holds = "It holds the set\(roots.count == 1 ? "" : "s") " + roots.quotedList
             if let other = roots.first(where: { $0.lowercased() == root.lowercased() }) { holds += " (did you mean --key \(other)?)" }
             lines.append(holds + ".")
         }

@@ -301,7 +301,7 @@ struct Domain {
     var damage: PersistentPrefs.PrefsError? {
         switch place {
         case .file(let file): return file.damageNotice
-        case .root(let store): return DamageReport.notice(in: PersistentPrefs(key: name, store: store).lastError)
+        case .root(let store): return (try? store.fileURL(forRoot: name)).flatMap { PreferencesFile(url: $0).damageNotice }
         }
     }
 

@@ -241,9 +241,9 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
     public var description: String {
         switch self {
         case .incorrectKeys(let keys):
-            return "\(Self.list(keys)) \(keys.count == 1 ? "is not a key" : "are not keys") of this preference set, so nothing was written."
+            return "\(keys.quotedList) \(keys.count == 1 ? "is not a key" : "are not keys") of this preference set, so nothing was written."
         case .valuesNotPlistCompatible(let keys):
-            return "The \(keys.count == 1 ? "value" : "values") for \(Self.list(keys)) cannot be stored in a property list, so nothing was written."
+            return "The \(keys.count == 1 ? "value" : "values") for \(keys.quotedList) cannot be stored in a property list, so nothing was written."
         case .noStoredPrefsForKey(let key):
             return "Nothing is stored under the root key \"\(key)\"."
         case .unknownError(let error):
@@ -289,10 +289,6 @@ extension PersistentPrefs.PrefsError: CustomStringConvertible {
         case .transactionInProgress(let root):
             return "The set \"\(root)\" is in the middle of a batch or update on this thread, so this write cannot run here and nothing was written (it would wait for itself, as would a write of another set in the same file, or of a set whose writer is waiting for this one); make the change through the batch or the update's dictionary, or after it."
         }
-    }
-
-    private static func list(_ keys: [String]) -> String {
-        keys.map { "\"\($0)\"" }.joined(separator: ", ")
     }
 }
 

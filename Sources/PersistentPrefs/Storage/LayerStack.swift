@@ -260,7 +260,7 @@ struct LayerReader: Sendable {
         case .success(let vetted): values = vetted
         case .failure(let refusal):
             guard case .valuesNotPlistCompatible(let refused) = refusal else { return .failure(damaged(file, refusal.description)) }
-            let keys = refused.map { "\"\($0)\"" }.joined(separator: ", ")
+            let keys = refused.quotedList
             return .failure(damaged(file, "the value of \(keys) is not one a preferences set can store (nested more than \(PlistValue.maximumDepth) deep, or a date outside the years 1–9999)"))
         }
         if values.isEmpty, marks.keys.isEmpty, !marks.all, !locksAll { return .success(nil) }

@@ -131,7 +131,7 @@ public enum PrefsChange: CustomStringConvertible {
     /// What the change does, and to which keys (sorted; values left out, as a log line should).
     public var description: String {
         func keys(_ values: some Collection<String>) -> String {
-            values.isEmpty ? "no keys" : values.sorted().map { "\"\($0)\"" }.joined(separator: ", ")
+            values.isEmpty ? "no keys" : values.sorted().quotedList
         }
         switch self {
         case .replace(let values): return "replacement by \(keys(values.keys))"

@@ -6,3 +6,11 @@ extension String {
         hasSuffix(".") ? String(dropLast()) : self
     }
 }
+
+extension Sequence<String> {
+    /// The names, each in double quotes, comma-separated (`"Theme", "Volume"`): how messages
+    /// list keys and root keys.
+    package var quotedList: String {
+        map { "\"\($0)\"" }.joined(separator: ", ")
+    }
+}
