@@ -36,12 +36,12 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
     private let storeIdentifier: String
     /// The Observation framework's registrar for this set, or `nil`
     /// where the framework is not available.
-    private let tracker: AnyObject?
+    private let tracker: ObservationTracker?
 
     init(root: String, storeIdentifier: String) {
         self.root = root
         self.storeIdentifier = storeIdentifier
-        tracker = ObservationSupport.makeRegistrar()
+        tracker = ObservationTracker.make()
     }
 
     /// Calls `handler` with each later change that touches one of `keys` (any key when empty).
@@ -99,7 +99,7 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
 
     /// Tells the Observation framework and the subscribers of `event`'s keys.
     private func tell(_ event: PrefsChangeEvent) {
-        ObservationSupport.changed(tracker, keys: event.keys)
+        tracker?.changed(keys: event.keys)
         let ids = state.withLock { state in
             state.subscribers.filter { $0.value.keys.isEmpty || !$0.value.keys.isDisjoint(with: event.keys) }.keys.sorted()
         }
@@ -114,7 +114,7 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
     /// thread-local read.
     @inline(__always)
     func access(_ keyPath: KeyPath<PrefsKeySpace, Int>) {
-        if let tracker { ObservationSupport.access(tracker, keyPath) }
+        tracker?.access(keyPath)
     }
 }
 
@@ -168,48 +168,44 @@ final class PrefsKeySpace: Sendable {
 }
 
 /// The Observation framework's side of a set, where the framework is available (macOS 14,
-/// iOS 17, tvOS 17, watchOS 10, and every Linux toolchain with Swift 5.9 or later); elsewhere a
-/// set holds no registrar and these do nothing.
-enum ObservationSupport {
-    /// A registrar for one set, boxed so that a set can hold one and still run on older systems.
-    static func makeRegistrar() -> AnyObject? {
+/// iOS 17, tvOS 17, watchOS 10, and every Linux toolchain with Swift 5.9 or later): a base class
+/// a set can hold on any system, whose one subclass holds the registrar. Elsewhere a set holds
+/// none.
+class ObservationTracker: @unchecked Sendable {  // no state; the subclass's is immutable
+    /// A tracker for one set, or `nil` where the Observation framework is not available.
+    static func make() -> ObservationTracker? {
         #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) { return RegistrarBox() }
+            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) { return RegistrarTracker() }
         #endif
         return nil
     }
 
     /// Records a read of `keyPath` for the `withObservationTracking` running on this thread.
-    @inline(__always)
-    static func access(_ box: AnyObject, _ keyPath: KeyPath<PrefsKeySpace, Int>) {
-        #if canImport(Observation)
-            if #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) {
-                let registrars = box as! RegistrarBox
-                registrars.registrar.access(registrars.space, keyPath: keyPath)
-            }
-        #endif
-    }
+    func access(_ keyPath: KeyPath<PrefsKeySpace, Int>) {}
 
     /// Fires `onChange` of every tracking that read one of `keys` or the whole set.
-    static func changed(_ box: AnyObject?, keys: Set<String>) {
-        #if canImport(Observation)
-            guard let box, #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
-            let registrars = box as! RegistrarBox
-            // In any order: a tracking fires once, whichever key comes first.
-            for keyPath in PrefsKeySpace.keyPaths(keys) { registrars.registrar.withMutation(of: registrars.space, keyPath: keyPath) {} }
-            registrars.registrar.withMutation(of: registrars.space, keyPath: \PrefsKeySpace.wholeSet) {}
-        #endif
-    }
+    func changed(keys: Set<String>) {}
 }
 
 #if canImport(Observation)
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     extension PrefsKeySpace: Observable {}
 
+    /// The tracker where the Observation framework is available: one registrar per set.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
-    private final class RegistrarBox: Sendable {
-        let registrar = ObservationRegistrar()
+    private final class RegistrarTracker: ObservationTracker, @unchecked Sendable {  // immutable
+        private let registrar = ObservationRegistrar()
         /// ``PrefsKeySpace/shared``, at hand.
-        let space = PrefsKeySpace.shared
+        private let space = PrefsKeySpace.shared
+
+        override func access(_ keyPath: KeyPath<PrefsKeySpace, Int>) {
+            registrar.access(space, keyPath: keyPath)
+        }
+
+        override func changed(keys: Set<String>) {
+            // In any order: a tracking fires once, whichever key comes first.
+            for keyPath in PrefsKeySpace.keyPaths(keys) { registrar.withMutation(of: space, keyPath: keyPath) {} }
+            registrar.withMutation(of: space, keyPath: \PrefsKeySpace.wholeSet) {}
+        }
     }
 #endif

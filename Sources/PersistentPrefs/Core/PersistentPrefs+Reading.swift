@@ -1,9 +1,10 @@
 import Foundation
 
-// The read path of an instance: every typed read goes through one generic body (`typed`), which
-// takes the `as?` answers the shared set keeps for its state. A read served at once takes this
-// instance's lock (which set, no batch, nothing to report) and then the shared set's; any other
-// read (a batch running, the set not loaded or damaged, an error to clear) goes the way of
+// The read path of an instance: every typed read goes through one generic body (`typed`). A
+// `@Pref` read whose remembered answer carries the shared set's current read stamp takes this
+// instance's lock and nothing else; a read served at once otherwise takes this instance's lock
+// (which set, no batch, nothing to report) and then the shared set's for the value; any other read
+// (a batch running, the set not loaded or damaged, an error to clear) goes the way of
 // ``PersistentPrefs/read(tracking:keepingError:_:)``.
 
 extension PersistentPrefs {
@@ -16,7 +17,7 @@ extension PersistentPrefs {
     /// ``value(forKey:as:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
     @inlinable
     func value<T>(as type: T.Type, _ pref: PrefKey) -> T? {
-        typed(type, forKey: pref.key, tracking: pref.observationKey, keepingError: true)
+        typed(type, forKey: pref.key, tracking: pref.observationKey, keepingError: true, remembering: pref)
     }
 
     /// The one body of every typed read: a value as `T`, from the answer that serves `T` — the
@@ -27,15 +28,17 @@ extension PersistentPrefs {
     ///   - tracking: What the Observation framework is told was read (a key, or the whole set).
     ///   - keepingError: Whether the read leaves ``lastError`` as it is (a ``Pref`` read) rather
     ///     than clearing it on success, as RVS's reads do.
+    ///   - pref: The ``Pref`` read, which remembers its answer for the next read (see
+    ///     ``PrefKey/rememberedStamp``); `nil` for a read by key.
     @inlinable @inline(__always)
-    func typed<T>(_ type: T.Type, forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> T? {
-        if T.self == Int.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.int.map { $0 as! T } }
-        if T.self == Double.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.double.map { $0 as! T } }
-        if T.self == Float.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.float.map { $0 as! T } }
-        if T.self == Bool.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.bool.map { $0 as! T } }
-        if T.self == String.self { return cachedString(forKey: key, tracking: tracking, keepingError: keepingError).map { $0 as! T } }
+    func typed<T>(_ type: T.Type, forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, remembering pref: PrefKey? = nil) -> T? {
+        if T.self == Int.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref)?.int.map { $0 as! T } }
+        if T.self == Double.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref)?.double.map { $0 as! T } }
+        if T.self == Float.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref)?.float.map { $0 as! T } }
+        if T.self == Bool.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref)?.bool.map { $0 as! T } }
+        if T.self == String.self { return cachedString(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref).map { $0 as! T } }
         // Unwrapped first: a cast from `Any?` looks into the optional in a second, nested cast.
-        guard let value = rawValue(forKey: key, tracking: tracking, keepingError: keepingError) else { return nil }
+        guard let value = rawValue(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref) else { return nil }
         return value as? T
     }
 
@@ -47,35 +50,80 @@ extension PersistentPrefs {
     /// The `as?` answers for a stored number (worked out once per value), callable from
     /// inlinable code.
     @usableFromInline
-    func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> NumberCasts? {
-        answer(forKey: key, tracking: tracking, keepingError: keepingError, { $0.loadedNumber(forKey: $1) }, { try $1.number(forKey: $0) })
+    func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, remembering pref: PrefKey? = nil) -> NumberCasts? {
+        answer(
+            forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref, \.rememberedNumber,
+            { $0.loadedNumber(forKey: $1) }, { try $1.number(forKey: $0) })
     }
 
     /// A value as a `String` (worked out once per value, no cast per read), callable from
     /// inlinable code.
     @usableFromInline
-    func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> String? {
-        answer(forKey: key, tracking: tracking, keepingError: keepingError, { $0.loadedString(forKey: $1) }, { try $1.string(forKey: $0) })
+    func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, remembering pref: PrefKey? = nil) -> String? {
+        answer(
+            forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref, \.rememberedString,
+            { $0.loadedString(forKey: $1) }, { try $1.string(forKey: $0) })
     }
 
     /// The stored value under `key` (the subscript getter), callable from inlinable code.
     @usableFromInline
-    func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, keepingError: Bool = false) -> Any? {
-        answer(forKey: key, tracking: tracking, keepingError: keepingError, { $0.loadedValue(forKey: $1) }, { try $1.value(forKey: $0) })
+    func rawValue(
+        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, keepingError: Bool = false, remembering pref: PrefKey? = nil
+    ) -> Any? {
+        answer(
+            forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref, \.rememberedValue, { $0.loadedValue(forKey: $1) }, { try $1.value(forKey: $0) })
     }
 
-    /// The answer for the value under `key`: `known`'s from the shared set's state when the read
-    /// can be served at once, else `slow`'s by way of ``read(tracking:keepingError:_:)``.
+    /// The answer for the value under `key`: `pref`'s remembered answer while the shared set's
+    /// ``SharedSet/readStamp`` is the one it was worked out at, else `known`'s from the shared
+    /// set's state when the read can be served at once, else `slow`'s by way of
+    /// ``read(tracking:keepingError:_:)``. An answer worked out while the stamp stayed the same
+    /// is remembered in `pref`.
     ///
     /// The closures capture nothing (the key is passed to them): a context would cost a retain
     /// and a release of what it holds on every read.
     @inline(__always)
     private func answer<Answer>(
-        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, _ known: (SharedSet, String) -> Answer??,
+        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, remembering pref: PrefKey?,
+        _ memo: ReferenceWritableKeyPath<PrefKey, Answer?>, _ known: (SharedSet, String) -> Answer??,
         _ slow: (String, SetView) throws -> Answer?
     ) -> Answer? {
-        if let answer = readPublished(tracking: tracking, keepingError: keepingError, { known($0, key) }) { return answer }
-        return read(tracking: tracking, keepingError: keepingError) { try slow(key, $0) } ?? nil
+        var stamp = 0
+        // `pref` stays optional until an answer is remembered: binding it costs a retain and a
+        // release on every read (65 against 86 ns a typed read; Benchmarks/README.md).
+        if pref != nil, let recalled = recall(pref, tracking: tracking, keepingError: keepingError, memo, stamp: &stamp) { return recalled }
+        let answer =
+            readPublished(tracking: tracking, keepingError: keepingError, { known($0, key) })
+            ?? read(tracking: tracking, keepingError: keepingError) { try slow(key, $0) } ?? nil
+        if let pref, let answer, stamp != 0 {
+            let generation = currentGeneration()
+            state.withLock { state in
+                guard state.quickStamp(generation: generation, keepingError: keepingError) == stamp else { return }
+                // Worked out from the state the stamp stands for.
+                (pref.rememberedStamp, pref[keyPath: memo]) = (stamp, answer)
+            }
+        }
+        return answer
+    }
+
+    /// `pref`'s remembered answer when the read can be served at once and the shared set's
+    /// ``SharedSet/readStamp`` is the one it was worked out at: one lock and one atomic load, no
+    /// look-up of the key, no lock of the shared set. Else `nil`, and `stamp` is the stamp an
+    /// answer worked out now would carry (0: none).
+    @inline(__always)
+    private func recall<Answer>(
+        _ pref: PrefKey?, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, _ memo: ReferenceWritableKeyPath<PrefKey, Answer?>,
+        stamp: inout Int
+    ) -> Answer?? {
+        let generation = currentGeneration()
+        return state.withLock { state -> Answer?? in
+            stamp = state.quickStamp(generation: generation, keepingError: keepingError)
+            guard stamp != 0, pref?.rememberedStamp == stamp, let answer = pref?[keyPath: memo] else { return .none }
+            // A stamp is never 0 without a lease. `access` records the read for this thread's
+            // `withObservationTracking`, if any, and calls no one.
+            state.lease!.sharedSet.feed.access(tracking)
+            return answer
+        }
     }
 
     /// The common path of a read: `body`'s answer from the published views, or `nil` when the

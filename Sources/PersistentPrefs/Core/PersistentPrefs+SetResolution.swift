@@ -40,6 +40,13 @@ extension PersistentPrefs {
             return sharedSet(generation: generation)
         }
 
+        /// The ``SharedSet/readStamp`` of ``quickSet(generation:keepingError:)``; 0 when there
+        /// is none.
+        func quickStamp(generation: Int, keepingError: Bool) -> Int {
+            guard pending == nil, keepingError || !failed, self.generation == generation, let lease else { return 0 }
+            return lease.sharedSet.readStamp.load()
+        }
+
         /// The shared set when it was resolved under `generation`, else `nil`.
         func sharedSet(generation: Int) -> SharedSet? {
             self.generation == generation ? sharedSet : nil

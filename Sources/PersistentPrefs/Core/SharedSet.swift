@@ -80,9 +80,10 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
     /// Everything about the set that changes, under one lock.
     struct Cell {
         /// The set as readers see it; `nil` until it has been loaded successfully.
-        var state: State?
+        var state: State? { didSet { publishReadStamp() } }
         /// The `as?` answers for the numbers of ``state`` (see ``NumberCasts``) and its strings,
-        /// each worked out on the first read of its key and kept until the value changes.
+        /// each worked out on the first read of its key by any instance and kept until the
+        /// value changes.
         var numbers: [String: NumberCasts] = [:]
         var strings: [String: String] = [:]
         /// How many times ``state`` was replaced or dropped, or an outside change found it empty:
@@ -90,9 +91,12 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         /// meanwhile (see ``withLoaded(_:)``).
         var replacements = 0
         /// Whether the store reports damage for this set (see ``damageNotice()``).
-        var damaged = false
+        var damaged = false { didSet { publishReadStamp() } }
         /// Whether the watch has yet to start (see ``watchOnRead()``).
-        var unwatched: Bool
+        var unwatched: Bool { didSet { publishReadStamp() } }
+        /// The shared set's ``SharedSet/readStamp``, which this cell sets on every change of
+        /// what a read may be served.
+        let readStamp: SharedInt
         /// How the store tells this set of outside changes.
         var watch = WatchState.idle
         /// The changes of a coalescing set that readers see and the store does not hold yet (see
@@ -105,6 +109,12 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         /// Whether a read must take the way that reports damage and starts the watch when due,
         /// rather than serve the state as it is.
         var needsAttention: Bool { damaged || unwatched }
+
+        /// Gives ``readStamp`` a number no state had before, or 0 when reads cannot be served
+        /// from the state as it is (not loaded, or in need of attention).
+        private func publishReadStamp() {
+            readStamp.store(state != nil && !needsAttention ? SharedSet.readStamps.next() : 0)
+        }
 
         /// Replaces the state; the answers worked out for keys outside `changed` are kept
         /// (`nil`: none is kept).
@@ -140,13 +150,25 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
 
     let cell: Locked<Cell>
 
+    /// A number that stands for what reads of this set are served now: it changes with every
+    /// state installed or dropped and every change of ``Cell/needsAttention``, no two states of
+    /// any set share one, and it is 0 while reads cannot be served from the state. Set under the
+    /// lock of ``cell``, read without it: a typed read whose remembered answer carries the
+    /// current stamp (see ``PrefKey``) needs nothing else of the set.
+    let readStamp: SharedInt
+
+    /// Where the numbers of ``readStamp`` come from, for every set of the process.
+    static let readStamps = SharedInt()
+
     init(store: any PrefsStore, root: String) {
         let storage = SetStorageAdapter.adapting(store)
         self.store = storage
         self.root = root
         feed = ChangeFeed(root: root, storeIdentifier: storage.identifier)
         layerReader = LayerReader(files: storage.layerFiles(root: root))
-        cell = Locked(Cell(unwatched: storage.canWatch || !layerReader.files.isEmpty))
+        let stamp = SharedInt()
+        readStamp = stamp
+        cell = Locked(Cell(unwatched: storage.canWatch || !layerReader.files.isEmpty, readStamp: stamp))
     }
 
     /// The user's whole set (without the system layers: what writes replace).

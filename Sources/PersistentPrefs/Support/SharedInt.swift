@@ -7,7 +7,7 @@ import Foundation
     import Synchronization
 
     /// An integer read on the hot path of every typed read (the ``PersistentPrefs/groupID``
-    /// generation), so elsewhere an atomic.
+    /// generation, a shared set's read stamp), so elsewhere an atomic.
     final class SharedInt: Sendable {
         private let value = Atomic<Int>(0)
 
@@ -16,6 +16,9 @@ import Foundation
 
         /// Adds one.
         func increment() { value.add(1, ordering: .releasing) }
+
+        /// Adds one and returns the new value: a number no other caller is given.
+        func next() -> Int { value.wrappingAdd(1, ordering: .acquiringAndReleasing).newValue }
 
         /// Sets the value.
         func store(_ newValue: Int) { value.store(newValue, ordering: .releasing) }
@@ -32,6 +35,9 @@ final class LockedInt: Sendable {
 
     /// Adds one.
     func increment() { value.withLock { $0 += 1 } }
+
+    /// Adds one and returns the new value: a number no other caller is given.
+    func next() -> Int { value.withLock { $0 += 1; return $0 } }
 
     /// Sets the value.
     func store(_ newValue: Int) { value.withLock { $0 = newValue } }

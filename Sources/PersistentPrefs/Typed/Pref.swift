@@ -131,6 +131,16 @@ class PrefKey {
     @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
     /// Whether the `Pref` has a rule, which each value read must pass.
     @usableFromInline let hasRule: Bool
+    /// The ``SharedSet/readStamp`` of the state this key's remembered answer was worked out
+    /// from (0: none): while the set's stamp is the same, a read takes the answer from here
+    /// without looking the key up. This and the answers are read and written only under the
+    /// lock of the instance whose `Pref` this is (a `Pref` belongs to one instance).
+    var rememberedStamp = 0
+    /// The remembered answer: the `as?` answers of a number, a string, or the stored value,
+    /// whichever the `Pref`'s type reads.
+    var rememberedNumber: NumberCasts?
+    var rememberedString: String?
+    var rememberedValue: Any?
 
     init(key: String, observationKey: KeyPath<PrefsKeySpace, Int>, hasRule: Bool) {
         self.key = key
