@@ -80,10 +80,13 @@ enum DefaultsTool {
             try arity(2...2, "DOMAIN PATH|-")
             let domain = try places.domain(rest[0])
             let contents = try domain.existingContents()
-            let data = try refusing { try PlistWriting.data(contents, format: .xml) }
             if rest[1] == "-" {
+                // Printed as XML, as macOS's `defaults` prints it.
+                let data = try refusing { try PlistWriting.data(contents, format: .xml) }
                 console.write(String(decoding: data, as: UTF8.self))
             } else {
+                // A file: binary when XML cannot carry a character in it for every reader.
+                let data = try refusing { try PlistWriting.portableData(contents) }
                 try DefaultsFiles.export(data, to: rest[1])
             }
         case "import":

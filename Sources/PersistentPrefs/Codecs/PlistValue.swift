@@ -480,4 +480,14 @@ package enum PlistWriting {
     package static func data(_ value: Any, format: PropertyListSerialization.PropertyListFormat) throws -> Data {
         try PlistValue.foundationData(value, format: format)
     }
+
+    /// `value` as a property list every reader reads back the same: XML, or binary when it
+    /// holds a character an XML parser refuses or changes (see ``PlistXML/isPortable(_:)``).
+    ///
+    /// - Parameter value: A property-list value (a dictionary, for a file).
+    /// - Returns: The encoded property list.
+    /// - Throws: Foundation's error when a property list cannot hold `value`.
+    package static func portableData(_ value: Any) throws -> Data {
+        try PlistFile.portableData(value)
+    }
 }

@@ -12,23 +12,54 @@ enum PlistXML {
     /// `value` as a whole XML property-list document, or `nil` when this writer does not handle
     /// it.
     static func document(_ value: Any) -> Data? {
+        portableDocument(value)?.data
+    }
+
+    /// ``document(_:)``, and whether every XML 1.0 parser reads it (see ``isPortable(_:)``).
+    static func portableDocument(_ value: Any) -> (data: Data, portable: Bool)? {
         var writer = Writer()
         writer.append(header)
         guard writer.write(value, depth: 0) else { return nil }
         writer.put("</plist>\n")
-        return Data(writer.bytes)
+        return (Data(writer.bytes), writer.portable)
     }
 
     /// `dictionary` as a whole document, with where each top-level value's XML lies in it:
     /// the same bytes ``document(_:)`` writes for that value under any one key, so
     /// ``wrapped(_:)`` makes the document of `["v": value]` without encoding the value again.
-    static func document(ranging dictionary: [String: Any]) -> (data: Data, ranges: [String: Range<Int>])? {
+    static func document(ranging dictionary: [String: Any]) -> (data: Data, ranges: [String: Range<Int>], portable: Bool)? {
         var writer = Writer()
         writer.ranges = [:]
         writer.append(header)
         guard writer.write(dictionary, depth: 0) else { return nil }
         writer.put("</plist>\n")
-        return (Data(writer.bytes), writer.ranges ?? [:])
+        return (Data(writer.bytes), writer.ranges ?? [:], writer.portable)
+    }
+
+    /// Whether every XML parser reads `document` as the library does: it holds no character XML
+    /// 1.0 cannot carry even as a reference (U+0000–U+0008, U+000B, U+000C, U+000E–U+001F,
+    /// U+FFFE, U+FFFF), no raw carriage return (which XML parsers read as a line feed), and no
+    /// key or string that starts with U+FEFF (which Foundation's XML reader on Linux drops).
+    ///
+    /// Foundation and CoreFoundation write such characters as they are; `plistlib`, `xmllint`
+    /// and every other XML parser refuse the whole file. What the library writes for others to
+    /// read is therefore written as a binary property list when this is `false` (see
+    /// `PlistFile.encoded(_:format:for:)` and `PlistFile.portableData(_:)`): every property-list
+    /// reader reads binary, and reads every character back.
+    static func isPortable(_ document: Data) -> Bool {
+        document.withUnsafeBytes { bytes in
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte < 0x20 && byte != 0x09 && byte != 0x0A { return false }
+                if byte == 0xEF, index + 2 < bytes.count {
+                    if bytes[index + 1] == 0xBF && bytes[index + 2] >= 0xBE { return false }  // U+FFFE, U+FFFF
+                    if bytes[index + 1] == 0xBB && bytes[index + 2] == 0xBF && index > 0 && bytes[index - 1] == UInt8(ascii: ">") { return false }
+                }
+                index += 1
+            }
+            return true
+        }
     }
 
     /// The document of `["v": value]`, from the bytes of `value` written one level deep (a
@@ -63,6 +94,8 @@ enum PlistXML {
     private struct Encoded {
         let dictionary: [String: Any]
         let lines: [UInt8]
+        /// Whether the lines are portable (see ``Writer/portable``).
+        let portable: Bool
     }
 
     private struct EncodedKey: Hashable {
@@ -87,6 +120,9 @@ enum PlistXML {
         /// Whether every value written since this was last set was a value type or an `NSNumber`:
         /// no object that could change while a dictionary holding it stays the same.
         var holdsOnlyValues = true
+        /// `false` once a key or string written is one ``PlistXML/isPortable(_:)`` refuses (a
+        /// carriage return is written `&#13;`, which it allows).
+        var portable = true
 
         init() {
             bytes.reserveCapacity(1024)
@@ -203,22 +239,25 @@ enum PlistXML {
             let memoKey = EncodedKey(count: dictionary.count, depth: depth)
             if let known = PlistXML.encodedMemo.withLock({ $0[memoKey] }), PlistValue.sameStorage(known.dictionary, dictionary) {
                 bytes.append(contentsOf: known.lines)
+                portable = portable && known.portable
                 return true
             }
             let first = bytes.count
-            let outer = holdsOnlyValues
-            holdsOnlyValues = true
+            let outer = (holdsOnlyValues, portable)
+            (holdsOnlyValues, portable) = (true, true)
             for (key, value) in PlistXML.sortedEntries(of: dictionary) {
                 guard writeKey(key, depth: depth), write(value, depth: depth + 1) else { return false }
             }
+            let linesArePortable = portable
+            portable = outer.1 && portable
             if holdsOnlyValues {
-                let encoded = Encoded(dictionary: dictionary, lines: Array(bytes[first...]))
+                let encoded = Encoded(dictionary: dictionary, lines: Array(bytes[first...]), portable: linesArePortable)
                 PlistXML.encodedMemo.withLock { memo in
                     if memo[memoKey] == nil, memo.count >= 8 { memo.removeAll() }
                     memo[memoKey] = encoded
                 }
             }
-            holdsOnlyValues = outer && holdsOnlyValues
+            holdsOnlyValues = outer.0 && holdsOnlyValues
             return true
         }
 
@@ -267,25 +306,36 @@ enum PlistXML {
 
         /// Appends `text` with `&`, `<` and `>` escaped, and a carriage return as `&#13;` (XML
         /// parsers read a raw one as a line feed); other control characters are written as they
-        /// are, as CoreFoundation writes them.
+        /// are, as CoreFoundation writes them, and make the document not ``portable``.
         private mutating func escape(_ text: String) {
             // Most keys and strings need no escaping: their bytes at once.
             var plain = text
             let copied = plain.withUTF8 { utf8 in
-                guard !utf8.contains(where: { $0 == 0x0D || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") })
+                guard !utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "&") || $0 == UInt8(ascii: "<") || $0 == UInt8(ascii: ">") || $0 == 0xEF })
                 else { return false }
                 bytes.append(contentsOf: utf8)
                 return true
             }
             if copied { return }
+            var sawEF = false
             for byte in text.utf8 {
                 switch byte {
                 case UInt8(ascii: "&"): put("&amp;")
                 case UInt8(ascii: "<"): put("&lt;")
                 case UInt8(ascii: ">"): put("&gt;")
                 case 0x0D: put("&#13;")
+                case 0x09, 0x0A: bytes.append(byte)
+                case ..<0x20:
+                    portable = false
+                    bytes.append(byte)
+                case 0xEF:
+                    sawEF = true
+                    bytes.append(byte)
                 default: bytes.append(byte)
                 }
+            }
+            if sawEF && (text.unicodeScalars.first == "\u{FEFF}" || text.unicodeScalars.contains { $0.value == 0xFFFE || $0.value == 0xFFFF }) {
+                portable = false
             }
         }
     }

@@ -48,7 +48,7 @@ extension PersistentPrefs {
             var set = try currentValues()
             let version = try resolvedSet().schemaVersion()
             if version > 0 { set[Self.schemaVersionKey] = version }
-            let data = try PlistValue.foundationData(set, format: .xml)
+            let data = try PlistFile.encoded(set, format: .xml, for: url)
             do {
                 try AtomicFile.write(data, to: url)
             } catch let failure as AtomicFile.Failure {

@@ -117,9 +117,14 @@ extension SettingsFile where Settings: Codable {
     private func writeUnlocked(_ settings: Settings) throws {
         let encoder = PropertyListEncoder()
         encoder.outputFormat = .xml
-        let data: Data
+        var data: Data
         do {
             data = try encoder.encode(settings)
+            // What XML cannot carry for every reader is written in binary (see PlistXML.isPortable).
+            if !PlistXML.isPortable(data) {
+                encoder.outputFormat = .binary
+                data = try encoder.encode(settings)
+            }
         } catch {
             throw PersistentPrefs.PrefsError.encodingFailed(type: "\(Settings.self)", reason: "\(error)")
         }
@@ -196,7 +201,7 @@ extension SettingsFile where Settings: Codable {
         result[PersistentPrefs.schemaVersionKey] = version
         let encoded: Data
         do {
-            encoded = try PlistValue.foundationData(result, format: .xml)
+            encoded = try PlistFile.portableData(result)
             _ = try PropertyListDecoder().decode(Settings.self, from: encoded)
         } catch {
             let last = Settings.migrations[version - 1]
@@ -212,7 +217,7 @@ extension SettingsFile where Settings: Codable {
         let version = Settings.schemaVersion
         guard version > 0, var set = dictionary(data) else { return data }
         set[PersistentPrefs.schemaVersionKey] = version
-        return (try? PlistValue.foundationData(set, format: .xml)) ?? data
+        return (try? PlistFile.portableData(set)) ?? data
     }
 
     /// A property list's top-level dictionary, normalised; `nil` when it is not one.

@@ -112,6 +112,23 @@ struct DefaultsCommandTests {
         #expect(Self.run(["delete", domain]).0 == 1)
     }
 
+    @Test("a terminal colour code: the domain's file and an exported file stay readable by every property-list reader")
+    func awkwardValues() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let domain = directory.path + "/ctl"
+        let colour = "colour \u{1B}[31mred"
+        #expect(Self.run(["write", domain, "k", "-string", colour]).0 == 0)
+        #expect(Self.run(["read", domain, "k"]).1.out == colour + "\n")
+        try PortableFileTests.checkReadable(domain + ".plist", holds: ["k": colour], root: nil)
+        let path = directory.path + "/exported.plist"
+        #expect(Self.run(["export", domain, path]).0 == 0)
+        try PortableFileTests.checkReadable(path, holds: ["k": colour], root: nil)
+        let copy = directory.path + "/copy"
+        #expect(Self.run(["import", copy, path]).0 == 0)
+        #expect(Self.run(["read", copy, "k"]).1.out == colour + "\n")
+    }
+
     @Test("with --store-dir, the domains are the folder's root keys, shared with the library")
     func storeDirectory() throws {
         let directory = TemporaryDirectory()

@@ -15,7 +15,7 @@ struct ForeignDocumentTests {
         prefs.values = ["a": 7]
         if let error = prefs.lastError { return .failure(error) }
         let written = try Data(contentsOf: URL(fileURLWithPath: suite.path))
-        return .success(try #require(PlistXML.dictionary(from: written)))
+        return .success(try #require(PlistFile.dictionary(from: written)))
     }
 
     static let keptDocuments: [(String, String)] = [

@@ -107,7 +107,7 @@ struct PlistlibCorpusTests {
                 continue
             }
             written += 1
-            guard var dictionary = PlistXML.dictionary(from: after) else {
+            guard var dictionary = PlistFile.dictionary(from: after) else {
                 Issue.record("document \(index): the library's own file does not read back")
                 continue
             }

@@ -20,8 +20,8 @@ struct ScaleTests {
         let (name, value) = XMLWriterTests.kinds()[index]
         guard let normalized = PlistValue.normalized(value) else { return }  // refused values are never written
         let suite: [String: Any] = ["a": 1, "m": normalized, "z": ["x": normalized] as [String: Any]]
-        guard let (data, ranges) = PlistXML.document(ranging: suite) else {
-            // Left to Foundation (a control character): the ledger encodes it itself.
+        guard let (data, ranges, _) = PlistXML.document(ranging: suite) else {
+            // Refused by the writer (a date CoreFoundation cannot read back): so is the ledger's encoding.
             #expect(PlistXML.document(["v": normalized]) == nil, "\(name)")
             return
         }

@@ -146,6 +146,25 @@ struct SettingsManageableTests {
         }
     }
 
+    @Test("a settings file holding characters XML cannot carry is written so that every reader reads it back")
+    func awkwardCharacters() throws {
+        try withSettingsDirectory { directory in
+            for name in ["colour \u{1B}[31mred", "\u{FEFF}leading mark", "plain text", "\u{0}\u{B}\u{FFFF}"] {
+                var plain = Plain(volume: 1, name: name)
+                let loaded = plain.load()
+                plain.name = name
+                let updated = plain.update()
+                #expect(loaded && updated)
+                var fresh = Plain()
+                let freshLoaded = fresh.load()
+                #expect(freshLoaded)
+                #expect(fresh == plain, "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
+                let file = directory.path + "/Plain.settings.plist"
+                try PortableFileTests.checkReadable(file, holds: ["volume": 1, "name": name], root: nil)
+            }
+        }
+    }
+
     @Test("the Codable style's earlier error names still make the one error type's cases")
     func earlierErrorNames() {
         func made<Names: MakesEarlierErrors>(by names: Names.Type) -> [PersistentPrefs.PrefsError] {

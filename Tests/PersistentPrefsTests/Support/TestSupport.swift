@@ -337,3 +337,12 @@ extension PlistXML {
         try? read(data).get()
     }
 }
+
+extension PlistFile {
+    /// A file the library wrote, read as the library reads it (XML, or binary when a string in
+    /// it holds a character XML cannot carry); `nil` when it does not parse.
+    static func dictionary(from data: Data) -> [String: Any]? {
+        guard case .success(let dictionary) = parse(data) else { return nil }
+        return dictionary
+    }
+}

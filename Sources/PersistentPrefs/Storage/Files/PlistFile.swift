@@ -284,7 +284,7 @@ enum PlistFile {
     /// when the library's own writer made them (see ``PlistXML/document(ranging:)``; empty when
     /// Foundation's did).
     static func encodedRanging(_ dictionary: [String: Any], for url: URL) throws -> (data: Data, ranges: [String: Range<Int>]) {
-        guard let (data, ranges) = PlistXML.document(ranging: dictionary) else {
+        guard let (data, ranges, portable) = PlistXML.document(ranging: dictionary), portable else {
             return (try encoded(dictionary, format: .xml, for: url), [:])
         }
         try checkSize(data, for: url)
@@ -297,13 +297,16 @@ enum PlistFile {
     /// XML comes from the library's own writer only: what it cannot write exactly (a date whose
     /// year CoreFoundation cannot read back, which Foundation would write as another date) is
     /// refused with the top-level keys that hold it, never handed to a writer that changes it.
+    /// A set holding a character XML 1.0 cannot carry is written as a binary property list
+    /// instead, which every property-list reader reads (see ``PlistXML/isPortable(_:)``).
     static func encoded(_ dictionary: [String: Any], format: PropertyListSerialization.PropertyListFormat, for url: URL) throws -> Data {
         let data: Data
         if format == .xml {
-            guard let xml = PlistXML.document(dictionary) else {
+            guard let (xml, portable) = PlistXML.portableDocument(dictionary) else {
                 let keys = dictionary.keys.filter { PlistXML.document([$0: dictionary[$0]!]) == nil }
                 throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: keys.sorted())
             }
+            guard portable else { return try encoded(dictionary, format: .binary, for: url) }
             data = xml
         } else {
             do {
@@ -314,6 +317,13 @@ enum PlistFile {
         }
         try checkSize(data, for: url)
         return data
+    }
+
+    /// `object` (a property list) as Foundation writes it, in the form every reader reads the
+    /// same: XML when it is portable (see ``PlistXML/isPortable(_:)``), else binary.
+    static func portableData(_ object: Any) throws -> Data {
+        let xml = try PlistValue.foundationData(object, format: .xml)
+        return PlistXML.isPortable(xml) ? xml : try PlistValue.foundationData(object, format: .binary)
     }
 
     /// Refuses `data` when it exceeds ``maximumWriteSize``.
