@@ -77,8 +77,13 @@ extension PersistentPrefs {
     /// The answer for the value under `key`: `pref`'s remembered answer while the shared set's
     /// ``SharedSet/readStamp`` is the one it was worked out at, else `known`'s from the shared
     /// set's state when the read can be served at once, else `slow`'s by way of
-    /// ``read(tracking:keepingError:_:)``. An answer worked out while the stamp stayed the same
-    /// is remembered in `pref`.
+    /// ``read(tracking:keepingError:_:)``.
+    ///
+    /// `pref` remembers only an answer `known` worked out from one shared set whose stamp was the
+    /// same before and after: the stamp then names exactly the state the answer came from (no two
+    /// states of any set share one), whatever this instance was bound to meanwhile. An answer
+    /// read through the instance (a batch's pending value, a set resolved anew) is never
+    /// remembered.
     ///
     /// The closures capture nothing (the key is passed to them): a context would cost a retain
     /// and a release of what it holds on every read.
@@ -88,37 +93,41 @@ extension PersistentPrefs {
         _ memo: ReferenceWritableKeyPath<PrefKey, Answer?>, _ known: (SharedSet, String) -> Answer??,
         _ slow: (String, SetView) throws -> Answer?
     ) -> Answer? {
-        var stamp = 0
         // `pref` stays optional until an answer is remembered: binding it costs a retain and a
         // release on every read (65 against 86 ns a typed read; Benchmarks/README.md).
-        if pref != nil, let recalled = recall(pref, tracking: tracking, keepingError: keepingError, memo, stamp: &stamp) { return recalled }
-        let answer =
-            readPublished(tracking: tracking, keepingError: keepingError, { known($0, key) })
-            ?? read(tracking: tracking, keepingError: keepingError) { try slow(key, $0) } ?? nil
-        if let pref, let answer, stamp != 0 {
-            let generation = currentGeneration()
-            state.withLock { state in
-                guard state.quickStamp(generation: generation, keepingError: keepingError) == stamp else { return }
-                // Worked out from the state the stamp stands for.
-                (pref.rememberedStamp, pref[keyPath: memo]) = (stamp, answer)
+        if pref != nil {
+            var stamp = 0
+            var sharedSet: SharedSet?
+            if let recalled = recall(pref, tracking: tracking, keepingError: keepingError, memo, stamp: &stamp, missed: &sharedSet) { return recalled }
+            if let sharedSet, let found = known(sharedSet, key) {
+                sharedSet.feed.access(tracking)
+                if let pref, let answer = found, sharedSet.readStamp.load() == stamp {
+                    state.withLock { _ in (pref.rememberedStamp, pref[keyPath: memo]) = (stamp, answer) }
+                }
+                return found
             }
         }
-        return answer
+        return readPublished(tracking: tracking, keepingError: keepingError, { known($0, key) })
+            ?? read(tracking: tracking, keepingError: keepingError) { try slow(key, $0) } ?? nil
     }
 
     /// `pref`'s remembered answer when the read can be served at once and the shared set's
     /// ``SharedSet/readStamp`` is the one it was worked out at: one lock and one atomic load, no
-    /// look-up of the key, no lock of the shared set. Else `nil`, and `stamp` is the stamp an
-    /// answer worked out now would carry (0: none).
+    /// look-up of the key, no lock of the shared set. Else `nil`; when the read can be served
+    /// at once, `stamp` is the set's stamp then (never 0) and `missed` the set.
     @inline(__always)
     private func recall<Answer>(
         _ pref: PrefKey?, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, _ memo: ReferenceWritableKeyPath<PrefKey, Answer?>,
-        stamp: inout Int
+        stamp: inout Int, missed: inout SharedSet?
     ) -> Answer?? {
         let generation = currentGeneration()
         return state.withLock { state -> Answer?? in
             stamp = state.quickStamp(generation: generation, keepingError: keepingError)
-            guard stamp != 0, pref?.rememberedStamp == stamp, let answer = pref?[keyPath: memo] else { return .none }
+            guard stamp != 0 else { return .none }
+            guard pref?.rememberedStamp == stamp, let answer = pref?[keyPath: memo] else {
+                missed = state.lease?.sharedSet
+                return .none
+            }
             // A stamp is never 0 without a lease. `access` records the read for this thread's
             // `withObservationTracking`, if any, and calls no one.
             state.lease!.sharedSet.feed.access(tracking)

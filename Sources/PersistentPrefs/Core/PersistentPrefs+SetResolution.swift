@@ -7,7 +7,12 @@ extension PersistentPrefs {
     /// What one instance keeps, under the lock of ``state``.
     struct InstanceState {
         /// The root key as set through ``key``.
-        var key = ""
+        var key = "" {
+            didSet { keyChanges += 1 }
+        }
+        /// How many times ``key`` was set: a set resolved from the key as it was before is not
+        /// installed (see `PersistentPrefs.resolvedSet()`).
+        var keyChanges = 0
         var lastError: PrefsError?
         /// Whether ``lastError`` is set.
         var failed: Bool {
@@ -81,27 +86,35 @@ extension PersistentPrefs {
 
     /// The shared set for this instance's root key and store.
     func resolvedSet() throws -> SharedSet {
-        let generation = currentGeneration()
-        if let cached = state.withLock({ $0.sharedSet(generation: generation) }) { return cached }
-        // Overridable members run outside every lock.
-        let root = key
-        let store: any PrefsStore
-        if let explicitStore {
-            store = explicitStore
-        } else if let defaults = userDefaults {
-            store = UserDefaultsStore(userDefaults: defaults)
-        } else if let suite = Self.groupID, !suite.isEmpty, let problem = SuitePaths.problem(with: suite) {
-            throw PrefsError.invalidSuiteName(name: suite, reason: problem)
-        } else {
-            throw PrefsError.userDefaultsUnavailable
+        var lease: SetLease
+        var generation: Int
+        while true {
+            generation = currentGeneration()
+            let (cached, keyChanges) = state.withLock { ($0.sharedSet(generation: generation), $0.keyChanges) }
+            if let cached { return cached }
+            // Overridable members run outside every lock.
+            let root = key
+            let store: any PrefsStore
+            if let explicitStore {
+                store = explicitStore
+            } else if let defaults = userDefaults {
+                store = UserDefaultsStore(userDefaults: defaults)
+            } else if let suite = Self.groupID, !suite.isEmpty, let problem = SuitePaths.problem(with: suite) {
+                throw PrefsError.invalidSuiteName(name: suite, reason: problem)
+            } else {
+                throw PrefsError.userDefaultsUnavailable
+            }
+            lease = SharedSet.acquire(store: store, root: root)
+            let (installed, previous) = state.withLock { state -> (Bool, SetLease?) in
+                // The key was set on another thread meanwhile: this set is the old key's.
+                guard state.keyChanges == keyChanges else { return (false, nil) }
+                defer { (state.lease, state.generation) = (lease, generation) }
+                return (true, state.lease)
+            }
+            withExtendedLifetime(previous) {}  // the lease replaced ends here, outside the lock
+            if installed { break }
         }
-        let lease = SharedSet.acquire(store: store, root: root)
         let sharedSet = lease.sharedSet
-        let previous = state.withLock { state in
-            defer { (state.lease, state.generation) = (lease, generation) }
-            return state.lease
-        }
-        withExtendedLifetime(previous) {}  // the lease replaced ends here, outside the lock
         migrateOnFirstUse(sharedSet)
         #if canImport(ObjectiveC)
             let notifications = keyValueNotifications(for: sharedSet)

@@ -113,6 +113,59 @@ struct RememberedReadTests {
         }
     #endif
 
+    /// Runs `writer` and `reader` on two threads at once, `rounds` times each, and returns once
+    /// both are done; `writer` returns whether what it saw was right.
+    static func racing(rounds: Int, writer: @escaping @Sendable (Int) -> Bool, reader: @escaping @Sendable () -> Void) -> Int {
+        let wrong = RaceCounter()
+        let done = DispatchGroup()
+        for lane in 0..<2 {
+            done.enter()
+            Thread {
+                for round in 1...rounds {
+                    if lane == 0 { if !writer(round) { wrong.add() } } else { reader() }
+                }
+                done.leave()
+            }.start()
+        }
+        done.wait()
+        return wrong.value
+    }
+
+    @Test("a root key switched away and back while another thread reads never leaves the other set's answer remembered")
+    func keyFlipsAreNotRemembered() {
+        let store = InMemoryStore()
+        let a = Remembering(key: "A", values: ["Volume": 1], store: store)  // keeps set A alive, and its stamp
+        let b = Remembering(key: "B", values: ["Volume": 2], store: store)
+        let prefs = Remembering(key: "A", store: store)
+        let wrong = Self.racing(rounds: 10_000) { _ in
+            prefs.key = "B"
+            prefs.key = "A"
+            _ = prefs.values
+            return prefs.volume == 1  // on A, whatever the reader remembered meanwhile
+        } reader: {
+            _ = prefs.volume
+        }
+        #expect(wrong == 0)
+        withExtendedLifetime((a, b)) {}
+    }
+
+    @Test("a batch abandoned while another thread reads never leaves its value remembered")
+    func abandonedBatchesAreNotRemembered() {
+        struct Abandoned: Error {}
+        let prefs = Remembering(key: "R", values: ["Volume": 1], store: InMemoryStore())
+        let wrong = Self.racing(rounds: 10_000) { round in
+            prefs.otherVolume = round  // a new state: the reader's next read works its answer out
+            try? prefs.batch { prefs in
+                prefs.volume = 99
+                throw Abandoned()  // nothing is written
+            }
+            return prefs.volume == 1
+        } reader: {
+            _ = prefs.volume
+        }
+        #expect(wrong == 0)
+    }
+
     @Test("8 threads reading one instance while a ninth writes it: no read goes back, the last write is read")
     func concurrentReads() {
         let prefs = Remembering(key: "R", values: ["Volume": 0], store: InMemoryStore())
@@ -133,4 +186,12 @@ struct RememberedReadTests {
         #expect(!wentBack.isSet)
         #expect(prefs.volume == 500)
     }
+}
+
+/// A count several threads add to.
+final class RaceCounter: @unchecked Sendable {  // `count` is only touched while holding `lock`
+    private let lock = NSLock()
+    private var count = 0
+    func add() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }
