@@ -32,6 +32,27 @@ struct DefaultStoreTests {
         #expect(PersistentPrefs(store: InMemoryStore()).userDefaults == nil)
     }
 
+    @Test("a @Pref read after groupID changes reads the new suite, not the answer it remembered")
+    func groupIDChangesRememberedReads() {
+        final class Grouped: PersistentPrefs {
+            @Pref("Volume") var volume = 5
+        }
+        let first = TestSuite()
+        let second = TestSuite()
+        defer {
+            PersistentPrefs.groupID = nil
+            first.remove()
+            second.remove()
+        }
+        PersistentPrefs.groupID = first.name
+        let prefs = Grouped(key: "grouped", values: ["Volume": 1])
+        #expect(prefs.volume == 1 && prefs.volume == 1)
+        PersistentPrefs.groupID = second.name
+        #expect(prefs.volume == 5)
+        PersistentPrefs.groupID = first.name
+        #expect(prefs.volume == 1)
+    }
+
     @Test("a subclass overriding init with implicitly unwrapped parameters (RVS style) works")
     func rvsStyleInit() {
         let suite = TestSuite()
