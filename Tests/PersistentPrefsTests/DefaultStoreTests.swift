@@ -10,26 +10,21 @@ struct DefaultStoreTests {
 
     @Test("groupID selects the suite; userDefaults is the one in use; changing it redirects")
     func groupIDSelectsSuite() throws {
-        let first = TestSuite()
-        let second = TestSuite()
-        defer {
-            PersistentPrefs.groupID = nil
-            first.remove()
-            second.remove()
-        }
-        PersistentPrefs.groupID = first.name
-        let prefs = MixedPrefs(key: "grouped", values: ["Int": 1])
-        #expect(prefs.lastError == nil)
-        #expect(prefs.userDefaults === first.store.userDefaults)
-        #expect(first.store.userDefaults.dictionary(forKey: "grouped") != nil)
+        Self.withTwoSuites { first, second in
+            PersistentPrefs.groupID = first.name
+            let prefs = MixedPrefs(key: "grouped", values: ["Int": 1])
+            #expect(prefs.lastError == nil)
+            #expect(prefs.userDefaults === first.store.userDefaults)
+            #expect(first.store.userDefaults.dictionary(forKey: "grouped") != nil)
 
-        PersistentPrefs.groupID = second.name
-        #expect(prefs.userDefaults === second.store.userDefaults)
-        #expect(prefs.values.isEmpty)
-        prefs.int = 2
-        #expect(MixedPrefs(key: "grouped", store: second.store).int == 2)
-        #expect(MixedPrefs(key: "grouped", store: first.store).int == 1)
-        #expect(PersistentPrefs(store: InMemoryStore()).userDefaults == nil)
+            PersistentPrefs.groupID = second.name
+            #expect(prefs.userDefaults === second.store.userDefaults)
+            #expect(prefs.values.isEmpty)
+            prefs.int = 2
+            #expect(MixedPrefs(key: "grouped", store: second.store).int == 2)
+            #expect(MixedPrefs(key: "grouped", store: first.store).int == 1)
+            #expect(PersistentPrefs(store: InMemoryStore()).userDefaults == nil)
+        }
     }
 
     @Test("a @Pref read after groupID changes reads the new suite, not the answer it remembered")
@@ -37,6 +32,19 @@ struct DefaultStoreTests {
         final class Grouped: PersistentPrefs {
             @Pref("Volume") var volume = 5
         }
+        Self.withTwoSuites { first, second in
+            PersistentPrefs.groupID = first.name
+            let prefs = Grouped(key: "grouped", values: ["Volume": 1])
+            #expect(prefs.volume == 1 && prefs.volume == 1)
+            PersistentPrefs.groupID = second.name
+            #expect(prefs.volume == 5)
+            PersistentPrefs.groupID = first.name
+            #expect(prefs.volume == 1)
+        }
+    }
+
+    /// Runs `body` with two suites of its own, and `groupID` back to `nil` and both removed after.
+    static func withTwoSuites(_ body: (TestSuite, TestSuite) throws -> Void) rethrows {
         let first = TestSuite()
         let second = TestSuite()
         defer {
@@ -44,13 +52,7 @@ struct DefaultStoreTests {
             first.remove()
             second.remove()
         }
-        PersistentPrefs.groupID = first.name
-        let prefs = Grouped(key: "grouped", values: ["Volume": 1])
-        #expect(prefs.volume == 1 && prefs.volume == 1)
-        PersistentPrefs.groupID = second.name
-        #expect(prefs.volume == 5)
-        PersistentPrefs.groupID = first.name
-        #expect(prefs.volume == 1)
+        try body(first, second)
     }
 
     @Test("a subclass overriding init with implicitly unwrapped parameters (RVS style) works")

@@ -41,15 +41,20 @@ extension PersistentPrefs {
         /// The shared set for a read served from its state at once: resolved under `generation`,
         /// no batch running, and (unless `keepingError`) no ``lastError`` for the read to clear.
         func quickSet(generation: Int, keepingError: Bool) -> SharedSet? {
-            guard pending == nil, keepingError || !failed else { return nil }
-            return sharedSet(generation: generation)
+            servesAtOnce(generation: generation, keepingError: keepingError) ? sharedSet : nil
         }
 
         /// The ``SharedSet/readStamp`` of ``quickSet(generation:keepingError:)``; 0 when there
         /// is none.
         func quickStamp(generation: Int, keepingError: Bool) -> Int {
-            guard pending == nil, keepingError || !failed, self.generation == generation, let lease else { return 0 }
+            guard servesAtOnce(generation: generation, keepingError: keepingError), let lease else { return 0 }
             return lease.sharedSet.readStamp.load()
+        }
+
+        /// Whether a read can be served from the shared set's state at once: resolved under
+        /// `generation`, no batch running, and (unless `keepingError`) no ``lastError`` to clear.
+        private func servesAtOnce(generation: Int, keepingError: Bool) -> Bool {
+            pending == nil && (keepingError || !failed) && self.generation == generation
         }
 
         /// The shared set when it was resolved under `generation`, else `nil`.

@@ -284,9 +284,11 @@ enum PlistFile {
     /// when the library's own writer made them (see ``PlistXML/document(ranging:)``; empty when
     /// Foundation's did).
     static func encodedRanging(_ dictionary: [String: Any], for url: URL) throws -> (data: Data, ranges: [String: Range<Int>]) {
-        guard let (data, ranges, portable) = PlistXML.document(ranging: dictionary), portable else {
-            return (try encoded(dictionary, format: .xml, for: url), [:])
+        guard let (data, ranges, portable) = PlistXML.document(ranging: dictionary) else {
+            return (try encoded(dictionary, format: .xml, for: url), [:])  // refused there, naming the keys
         }
+        // Not encoded again as XML only to find the same character.
+        guard portable else { return (try encoded(dictionary, format: .binary, for: url), [:]) }
         try checkSize(data, for: url)
         return (data, ranges)
     }
