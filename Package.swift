@@ -47,6 +47,13 @@ let package = Package(
             dependencies: ["PersistentPrefs", "PersistentPrefsSample"],
             path: "Tests/PrefsTestHelper"
         ),
+        // Coverage-guided fuzz targets for every reader of outside bytes (Fuzz/README.md):
+        // built only with `Fuzz/run`, which adds libFuzzer and AddressSanitizer.
+        .executableTarget(
+            name: "prefs-fuzz",
+            dependencies: ["PersistentPrefs", "PrefsHarnessKit"],
+            path: "Fuzz/prefs-fuzz"
+        ),
         // The README quick start, compiled as written in both language modes.
         // Built, never run: a test checks that README.md quotes main.swift verbatim.
         .executableTarget(

@@ -13,7 +13,9 @@ public enum Tokenizer {
         var words: [String] = []
         var current = ""
         var inWord = false
-        var iterator = line.makeIterator()
+        // Unicode scalars, not characters: a quote followed by a combining mark is one character,
+        // and the quote must still open a quoted word.
+        var iterator = line.unicodeScalars.makeIterator()
         while let character = iterator.next() {
             switch character {
             case " ", "\t":
@@ -28,10 +30,10 @@ public enum Tokenizer {
             case "\\":
                 guard let escaped = iterator.next() else { throw HarnessError.usage("a backslash ends the line") }
                 inWord = true
-                current.append(escaped)
+                current.unicodeScalars.append(escaped)
             default:
                 inWord = true
-                current.append(character)
+                current.unicodeScalars.append(character)
             }
         }
         if inWord { words.append(current) }
@@ -43,45 +45,51 @@ public enum Tokenizer {
     /// - Throws: ``HarnessError/usage(_:)`` as ``words(_:)`` does, for the leading words.
     public static func split(_ line: String, leading count: Int) throws -> (words: [String], rest: String) {
         var words: [String] = []
-        var index = line.startIndex
+        let scalars = line.unicodeScalars
+        var index = scalars.startIndex
         while words.count < count {
-            while index < line.endIndex, line[index] == " " || line[index] == "\t" { index = line.index(after: index) }
-            guard index < line.endIndex else { break }
+            while index < scalars.endIndex, scalars[index] == " " || scalars[index] == "\t" { index = scalars.index(after: index) }
+            guard index < scalars.endIndex else { break }
             var end = index
-            var quote: Character?
-            while end < line.endIndex {
-                let character = line[end]
+            var quote: Unicode.Scalar?
+            while end < scalars.endIndex {
+                let character = scalars[end]
                 if let open = quote {
-                    if character == open { quote = nil }
+                    if character == open {
+                        quote = nil
+                    } else if open == "\"" && character == "\\" {  // `\"` inside double quotes, as `words` reads it
+                        end = scalars.index(after: end)
+                        guard end < scalars.endIndex else { break }
+                    }
                 } else if character == "'" || character == "\"" {
                     quote = character
                 } else if character == " " || character == "\t" {
                     break
                 } else if character == "\\" {
-                    end = line.index(after: end)
-                    guard end < line.endIndex else { break }
+                    end = scalars.index(after: end)
+                    guard end < scalars.endIndex else { break }
                 }
-                end = line.index(after: end)
+                end = scalars.index(after: end)
             }
-            words += try Self.words(String(line[index..<end]))
+            words += try Self.words(String(scalars[index..<end]))
             index = end
         }
-        return (words, String(line[index...]).trimmingCharacters(in: .whitespaces))
+        return (words, String(scalars[index...]).trimmingCharacters(in: .whitespaces))
     }
 
     /// Reads up to the closing quote. Inside double quotes, `\"` and `\\` are escapes and any
     /// other backslash is kept; inside single quotes everything is literal.
     private static func readQuoted(
-        closedBy quote: Character, from iterator: inout String.Iterator, into word: inout String
+        closedBy quote: Unicode.Scalar, from iterator: inout String.UnicodeScalarView.Iterator, into word: inout String
     ) throws {
         while let next = iterator.next() {
             if next == quote { return }
             if quote == "\"" && next == "\\", let escaped = iterator.next() {
-                if escaped != "\"" && escaped != "\\" { word.append("\\") }
-                word.append(escaped)
+                if escaped != "\"" && escaped != "\\" { word.unicodeScalars.append("\\") }
+                word.unicodeScalars.append(escaped)
                 continue
             }
-            word.append(next)
+            word.unicodeScalars.append(next)
         }
         throw HarnessError.usage("unterminated \(quote) quote")
     }

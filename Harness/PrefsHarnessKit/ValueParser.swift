@@ -1,4 +1,5 @@
 import Foundation
+import PersistentPrefs
 
 /// Parses a command-line VALUE for a key's type.
 ///
@@ -115,7 +116,11 @@ public enum ValueParser {
         for options in formats {
             let formatter = ISO8601DateFormatter()
             formatter.formatOptions = options
-            if let date = formatter.date(from: trimmed) { return date }
+            guard let date = formatter.date(from: trimmed) else { continue }
+            guard PlistDates.isStorable(date) else {
+                throw HarnessError.usage("'\(text)' is outside the dates a set can store (years 1 to 9999) for \(key.name) (write it as 2024-05-01 or 2024-05-01T12:00:00Z)")
+            }
+            return date
         }
         throw HarnessError.usage("'\(text)' is not an ISO 8601 date (or 'now') for \(key.name) (write it as 2024-05-01 or 2024-05-01T12:00:00Z)")
     }

@@ -466,6 +466,15 @@ package enum PlistComparison {
     }
 }
 
+/// The dates a set can store, for `prefs-harness` (`package` access): a parser of dates refuses
+/// one outside them with its own message before the set does.
+package enum PlistDates {
+    /// 0001-01-01T00:00:00Z through 9999-12-31T23:59:59Z (see `PlistValue.dateRange`).
+    package static func isStorable(_ date: Date) -> Bool {
+        PlistValue.dateRange.contains(date.timeIntervalSinceReferenceDate)
+    }
+}
+
 /// Foundation's property-list writer as the library calls it, for `prefs-harness`
 /// (`package` access): arrays and dictionaries are made Foundation objects first, so a
 /// statically linked program writes them too (see `PlistValue.foundationObject(_:)`).

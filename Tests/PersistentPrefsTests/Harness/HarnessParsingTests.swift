@@ -89,9 +89,20 @@ struct HarnessParsingTests {
             ("set string \"say \\\"hi\\\"\"", ["set", "string", "say \"hi\""]),
             ("set string ''", ["set", "string", ""]),
             ("", []),
+            // Found by Fuzz/run's harness target: a quote followed by a combining mark is one
+            // character, and still opens (and closes) a quoted word.
+            ("set string '\u{0670}a b'", ["set", "string", "\u{0670}a b"]),
+            ("set string \"x \u{0301}\"", ["set", "string", "x \u{0301}"]),
         ])
     func tokenizes(_ line: String, _ words: [String]) throws {
         #expect(try Tokenizer.words(line) == words)
+    }
+
+    @Test("leading words are split as words reads them, escaped quotes included (found by Fuzz/run)")
+    func splitsLeadingWords() throws {
+        let (words, rest) = try Tokenizer.split(#"set "a\" b" the rest "#, leading: 2)
+        #expect(words == ["set", #"a" b"#])
+        #expect(rest == "the rest")
     }
 
     @Test("unterminated quotes are usage errors", arguments: ["set string \"open", "set string 'open", "trailing \\"])

@@ -62,6 +62,8 @@ struct HarnessValueTests {
         (.dict, "{\"a\": 1}", "is not a JSON object of strings for Dictionary Value"),
         (.date, "yesterday", "'yesterday' is not an ISO 8601 date (or 'now') for Date Value"),
         (.date, "2024-13-01", "is not an ISO 8601 date"),
+        // Found by Fuzz/run's harness target: parsed, then refused by the set with no word on why.
+        (.date, "22024024-05-01T12:00:00Z", "'22024024-05-01T12:00:00Z' is outside the dates a set can store (years 1 to 9999) for Date Value (write it as "),
     ]
 
     @Test("values that do not parse are usage errors naming the value and the key", arguments: bad)
