@@ -11,18 +11,26 @@
         _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
     ) -> Int32
 
+    // The target is the first argument. libFuzzer starts the program again for some jobs
+    // (`-merge=1`, `-fork`) with its own options only: the child finds the target in the
+    // environment, set here.
     let arguments = CommandLine.arguments
-    guard arguments.count >= 2, let target = FuzzTarget(rawValue: arguments[1]) else {
+    let named = arguments.count >= 2 ? FuzzTarget(rawValue: arguments[1]) : nil
+    guard let target = named ?? ProcessInfo.processInfo.environment["PREFS_FUZZ_TARGET"].flatMap(FuzzTarget.init) else {
         let names = FuzzTarget.allCases.map(\.rawValue).joined(separator: ", ")
         FileHandle.standardError.write(Data("usage: prefs-fuzz TARGET [libFuzzer options] [CORPUS…]; TARGET is one of \(names)\n".utf8))
         exit(2)
     }
     FuzzTarget.selected = target
+    setenv("PREFS_FUZZ_TARGET", target.rawValue, 1)
     // libFuzzer reads its own options: the program's name, then everything after the target.
-    var argc = CommandLine.argc - 1
-    var argv = CommandLine.unsafeArgv
-    argv[1] = argv[0]
-    var shifted = argv + 1
+    var argc = CommandLine.argc
+    var shifted = CommandLine.unsafeArgv
+    if named != nil {
+        argc -= 1
+        shifted[1] = shifted[0]
+        shifted += 1
+    }
     exit(
         runDriver(&argc, &shifted) { bytes, count in
             FuzzTarget.selected.run(bytes.map { Data(bytes: $0, count: count) } ?? Data())
