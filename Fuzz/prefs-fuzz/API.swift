@@ -36,7 +36,8 @@
             case 1: return NSNumber(value: integer())
             case 2: return NSNumber(value: Double(bitPattern: UInt64(bitPattern: integer())))
             case 3: return NSNumber(value: byte() & 1 == 1)
-            case 4: return Date(timeIntervalSinceReferenceDate: Double(integer() % 100_000_000_000) / 1000)
+            // Dates from about 12,700 years before 2001 to as many after: some outside what a set stores.
+            case 4: return Date(timeIntervalSinceReferenceDate: Double(integer() % 400_000_000_000_000) / 1000)
             case 5: return Data((0..<Int(byte() % 6)).map { _ in byte() })
             case 6: return NSNumber(value: UInt64(bitPattern: integer()))
             case 7: return byte() % 4 == 0 ? NSObject() : string()  // not storable

@@ -17,33 +17,31 @@
                 _ = FileManager.default.createFile(atPath: suite.path, contents: bytes)
             }
             guard FileManager.default.createFile(atPath: suite.path + ".lock", contents: data) else { fatalError("cannot write the lock file") }
-            // Half the inputs meet this process's view of the journal (read after it), half a new process's.
-            if (data.first ?? 0) & 1 == 0 { SuiteLedger.forgetViews() }
-            _ = FileLock.peek(for: suite) { $0.record }
-            _ = SuiteLedger.repaired(suiteValues, of: suite, digest: 1)
-            func entriesUnderLock() -> [String: SuiteLedger.Entry]? {
-                try? FileLock.withLock(for: suite, label: "Suite") { lock in
-                    _ = lock.record
-                    var ledger = SuiteLedger.load(lock)
-                    var repaired = suiteValues
-                    ledger.reconcile(&repaired)
-                    return ledger.entries
-                }
-            }
-            // A load may rewrite the journal, keeping the entries a repair still uses: those
-            // within the horizon, the `capacity` most recently written.
-            let now = Date().timeIntervalSince1970
-            func inUse(_ entries: [String: SuiteLedger.Entry]?) -> [String: SuiteLedger.Entry]? {
-                entries?.filter { now - $0.value.written < SuiteLedger.horizon }
-            }
-            guard let first = inUse(entriesUnderLock()) else { fatalError("a journal could not be read under the lock") }
             SuiteLedger.forgetViews()
-            guard let second = inUse(entriesUnderLock()) else { fatalError("a journal could not be read under the lock") }
-            if first.count <= SuiteLedger.capacity {
-                require(first == second, "a journal read under the lock reads otherwise the second time: \(first) against \(second)")
-            } else {
-                require(second.allSatisfy { first[$0.key] == $0.value }, "a journal's rewrite changed an entry")
+            // A reader, without the lock, shows the suite as a writer, with it, repairs it.
+            let stale: [String: Any] = ["a": NSNumber(value: 1), "b": "text", "c": NSNumber(value: 2)]
+            let shown = SuiteLedger.repaired(stale, of: suite, digest: 1)
+            _ = FileLock.peek(for: suite) { $0.record }
+            func repairedUnderLock() -> (suite: [String: Any], entries: [String: SuiteLedger.Entry])? {
+                try? FileLock.withLock(for: suite, label: "Suite") { lock in
+                    // The record as a writer finds it: the reader's comparison above used it too.
+                    guard lock.record.writtenDigest != 1 else { return nil }
+                    var ledger = SuiteLedger.load(lock)
+                    var repaired = stale
+                    ledger.reconcile(&repaired)
+                    return (repaired, ledger.entries)
+                } ?? nil
             }
+            // A load may rewrite the journal, keeping the `capacity` keys written last within the
+            // horizon; below that many, nothing a repair uses is dropped.
+            guard let first = repairedUnderLock(), first.entries.count < SuiteLedger.capacity else { return }
+            require(
+                PlistValue.same(shown, first.suite),
+                "a reader without the lock shows \(shown), a writer with it repairs the suite to \(first.suite)")
+            // The journal as the load left it (rewritten or not) repairs the same way again.
+            SuiteLedger.forgetViews()
+            guard let second = repairedUnderLock() else { fatalError("a journal could not be read under the lock again") }
+            require(PlistValue.same(first.suite, second.suite), "a journal repairs otherwise once it is read again")
         }
 
         nonisolated(unsafe) static var layerRuns = 0

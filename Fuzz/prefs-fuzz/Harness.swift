@@ -29,6 +29,10 @@
                 guard let (words, rest) = try? Tokenizer.split(text, leading: count) else { return }
                 require(words.count <= count, "split gave \(words.count) words for \(count)")
                 if words.count < count { require(rest.isEmpty, "split stopped short with \(rest.debugDescription) left") }
+                // The leading words are the line's first words, as `words` reads the whole line.
+                if let all = try? Tokenizer.words(text) {
+                    require(words == Array(all.prefix(count)), "split(\(text.debugDescription), \(count)) gave \(words), words gave \(all)")
+                }
             case 2:
                 for key in SampleKey.allCases {
                     guard let value = try? ValueParser.parse(text, for: key, now: Date(timeIntervalSinceReferenceDate: 0)) else { continue }

@@ -75,7 +75,8 @@
         guard bothDictionaries || type(of: lhs) == type(of: rhs) else { return false }
         switch (lhs, rhs) {
         case let (a as String, b as String): return a == b
-        case let (a as Bool, b as Bool): return a == b
+        // A Swift `Bool` only: on Linux every `NSNumber` of 0 or 1 casts to `Bool`, whatever its kind.
+        case let (a as Bool, b as Bool) where type(of: lhs) == Bool.self: return a == b
         case let (a as NSNumber, b as NSNumber):
             let kinds = (String(cString: a.objCType), String(cString: b.objCType))
             if asXML && kinds == ("f", "d") { return a.doubleValue.bitPattern == b.doubleValue.bitPattern }
@@ -148,11 +149,16 @@
             let written: Data
             do {
                 written = try PlistFile.encoded(dictionary, format: format, for: url)
-            } catch PersistentPrefs.PrefsError.valuesNotPlistCompatible(let keys) {
-                require(!keys.isEmpty && keys.allSatisfy { dictionary[$0] != nil }, "a refusal names no key it was given: \(keys)")
+            } catch PersistentPrefs.PrefsError.valuesNotPlistCompatible(let keys) where format == .xml {
+                // XML refuses only a date CoreFoundation cannot read back, naming its keys alone.
+                require(
+                    !keys.isEmpty && keys.allSatisfy { dictionary[$0] != nil && PlistXML.document([$0: dictionary[$0]!]) == nil },
+                    "the XML writer refused \(keys), not each a value it cannot write")
                 continue
+            } catch PersistentPrefs.PrefsError.ioError(_, let reason) where reason.contains("over the limit") {
+                continue  // more than a file may grow to
             } catch {
-                continue  // over the size limit: refused with the size named
+                fatalError("the \(format == .xml ? "XML" : "binary") writer refused what the library read from \(shown(source)): \(error)")
             }
             guard let again = libraryReading(written) else {
                 fatalError("the library's \(format == .xml ? "XML" : "binary") writer wrote what its reader declines, from \(shown(source)): \(shown(written))")

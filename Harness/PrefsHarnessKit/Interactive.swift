@@ -81,8 +81,9 @@ public struct Interactive {
         let words = try Tokenizer.words(line)
         guard words.first == "set", words.count >= 3 else { return words }
         let (leading, rest) = try Tokenizer.split(line, leading: 2)
-        guard let quote = rest.first, quote == "\"" || quote == "'", try Tokenizer.words(rest).count == 1,
-            rest.last == quote
+        // Unicode scalars, as the tokenizer reads them (a quote and a combining mark are one character).
+        guard let quote = rest.unicodeScalars.first, quote == "\"" || quote == "'", try Tokenizer.words(rest).count == 1,
+            rest.unicodeScalars.last == quote
         else {
             return leading + [rest]
         }

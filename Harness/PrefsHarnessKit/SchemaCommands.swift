@@ -200,12 +200,9 @@ enum SchemaCommands {
             if trimmed.count >= 2, trimmed.hasPrefix("'"), trimmed.hasSuffix("'") { return String(trimmed.dropFirst().dropLast()) }
             return text
         case "date"?:
-            let formatter = ISO8601DateFormatter()
-            for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate]] {
-                formatter.formatOptions = options
-                if let date = formatter.date(from: trimmed) { return date }
-            }
-            throw bad("an ISO 8601 date")
+            guard let date = ValueParser.isoDate(trimmed) else { throw bad("an ISO 8601 date") }
+            guard PlistDates.isStorable(date) else { throw bad("a date a set can store (years 1 to 9999)") }
+            return date
         case "data"?:
             guard let data = Data(base64Encoded: trimmed) else { throw bad("Base64 data") }
             return data

@@ -110,19 +110,25 @@ public enum ValueParser {
     private static func parseDate(_ text: String, key: SampleKey, now: Date) throws -> Date {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.lowercased() == "now" { return now }
-        let formats: [ISO8601DateFormatter.Options] = [
-            [.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate],
-        ]
-        for options in formats {
-            let formatter = ISO8601DateFormatter()
-            formatter.formatOptions = options
-            guard let date = formatter.date(from: trimmed) else { continue }
-            guard PlistDates.isStorable(date) else {
-                throw HarnessError.usage("'\(text)' is outside the dates a set can store (years 1 to 9999) for \(key.name) (write it as 2024-05-01 or 2024-05-01T12:00:00Z)")
-            }
-            return date
+        let hint = "(write it as 2024-05-01 or 2024-05-01T12:00:00Z)"
+        guard let date = isoDate(trimmed) else {
+            throw HarnessError.usage("'\(text)' is not an ISO 8601 date (or 'now') for \(key.name) \(hint)")
         }
-        throw HarnessError.usage("'\(text)' is not an ISO 8601 date (or 'now') for \(key.name) (write it as 2024-05-01 or 2024-05-01T12:00:00Z)")
+        guard PlistDates.isStorable(date) else {
+            throw HarnessError.usage("'\(text)' is outside the dates a set can store (years 1 to 9999) for \(key.name) \(hint)")
+        }
+        return date
+    }
+
+    /// An ISO 8601 date, with or without fractional seconds or a time: what `set` takes for a
+    /// date, the sample's and a schema's.
+    static func isoDate(_ text: String) -> Date? {
+        let formatter = ISO8601DateFormatter()
+        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate]] {
+            formatter.formatOptions = options
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
     }
 
     private static func json(_ text: String) -> Any? {

@@ -1,5 +1,6 @@
 import Foundation
-import PrefsHarnessKit
+import PersistentPrefs
+@testable import PrefsHarnessKit
 import Testing
 
 @Suite("Harness: command-line parsing")
@@ -92,7 +93,7 @@ struct HarnessParsingTests {
             // Found by Fuzz/run's harness target: a quote followed by a combining mark is one
             // character, and still opens (and closes) a quoted word.
             ("set string '\u{0670}a b'", ["set", "string", "\u{0670}a b"]),
-            ("set string \"x \u{0301}\"", ["set", "string", "x \u{0301}"]),
+            ("set string 'a b'\u{0301}", ["set", "string", "a b\u{0301}"]),
         ])
     func tokenizes(_ line: String, _ words: [String]) throws {
         #expect(try Tokenizer.words(line) == words)
@@ -103,6 +104,20 @@ struct HarnessParsingTests {
         let (words, rest) = try Tokenizer.split(#"set "a\" b" the rest "#, leading: 2)
         #expect(words == ["set", #"a" b"#])
         #expect(rest == "the rest")
+    }
+
+    @Test("a value quoted at the prompt loses its quotes, a combining mark after the quote included")
+    func promptQuotedValue() throws {
+        #expect(try Interactive.words("set string '\u{0670}a b'") == ["set", "string", "\u{0670}a b"])
+    }
+
+    @Test("a schema key's date outside years 1 to 9999 is refused by the parser, naming the range")
+    func schemaDateRange() {
+        let key = PrefsSchema.Key(name: "When", type: "Date", kind: "date", defaultValue: Date())
+        #expect(throws: HarnessError.usage("'22024024-05-01T12:00:00Z' is not a date a set can store (years 1 to 9999) for When (Date)")) {
+            try SchemaCommands.parse("22024024-05-01T12:00:00Z", for: key)
+        }
+        #expect((try? SchemaCommands.parse("2024-05-01T12:00:00Z", for: key)) is Date)
     }
 
     @Test("unterminated quotes are usage errors", arguments: ["set string \"open", "set string 'open", "trailing \\"])
