@@ -65,10 +65,10 @@
 
     /// Identity of shape and value: the same dynamic type at every level (a `[String: Any]` stands
     /// for Foundation's `[AnyHashable: Any]`), `NSNumber`s of the same kind and bits, dates of the
-    /// same bits. `asXML`: `rhs` was read from XML `lhs` was written to, which keeps dates to the
-    /// whole second, rounded down (documented in LinuxAndReliability.md), and has one kind of
+    /// same bits. `asXML`: `rhs` was read from XML `lhs` was written to, which has one kind of
     /// real and of integer (a `Float` comes back as the `Double` of the same value, an unsigned
-    /// integer up to `Int64.max` as a signed one).
+    /// integer up to `Int64.max` as a signed one); dates are exact even so (XML is written only
+    /// when every date is a whole second).
     func same(_ lhs: Any, _ rhs: Any, asXML: Bool = false) -> Bool {
         let dictionaries: [Any.Type] = [[String: Any].self, [AnyHashable: Any].self]
         let bothDictionaries = dictionaries.contains { $0 == type(of: lhs) } && dictionaries.contains { $0 == type(of: rhs) }
@@ -85,8 +85,7 @@
             if kinds.0 == "d" || kinds.0 == "f" { return a.doubleValue.bitPattern == b.doubleValue.bitPattern }
             return a.int64Value == b.int64Value && a.uint64Value == b.uint64Value
         case let (a as Date, b as Date):
-            let kept = asXML ? Date(timeIntervalSince1970: a.timeIntervalSince1970.rounded(.down)) : a
-            return kept.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
+            return a.timeIntervalSinceReferenceDate.bitPattern == b.timeIntervalSinceReferenceDate.bitPattern
         case let (a as Data, b as Data): return a == b
         case let (a as [Any], b as [Any]): return a.count == b.count && zip(a, b).allSatisfy { same($0, $1, asXML: asXML) }
         case let (a as [AnyHashable: Any], b as [AnyHashable: Any]):

@@ -200,17 +200,17 @@ enum SchemaCommands {
             if trimmed.count >= 2, trimmed.hasPrefix("'"), trimmed.hasSuffix("'") { return String(trimmed.dropFirst().dropLast()) }
             return text
         case "date"?:
-            guard let date = ValueParser.isoDate(trimmed) else { throw bad("an ISO 8601 date") }
+            guard let date = PlistDates.iso8601(trimmed) else { throw bad("an ISO 8601 date") }
             guard PlistDates.isStorable(date) else { throw bad("a date a set can store (years 1 to 9999)") }
             return date
         case "data"?:
             guard let data = Data(base64Encoded: trimmed) else { throw bad("Base64 data") }
             return data
         case "array"?:
-            guard let array = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [Any] else { throw bad("a JSON array") }
+            guard let array = (try? JSONText.value(of: Data(trimmed.utf8))) as? [Any] else { throw bad("a JSON array") }
             return array
         case "dictionary"?:
-            guard let object = (try? JSONSerialization.jsonObject(with: Data(trimmed.utf8))) as? [String: Any] else { throw bad("a JSON object") }
+            guard let object = (try? JSONText.value(of: Data(trimmed.utf8))) as? [String: Any] else { throw bad("a JSON object") }
             return object
         default:
             if let number = Int(trimmed) { return number }

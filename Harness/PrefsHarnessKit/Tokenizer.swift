@@ -10,87 +10,80 @@ public enum Tokenizer {
     /// - Returns: The words, quotes removed.
     /// - Throws: ``HarnessError/usage(_:)`` for an unterminated quote or a trailing backslash.
     public static func words(_ line: String) throws -> [String] {
-        var words: [String] = []
-        var current = ""
-        var inWord = false
-        // Unicode scalars, not characters: a quote followed by a combining mark is one character,
-        // and the quote must still open a quoted word.
-        var iterator = line.unicodeScalars.makeIterator()
-        while let character = iterator.next() {
-            switch character {
-            case " ", "\t":
-                if inWord {
-                    words.append(current)
-                    current = ""
-                    inWord = false
-                }
-            case "'", "\"":
-                inWord = true
-                try readQuoted(closedBy: character, from: &iterator, into: &current)
-            case "\\":
-                guard let escaped = iterator.next() else { throw HarnessError.usage("a backslash ends the line") }
-                inWord = true
-                current.unicodeScalars.append(escaped)
-            default:
-                inWord = true
-                current.unicodeScalars.append(character)
-            }
-        }
-        if inWord { words.append(current) }
-        return words
+        var cursor = Cursor(line.unicodeScalars)
+        return try cursor.words(upTo: .max)
     }
 
     /// The first `count` words of `line`, and the rest of it as typed (leading spaces removed).
     ///
     /// - Throws: ``HarnessError/usage(_:)`` as ``words(_:)`` does, for the leading words.
     public static func split(_ line: String, leading count: Int) throws -> (words: [String], rest: String) {
-        var words: [String] = []
-        let scalars = line.unicodeScalars
-        var index = scalars.startIndex
-        while words.count < count {
-            while index < scalars.endIndex, scalars[index] == " " || scalars[index] == "\t" { index = scalars.index(after: index) }
-            guard index < scalars.endIndex else { break }
-            var end = index
-            var quote: Unicode.Scalar?
-            while end < scalars.endIndex {
-                let character = scalars[end]
-                if let open = quote {
-                    if character == open {
-                        quote = nil
-                    } else if open == "\"" && character == "\\" {  // `\"` inside double quotes, as `words` reads it
-                        end = scalars.index(after: end)
-                        guard end < scalars.endIndex else { break }
-                    }
-                } else if character == "'" || character == "\"" {
-                    quote = character
-                } else if character == " " || character == "\t" {
-                    break
-                } else if character == "\\" {
-                    end = scalars.index(after: end)
-                    guard end < scalars.endIndex else { break }
-                }
-                end = scalars.index(after: end)
-            }
-            words += try Self.words(String(scalars[index..<end]))
-            index = end
-        }
-        return (words, String(scalars[index...]).trimmingCharacters(in: .whitespaces))
+        var cursor = Cursor(line.unicodeScalars)
+        let words = try cursor.words(upTo: count)
+        return (words, String(line.unicodeScalars[cursor.index...]).trimmingCharacters(in: .whitespaces))
     }
 
-    /// Reads up to the closing quote. Inside double quotes, `\"` and `\\` are escapes and any
-    /// other backslash is kept; inside single quotes everything is literal.
-    private static func readQuoted(
-        closedBy quote: Unicode.Scalar, from iterator: inout String.UnicodeScalarView.Iterator, into word: inout String
-    ) throws {
-        while let next = iterator.next() {
-            if next == quote { return }
-            if quote == "\"" && next == "\\", let escaped = iterator.next() {
-                if escaped != "\"" && escaped != "\\" { word.unicodeScalars.append("\\") }
-                word.unicodeScalars.append(escaped)
-                continue
-            }
-            word.unicodeScalars.append(next)
+    /// The one reader of words, for ``words(_:)`` and ``split(_:leading:)`` alike. It reads
+    /// Unicode scalars, not characters: a quote followed by a combining mark is one character,
+    /// and the quote must still open a quoted word.
+    private struct Cursor {
+        let scalars: String.UnicodeScalarView
+        /// Where reading goes on: after the last scalar read.
+        private(set) var index: String.UnicodeScalarView.Index
+
+        init(_ scalars: String.UnicodeScalarView) {
+            self.scalars = scalars
+            index = scalars.startIndex
         }
-        throw HarnessError.usage("unterminated \(quote) quote")
+
+        private mutating func next() -> Unicode.Scalar? {
+            guard index < scalars.endIndex else { return nil }
+            defer { index = scalars.index(after: index) }
+            return scalars[index]
+        }
+
+        /// Reads words until `limit` are read or the line ends.
+        mutating func words(upTo limit: Int) throws -> [String] {
+            var words: [String] = []
+            var current = ""
+            var inWord = false
+            while words.count < limit, let character = next() {
+                switch character {
+                case " ", "\t":
+                    if inWord {
+                        words.append(current)
+                        current = ""
+                        inWord = false
+                    }
+                case "'", "\"":
+                    inWord = true
+                    try readQuoted(closedBy: character, into: &current)
+                case "\\":
+                    guard let escaped = next() else { throw HarnessError.usage("a backslash ends the line") }
+                    inWord = true
+                    current.unicodeScalars.append(escaped)
+                default:
+                    inWord = true
+                    current.unicodeScalars.append(character)
+                }
+            }
+            if inWord { words.append(current) }
+            return words
+        }
+
+        /// Reads up to the closing quote. Inside double quotes, `\"` and `\\` are escapes and any
+        /// other backslash is kept; inside single quotes everything is literal.
+        private mutating func readQuoted(closedBy quote: Unicode.Scalar, into word: inout String) throws {
+            while let scalar = next() {
+                if scalar == quote { return }
+                if quote == "\"" && scalar == "\\", let escaped = next() {
+                    if escaped != "\"" && escaped != "\\" { word.unicodeScalars.append("\\") }
+                    word.unicodeScalars.append(escaped)
+                    continue
+                }
+                word.unicodeScalars.append(scalar)
+            }
+            throw HarnessError.usage("unterminated \(quote) quote")
+        }
     }
 }

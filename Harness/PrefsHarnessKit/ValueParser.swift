@@ -111,7 +111,7 @@ public enum ValueParser {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.lowercased() == "now" { return now }
         let hint = "(write it as 2024-05-01 or 2024-05-01T12:00:00Z)"
-        guard let date = isoDate(trimmed) else {
+        guard let date = PlistDates.iso8601(trimmed) else {
             throw HarnessError.usage("'\(text)' is not an ISO 8601 date (or 'now') for \(key.name) \(hint)")
         }
         guard PlistDates.isStorable(date) else {
@@ -120,18 +120,8 @@ public enum ValueParser {
         return date
     }
 
-    /// An ISO 8601 date, with or without fractional seconds or a time: what `set` takes for a
-    /// date, the sample's and a schema's.
-    static func isoDate(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime, .withFractionalSeconds], [.withInternetDateTime], [.withFullDate]] {
-            formatter.formatOptions = options
-            if let date = formatter.date(from: text) { return date }
-        }
-        return nil
-    }
 
     private static func json(_ text: String) -> Any? {
-        try? JSONSerialization.jsonObject(with: Data(text.utf8))
+        try? JSONText.value(of: Data(text.utf8))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import PersistentPrefs
 
 /// The values of `defaults write`'s type flags (`-int 5`, `-bool yes`, `-array a b`, …), parsed
 /// before anything is written.
@@ -103,14 +104,7 @@ public enum DefaultsValues {
             formatter.dateFormat = format
             if let date = formatter.date(from: text), formatter.string(from: date).count == text.count { return date }
         }
-        let iso = ISO8601DateFormatter()
-        for options: ISO8601DateFormatter.Options in [[.withInternetDateTime], [.withInternetDateTime, .withFractionalSeconds]] {
-            iso.formatOptions = options
-            if let date = iso.date(from: text) { return date }
-        }
-        iso.formatOptions = [.withFullDate]
-        guard text.count == 10 else { return nil }  // the date alone: the formatter ignores what follows
-        return iso.date(from: text)
+        return PlistDates.iso8601(text)
     }
 
     /// Bytes from hex digits; `nil` for an odd count or a non-hex character.

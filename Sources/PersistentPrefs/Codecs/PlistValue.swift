@@ -26,7 +26,7 @@ enum PlistValue {
     /// the suite and set dictionaries around a value and is far beyond what preferences need.
     static let maximumDepth = 100
 
-    /// The dates every store reads back as written (to the whole second in XML suites):
+    /// The dates every store reads back as written:
     /// 0001-01-01T00:00:00Z through 9999-12-31T23:59:59Z, as seconds since 2001-01-01.
     static let dateRange: ClosedRange<TimeInterval> = -63_113_904_000...252_423_993_599
 
@@ -473,6 +473,50 @@ package enum PlistDates {
     package static func isStorable(_ date: Date) -> Bool {
         PlistValue.dateRange.contains(date.timeIntervalSinceReferenceDate)
     }
+
+    /// An ISO 8601 date as a schema file or a person writes it: `2024-05-01` (midnight UTC), or
+    /// `2024-05-01T12:00:00`, with or without a fraction of a second, then `Z` or an offset
+    /// (`+02:00`); `nil` for anything else. The text is checked whole first: Foundation's
+    /// parser on Linux ignores what follows a date it reads (`2024-05-01T12:00:00Zxyz`) and
+    /// reads `2024-5-1`.
+    package static func iso8601(_ text: String) -> Date? {
+        let bytes = Array(text.utf8)
+        var index = 0
+        /// Reads `pattern` (`9` any digit) and returns `true`, or reads nothing and returns `false`.
+        func take(_ pattern: String) -> Bool {
+            var end = index
+            for expected in pattern.utf8 {
+                guard end < bytes.count else { return false }
+                let byte = bytes[end]
+                let matches = expected == UInt8(ascii: "9") ? (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) : byte == expected
+                guard matches else { return false }
+                end += 1
+            }
+            index = end
+            return true
+        }
+        // A year of more than four digits reads, for the caller to refuse naming the range.
+        guard take("9999") else { return nil }
+        while take("9") {}
+        guard take("-99-99") else { return nil }
+        let options: ISO8601DateFormatter.Options
+        if index == bytes.count {
+            options = [.withFullDate]
+        } else {
+            guard take("T99:99:99") else { return nil }
+            var fraction = false
+            if take(".") {
+                guard take("9") else { return nil }
+                while take("9") {}
+                fraction = true
+            }
+            guard take("Z") || take("+99:99") || take("-99:99"), index == bytes.count else { return nil }
+            options = fraction ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = options
+        return formatter.date(from: text)
+    }
 }
 
 /// Foundation's property-list writer as the library calls it, for `prefs-harness`
@@ -491,7 +535,8 @@ package enum PlistWriting {
     }
 
     /// `value` as a property list every reader reads back the same: XML, or binary when it
-    /// holds a character an XML parser refuses or changes (see ``PlistXML/isPortable(_:)``).
+    /// holds a character an XML parser refuses or changes, or a date with a fraction of a second
+    /// (see ``PlistXML/Writer/portable``).
     ///
     /// - Parameter value: A property-list value (a dictionary, for a file).
     /// - Returns: The encoded property list.

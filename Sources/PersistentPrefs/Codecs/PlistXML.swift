@@ -15,7 +15,7 @@ enum PlistXML {
         portableDocument(value)?.data
     }
 
-    /// ``document(_:)``, and whether every XML 1.0 parser reads it (see ``isPortable(_:)``).
+    /// ``document(_:)``, and whether every reader reads it back exactly (see ``Writer/portable``).
     static func portableDocument(_ value: Any) -> (data: Data, portable: Bool)? {
         var writer = Writer()
         writer.append(header)
@@ -34,32 +34,6 @@ enum PlistXML {
         guard writer.write(dictionary, depth: 0) else { return nil }
         writer.put("</plist>\n")
         return (Data(writer.bytes), writer.ranges ?? [:], writer.portable)
-    }
-
-    /// Whether every XML parser reads `document` as the library does: it holds no character XML
-    /// 1.0 cannot carry even as a reference (U+0000–U+0008, U+000B, U+000C, U+000E–U+001F,
-    /// U+FFFE, U+FFFF), no raw carriage return (which XML parsers read as a line feed), and no
-    /// key or string that starts with U+FEFF (which Foundation's XML reader on Linux drops).
-    ///
-    /// Foundation and CoreFoundation write such characters as they are; `plistlib`, `xmllint`
-    /// and every other XML parser refuse the whole file. What the library writes for others to
-    /// read is therefore written as a binary property list when this is `false` (see
-    /// `PlistFile.encoded(_:format:for:)` and `PlistFile.portableData(_:)`): every property-list
-    /// reader reads binary, and reads every character back.
-    static func isPortable(_ document: Data) -> Bool {
-        document.withUnsafeBytes { bytes in
-            var index = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte < 0x20 && byte != 0x09 && byte != 0x0A { return false }
-                if byte == 0xEF, index + 2 < bytes.count {
-                    if bytes[index + 1] == 0xBF && bytes[index + 2] >= 0xBE { return false }  // U+FFFE, U+FFFF
-                    if bytes[index + 1] == 0xBB && bytes[index + 2] == 0xBF && index > 0 && bytes[index - 1] == UInt8(ascii: ">") { return false }
-                }
-                index += 1
-            }
-            return true
-        }
     }
 
     /// The document of `["v": value]`, from the bytes of `value` written one level deep (a
@@ -120,8 +94,18 @@ enum PlistXML {
         /// Whether every value written since this was last set was a value type or an `NSNumber`:
         /// no object that could change while a dictionary holding it stays the same.
         var holdsOnlyValues = true
-        /// `false` once a key or string written is one ``PlistXML/isPortable(_:)`` refuses (a
-        /// carriage return is written `&#13;`, which it allows).
+        /// Whether every property-list reader reads the document back as what was written:
+        /// `false` once a key or string holds a character XML 1.0 cannot carry even as a
+        /// reference (U+0000–U+0008, U+000B, U+000C, U+000E–U+001F, U+FFFE, U+FFFF) or starts
+        /// with U+FEFF (which Foundation's XML reader on Linux drops), or a date has a fraction of
+        /// a second (XML keeps whole seconds). A carriage return is written `&#13;`, which is
+        /// portable.
+        ///
+        /// Foundation and CoreFoundation write such characters as they are, and `plistlib`,
+        /// `xmllint` and every other XML parser refuse the whole file. What the library writes
+        /// for others to read is therefore written as a binary property list when this is `false`
+        /// (see `PlistFile.encoded(_:format:for:)` and `PlistFile.portableData(_:)`): every
+        /// property-list reader reads binary, and reads every character and date back.
         var portable = true
 
         init() {
@@ -169,6 +153,8 @@ enum PlistXML {
                 put("</string>\n")
             case let date as Date:
                 guard let text = PlistXML.text(of: date) else { return false }
+                // XML keeps a date to the whole second; a binary property list keeps the fraction.
+                if date.timeIntervalSinceReferenceDate.rounded(.down) != date.timeIntervalSinceReferenceDate { portable = false }
                 append("<date>\(text)</date>\n")
             case let data as Data:
                 put("<data>\n")

@@ -14,12 +14,12 @@ import Foundation
 ///   ``PlistFileStore`` where processes share a set or a write must survive a power loss.
 /// - On Linux, a set is on disk when the setter returns. There, where `UserDefaults` rewrites its file in place (a crash mid-write empties it)
 ///   and loses keys when several processes write, the library reads and replaces the suite's
-///   file itself — `$XDG_CONFIG_HOME/<suite>.plist` or `~/.config/<suite>.plist`, still the XML
+///   file itself — `$XDG_CONFIG_HOME/<suite>.plist` or `~/.config/<suite>.plist`, still a
 ///   property list `UserDefaults` reads — under an advisory lock (`flock` on
 ///   `<suite>.plist.lock`) shared by every process using the library: it re-reads the file,
 ///   applies only its change, and replaces the file atomically. An unreadable file is moved
-///   aside and reported. The XML format keeps dates to whole seconds; use ``PlistFileStore``
-///   to keep every value exactly.
+///   aside and reported. A suite holding what XML cannot keep exactly (a date with a fraction
+///   of a second, a control character) is written as a binary property list instead.
 ///
 /// ```swift
 /// guard let store = UserDefaultsStore(suiteName: "com.example.shared") else { return }

@@ -116,15 +116,12 @@ extension SettingsFile where Settings: Codable {
     /// of a newer version.
     private func writeUnlocked(_ settings: Settings) throws {
         let encoder = PropertyListEncoder()
-        encoder.outputFormat = .xml
-        var data: Data
+        // Binary keeps every value exactly (a date's fraction of a second); `stamped` writes it
+        // as XML where XML holds it exactly.
+        encoder.outputFormat = .binary
+        let data: Data
         do {
             data = try encoder.encode(settings)
-            // What XML cannot carry for every reader is written in binary (see PlistXML.isPortable).
-            if !PlistXML.isPortable(data) {
-                encoder.outputFormat = .binary
-                data = try encoder.encode(settings)
-            }
         } catch {
             throw PersistentPrefs.PrefsError.encodingFailed(type: "\(Settings.self)", reason: "\(error)")
         }
@@ -137,7 +134,7 @@ extension SettingsFile where Settings: Codable {
             // not replaced, as a set that fails to migrate is not, until a step succeeds.
             if stored < Settings.schemaVersion { _ = try migrated(existing.data) }
         }
-        try replace(url, with: Self.stamped(data))
+        try replace(url, with: Self.stamped(data, rewriting: true))
     }
 
     func load(current: Settings, apply: (Settings) -> Void) throws {
@@ -212,11 +209,13 @@ extension SettingsFile where Settings: Codable {
         return encoded
     }
 
-    /// `data` (an encoded settings value) with the type's schema version added, when it has one.
-    private static func stamped(_ data: Data) -> Data {
+    /// `data` (an encoded settings value) with the type's schema version added, when it has one,
+    /// in the form every reader reads back the same (see `PlistFile.portableData(_:)`); an
+    /// unversioned file's bytes are kept as they are unless `rewriting`.
+    private static func stamped(_ data: Data, rewriting: Bool = false) -> Data {
         let version = Settings.schemaVersion
-        guard version > 0, var set = dictionary(data) else { return data }
-        set[PersistentPrefs.schemaVersionKey] = version
+        guard version > 0 || rewriting, var set = dictionary(data) else { return data }
+        if version > 0 { set[PersistentPrefs.schemaVersionKey] = version }
         return (try? PlistFile.portableData(set)) ?? data
     }
 

@@ -28,15 +28,13 @@ extension PrefsSchema {
     ///   whose reason names what is wrong, and the key.
     public init(jsonData data: Data) throws {
         func damaged(_ reason: String) -> PersistentPrefs.PrefsError { .corruptStore(path: "", reason: reason) }
-        // JSONSerialization has a nesting limit of its own on Linux, not a documented one.
-        guard Self.nestingDepth(of: data) <= Self.maximumDepth else {
-            throw damaged("it nests arrays or objects more than \(Self.maximumDepth) deep")
-        }
         let parsed: Any
         do {
-            parsed = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            throw damaged("it is not JSON")
+            parsed = try JSONText.value(of: data, maximumDepth: Self.maximumDepth)
+        } catch JSONText.ReadError.tooDeep(let limit) {
+            throw damaged("it nests arrays or objects more than \(limit) deep")
+        } catch JSONText.ReadError.notJSON(let offset) {
+            throw damaged("it is not JSON (reading stopped at offset \(offset))")
         }
         guard let top = parsed as? [String: Any] else { throw damaged("it is \(Self.jsonType(parsed)), not a JSON object") }
         guard let rawFormat = top["format"] else { throw damaged("it has no \"format\"") }
@@ -161,7 +159,7 @@ extension PrefsSchema {
     /// or `nil` when it is not one.
     private static func plist(_ value: Any, kind: String?) -> Any? {
         switch kind {
-        case "date"?: return (value as? String).flatMap(date)
+        case "date"?: return (value as? String).flatMap(PlistDates.iso8601)
         case "data"?: return (value as? String).flatMap { Data(base64Encoded: $0) }
         case "boolean"?:
             guard let number = value as? NSNumber, NumberKind(number) == .boolean else { return nil }
@@ -219,8 +217,7 @@ extension PrefsSchema {
         case .signed?: return NSNumber(value: number.int64Value)
         case .unsigned?: return NSNumber(value: number.uint64Value)
         case .real?:
-            // JSONSerialization reads `-9223372036854775808` and integers past `UInt64` as
-            // decimals: their text says whether they are integers within range.
+            // A real written as an integer (`5.0`, `1e3`) is one when its text says so.
             let text = number.stringValue
             if let signed = Int64(text) { return NSNumber(value: signed) }
             if let unsigned = UInt64(text) { return NSNumber(value: unsigned) }
@@ -242,14 +239,6 @@ extension PrefsSchema {
         return Int(exactly: number.int64Value)
     }
 
-    /// An ISO 8601 date, with or without fractional seconds.
-    private static func date(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.date(from: text)
-    }
 
     /// The JSON type of a value, for a message: `"a string"`, `"an array"`, ….
     private static func jsonType(_ value: Any) -> String {
@@ -270,38 +259,5 @@ extension PrefsSchema {
         case let number as NSNumber: return NumberKind(number) == .boolean ? (number.boolValue ? "true" : "false") : number.stringValue
         default: return jsonType(value)
         }
-    }
-
-    /// The deepest nesting of arrays and objects in JSON text (brackets inside strings not
-    /// counted); stops counting once past ``maximumDepth``.
-    static func nestingDepth(of data: Data) -> Int {
-        var depth = 0
-        var deepest = 0
-        var inString = false
-        var escaped = false
-        for byte in data {
-            if inString {
-                if escaped {
-                    escaped = false
-                } else if byte == UInt8(ascii: "\\") {
-                    escaped = true
-                } else if byte == UInt8(ascii: "\"") {
-                    inString = false
-                }
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\""): inString = true
-            case UInt8(ascii: "["), UInt8(ascii: "{"):
-                depth += 1
-                if depth > deepest {
-                    deepest = depth
-                    if deepest > maximumDepth { return deepest }
-                }
-            case UInt8(ascii: "]"), UInt8(ascii: "}"): depth -= 1
-            default: break
-            }
-        }
-        return deepest
     }
 }

@@ -125,6 +125,54 @@ struct PortableFileTests {
         #expect(PlistValue.same(imported.values, Self.values))
     }
 
+    final class Dated: PersistentPrefs {
+        override var keys: [String] { ["when", "plain"] }
+    }
+
+    @Test("a date with a fraction of a second is kept exactly: the suite is binary while it holds one", .linuxSuiteFiles)
+    func fractionalDate() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        let exact = Date(timeIntervalSinceReferenceDate: 786_000_000.25)
+        let prefs = Dated(key: "Dated", store: suite.store)
+        prefs["when"] = exact
+        #expect(prefs.lastError == nil)
+        _ = try prefs.reload()
+        #expect(prefs["when"] as? Date == exact)
+        var data = try #require(FileManager.default.contents(atPath: suite.path))
+        #expect(!data.starts(with: Array("<?xml".utf8)))
+        let top = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+        #expect((top["Dated"] as? [String: Any])?["when"] as? Date == exact)
+        // A whole second is written as XML again.
+        prefs["when"] = Date(timeIntervalSinceReferenceDate: 786_000_000)
+        data = try #require(FileManager.default.contents(atPath: suite.path))
+        #expect(data.starts(with: Array("<?xml".utf8)))
+    }
+
+    @Test("another program's date keeps its fraction of a second when the library writes beside it", .linuxSuiteFiles)
+    func foreignFractionalDate() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        let exact = Date(timeIntervalSinceReferenceDate: 786_000_000.5)
+        let foreign = try PropertyListSerialization.data(fromPropertyList: ["OtherApp.lastSync": exact], format: .binary, options: 0)
+        try foreign.write(to: URL(fileURLWithPath: suite.path))
+        let prefs = Dated(key: "Dated", store: suite.store)
+        prefs["plain"] = "mine"
+        #expect(prefs.lastError == nil)
+        let data = try #require(FileManager.default.contents(atPath: suite.path))
+        let top = try #require(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+        #expect(top["OtherApp.lastSync"] as? Date == exact)
+        #expect((top["Dated"] as? [String: Any])?["plain"] as? String == "mine")
+    }
+
+    @Test("the XML writer marks a date with a fraction of a second as one XML cannot keep")
+    func writerDateJudgement() throws {
+        for (seconds, portable) in [(0.0, true), (-1.0, true), (786_000_000, true), (0.5, false), (-0.5, false), (786_000_000.001, false)] {
+            let judged = try #require(PlistXML.portableDocument(["v": Date(timeIntervalSinceReferenceDate: seconds)]))
+            #expect(judged.portable == portable, "\(seconds)")
+        }
+    }
+
     @Test("the suite ledger's own XML of every awkward string reads back the same")
     func ledgerEncoding() throws {
         for text in Self.awkward + ["\u{FEFF}leading", Self.awkwardKey] {
@@ -146,5 +194,28 @@ struct PortableFileTests {
         } || text.unicodeScalars.first == "\u{FEFF}"
         #expect(portable == !forbidden, "\(text.unicodeScalars.map { String($0.value, radix: 16) })")
         #expect(PlistXML.isPortable(data) == portable)
+    }
+}
+
+extension PlistXML {
+    /// Whether every XML parser reads `document`'s characters as the library wrote them, found
+    /// from the bytes (the writer's own mark, ``PlistXML/Writer/portable``, is checked against
+    /// it): no character XML 1.0 cannot carry even as a reference (U+0000–U+0008, U+000B,
+    /// U+000C, U+000E–U+001F, U+FFFE, U+FFFF), no raw carriage return, and no key or string
+    /// that starts with U+FEFF.
+    static func isPortable(_ document: Data) -> Bool {
+        document.withUnsafeBytes { bytes in
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte < 0x20 && byte != 0x09 && byte != 0x0A { return false }
+                if byte == 0xEF, index + 2 < bytes.count {
+                    if bytes[index + 1] == 0xBF && bytes[index + 2] >= 0xBE { return false }  // U+FFFE, U+FFFF
+                    if bytes[index + 1] == 0xBB && bytes[index + 2] == 0xBF && index > 0 && bytes[index - 1] == UInt8(ascii: ">") { return false }
+                }
+                index += 1
+            }
+            return true
+        }
     }
 }

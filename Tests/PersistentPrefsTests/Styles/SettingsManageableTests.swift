@@ -20,6 +20,11 @@ struct Plain: Codable, SettingsManageable, Equatable {
     var name = "plain"
 }
 
+/// A settings type holding a date.
+struct Stamped: Codable, SettingsManageable, Equatable {
+    var when = Date(timeIntervalSinceReferenceDate: 0)
+}
+
 /// Runs `body` with every settings file in a temporary folder of its own.
 func withSettingsDirectory(_ body: (URL) throws -> Void) rethrows {
     let directory = TemporaryDirectory()
@@ -161,6 +166,25 @@ struct SettingsManageableTests {
                 #expect(fresh == plain, "\(name.unicodeScalars.map { String($0.value, radix: 16) })")
                 let file = directory.path + "/Plain.settings.plist"
                 try PortableFileTests.checkReadable(file, holds: ["volume": 1, "name": name], root: nil)
+            }
+        }
+    }
+
+    @Test("a settings file keeps a date's fraction of a second: binary while it holds one, XML otherwise")
+    func fractionalDate() throws {
+        try withSettingsDirectory { directory in
+            let file = directory.path + "/Stamped.settings.plist"
+            for (when, isXML) in [(786_000_000.25, false), (786_000_000, true)] {
+                var stamped = Stamped(when: Date(timeIntervalSinceReferenceDate: when))
+                let loaded = stamped.load()
+                stamped.when = Date(timeIntervalSinceReferenceDate: when)
+                let updated = stamped.update()
+                #expect(loaded && updated)
+                var fresh = Stamped()
+                let freshLoaded = fresh.load()
+                #expect(freshLoaded && fresh == stamped)
+                let data = try #require(FileManager.default.contents(atPath: file))
+                #expect(data.starts(with: Array("<?xml".utf8)) == isXML)
             }
         }
     }

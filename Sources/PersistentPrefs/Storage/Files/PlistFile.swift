@@ -46,9 +46,8 @@ enum PlistFile {
     /// - Parameter reusingWritten: For the write path, which encodes the suite again anyway:
     ///   the dictionary is normalised, and one this process wrote to the file (see
     ///   ``remember(_:as:forFileAt:)``) stands for the bytes it was encoded to while the file still
-    ///   holds exactly them. Readers get only what a parser produced (a date written with a
-    ///   fraction of a second reads back whole), so every process reads the same values from
-    ///   the same bytes.
+    ///   holds exactly them. Readers get only what a parser produced, so every process reads the
+    ///   same values from the same bytes.
     static func readSigned(_ url: URL, movingAside: Bool = true, reusingWritten: Bool = false) throws -> (
         dictionary: [String: Any]?, signature: FileSignature?, digest: UInt64?
     ) {
@@ -299,8 +298,9 @@ enum PlistFile {
     /// XML comes from the library's own writer only: what it cannot write exactly (a date whose
     /// year CoreFoundation cannot read back, which Foundation would write as another date) is
     /// refused with the top-level keys that hold it, never handed to a writer that changes it.
-    /// A set holding a character XML 1.0 cannot carry is written as a binary property list
-    /// instead, which every property-list reader reads (see ``PlistXML/isPortable(_:)``).
+    /// A set holding a character XML 1.0 cannot carry, or a date with a fraction of a second,
+    /// is written as a binary property list instead, which every property-list reader reads
+    /// exactly (see ``PlistXML/Writer/portable``).
     static func encoded(_ dictionary: [String: Any], format: PropertyListSerialization.PropertyListFormat, for url: URL) throws -> Data {
         let data: Data
         if format == .xml {
@@ -321,11 +321,12 @@ enum PlistFile {
         return data
     }
 
-    /// `object` (a property list) as Foundation writes it, in the form every reader reads the
-    /// same: XML when it is portable (see ``PlistXML/isPortable(_:)``), else binary.
+    /// `object` (a property list) in the form every reader reads back the same: XML when the
+    /// library's writer writes it exactly and portably (see ``PlistXML/Writer/portable``), else
+    /// a binary property list.
     static func portableData(_ object: Any) throws -> Data {
-        let xml = try PlistValue.foundationData(object, format: .xml)
-        return PlistXML.isPortable(xml) ? xml : try PlistValue.foundationData(object, format: .binary)
+        if let (xml, portable) = PlistXML.portableDocument(object), portable { return xml }
+        return try PlistValue.foundationData(object, format: .binary)
     }
 
     /// Refuses `data` when it exceeds ``maximumWriteSize``.
