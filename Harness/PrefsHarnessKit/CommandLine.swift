@@ -195,7 +195,8 @@ public struct CommandSpec: Equatable, Sendable {
                 defaults write DOMAIN '{ k = v; }'     replace the whole domain
                 defaults delete DOMAIN [KEY]           the whole domain, or one key
                 defaults rename DOMAIN OLD NEW         one key, in one write
-                defaults export DOMAIN PATH|-          as an XML property list (- is stdout)
+                defaults export DOMAIN PATH|-          a property list, XML unless it holds what XML cannot
+                                                       keep; - prints XML (dates to the second), as macOS does
                 defaults import DOMAIN PATH|-          replace the domain with a plist file's dictionary
                 A DOMAIN is a suite name ($XDG_CONFIG_HOME/DOMAIN.plist, else ~/.config), a root key
                 with --store-dir DIR, or an absolute path to a plist file. Writes take the suite's

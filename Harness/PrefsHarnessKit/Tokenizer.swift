@@ -27,15 +27,18 @@ public enum Tokenizer {
     /// Unicode scalars, not characters: a quote followed by a combining mark is one character,
     /// and the quote must still open a quoted word.
     private struct Cursor {
+        /// The line.
         let scalars: String.UnicodeScalarView
         /// Where reading goes on: after the last scalar read.
         private(set) var index: String.UnicodeScalarView.Index
 
+        /// A cursor at the start of `scalars`.
         init(_ scalars: String.UnicodeScalarView) {
             self.scalars = scalars
             index = scalars.startIndex
         }
 
+        /// The scalar at the cursor, moving past it; `nil` at the end of the line.
         private mutating func next() -> Unicode.Scalar? {
             guard index < scalars.endIndex else { return nil }
             defer { index = scalars.index(after: index) }

@@ -120,7 +120,6 @@ public enum ValueParser {
         return date
     }
 
-
     private static func json(_ text: String) -> Any? {
         try? JSONText.value(of: Data(text.utf8))
     }

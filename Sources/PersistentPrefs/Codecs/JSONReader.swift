@@ -8,6 +8,8 @@ extension JSONText {
         case notJSON(offset: Int)
         /// Arrays and objects nest deeper than the limit the caller gave.
         case tooDeep(limit: Int)
+        /// A number beyond what a `Double` holds (`1e400`), its text and where it starts.
+        case numberOutOfRange(String, offset: Int)
     }
 
     /// The value of JSON text, in the shapes `JSONSerialization` gives: `[String: Any]`, `[Any]`,
@@ -18,8 +20,8 @@ extension JSONText {
     /// Read here rather than by `JSONSerialization` because numbers are read exactly: each is
     /// the nearest `Double` to its text (`Double(String)`), where `JSONSerialization` on Linux
     /// misses some reals by a few units in the last place, and `JSONDecoder` loses whether a
-    /// number was written as a real (`5.0`, `-0.0`). A number too large for a `Double` reads as
-    /// an infinity, for the caller to refuse with a message naming it.
+    /// number was written as a real (`5.0`, `-0.0`). A number too large for a `Double` is
+    /// refused, as both of them refuse it (JSON has no infinity).
     ///
     /// - Parameters:
     ///   - data: UTF-8 text (a leading byte-order mark is skipped).
@@ -29,7 +31,7 @@ extension JSONText {
     package static func value(of data: Data, maximumDepth: Int = 128) throws -> Any {
         let bytes = [UInt8](data)
         // Valid UTF-8 as a whole, so strings can be decoded without checking again.
-        guard Array(String(decoding: bytes, as: UTF8.self).utf8) == bytes else { throw ReadError.notJSON(offset: 0) }
+        if let invalid = firstInvalidUTF8(bytes) { throw ReadError.notJSON(offset: invalid) }
         var reader = Reader(bytes: bytes, maximumDepth: maximumDepth)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.position = 3 }
         let value = try reader.value(depth: 0)
@@ -38,19 +40,57 @@ extension JSONText {
         return value
     }
 
+    /// Where the first byte of `bytes` that is not part of well-formed UTF-8 is (an overlong
+    /// form, a surrogate, a code point past U+10FFFF, a stray or missing continuation byte), or
+    /// `nil` when there is none.
+    static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
+        var index = 0
+        while index < bytes.count {
+            let lead = bytes[index]
+            let length: Int
+            // The range the second byte must lie in, which rules out overlong forms, surrogates
+            // and code points past U+10FFFF (the Unicode Standard's table 3-7).
+            var second: ClosedRange<UInt8> = 0x80...0xBF
+            switch lead {
+            case 0x00...0x7F: length = 1
+            case 0xC2...0xDF: length = 2
+            case 0xE0: (length, second) = (3, 0xA0...0xBF)
+            case 0xED: (length, second) = (3, 0x80...0x9F)
+            case 0xE1...0xEF: length = 3
+            case 0xF0: (length, second) = (4, 0x90...0xBF)
+            case 0xF4: (length, second) = (4, 0x80...0x8F)
+            case 0xF1...0xF3: length = 4
+            default: return index
+            }
+            guard index + length <= bytes.count else { return index }
+            if length > 1 {
+                guard second.contains(bytes[index + 1]) else { return index }
+                for continuation in bytes[(index + 2)..<(index + length)] where !(0x80...0xBF).contains(continuation) { return index }
+            }
+            index += length
+        }
+        return nil
+    }
+
     /// A cursor over JSON text's bytes.
     private struct Reader {
+        /// The text.
         let bytes: [UInt8]
+        /// The deepest nesting read.
         let maximumDepth: Int
+        /// Where reading goes on.
         var position = 0
 
+        /// A cursor at the start of `bytes`.
         init(bytes: [UInt8], maximumDepth: Int) {
             self.bytes = bytes
             self.maximumDepth = maximumDepth
         }
 
+        /// Text that is not JSON, at the cursor.
         private var failure: ReadError { .notJSON(offset: position) }
 
+        /// Moves past JSON's white space (space, tab, line feed, carriage return).
         mutating func skipSpace() {
             while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
         }
@@ -63,6 +103,7 @@ extension JSONText {
             return true
         }
 
+        /// The value at the cursor, inside `depth` arrays and objects.
         mutating func value(depth: Int) throws -> Any {
             skipSpace()
             guard position < bytes.count else { throw failure }
@@ -78,6 +119,7 @@ extension JSONText {
             }
         }
 
+        /// The object whose `{` is at the cursor, `depth` deep.
         private mutating func object(depth: Int) throws -> [String: Any] {
             position += 1
             var object: [String: Any] = [:]
@@ -93,6 +135,7 @@ extension JSONText {
             return object
         }
 
+        /// The array whose `[` is at the cursor, `depth` deep.
         private mutating func array(depth: Int) throws -> [Any] {
             position += 1
             var array: [Any] = []
@@ -104,6 +147,7 @@ extension JSONText {
             return array
         }
 
+        /// `value` when `word` (`true`, `false`, `null`) is at the cursor.
         private mutating func literal(_ word: String, _ value: Any) throws -> Any {
             guard bytes[position...].starts(with: word.utf8) else { throw failure }
             position += word.utf8.count
@@ -139,7 +183,7 @@ extension JSONText {
                 if let signed = Int64(text) { return NSNumber(value: signed) }
                 if let unsigned = UInt64(text) { return NSNumber(value: unsigned) }
             }
-            guard let real = Double(text) else { throw ReadError.notJSON(offset: start) }
+            guard let real = Double(text), real.isFinite else { throw ReadError.numberOutOfRange(text, offset: start) }
             return NSNumber(value: real)
         }
 

@@ -475,10 +475,11 @@ package enum PlistDates {
     }
 
     /// An ISO 8601 date as a schema file or a person writes it: `2024-05-01` (midnight UTC), or
-    /// `2024-05-01T12:00:00`, with or without a fraction of a second, then `Z` or an offset
-    /// (`+02:00`); `nil` for anything else. The text is checked whole first: Foundation's
-    /// parser on Linux ignores what follows a date it reads (`2024-05-01T12:00:00Zxyz`) and
-    /// reads `2024-5-1`.
+    /// `2024-05-01T12:00:00`, with or without a fraction of a second (kept to the nearest
+    /// `Date`), then `Z` or an offset (`+02:00`, `+0200`, `+02`); `nil` for anything else: a
+    /// day its month does not have, a field out of range, text after the date. (Foundation's
+    /// parser on Linux reads `2024-05-01T12:00:00Zxyz`, reads `2024-5-1`, moves `2023-02-29`
+    /// to March and keeps only milliseconds.)
     package static func iso8601(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         var index = 0
@@ -495,27 +496,37 @@ package enum PlistDates {
             index = end
             return true
         }
+        /// The number the digits from `start` to `index` spell.
+        func number(from start: Int) -> Int { bytes[start..<index].reduce(0) { $0 * 10 + Int($1 - UInt8(ascii: "0")) } }
         // A year of more than four digits reads, for the caller to refuse naming the range.
         guard take("9999") else { return nil }
         while take("9") {}
         guard take("-99-99") else { return nil }
-        let options: ISO8601DateFormatter.Options
-        if index == bytes.count {
-            options = [.withFullDate]
-        } else {
+        var whole = bytes[0..<index] + Array("T00:00:00Z".utf8)
+        var fraction = 0.0
+        var offset = 0
+        if index < bytes.count {
             guard take("T99:99:99") else { return nil }
-            var fraction = false
+            whole = bytes[0..<index] + [UInt8(ascii: "Z")]
             if take(".") {
+                let digits = index
                 guard take("9") else { return nil }
                 while take("9") {}
-                fraction = true
+                fraction = Double("0." + String(decoding: bytes[digits..<index], as: UTF8.self)) ?? 0
             }
-            guard take("Z") || take("+99:99") || take("-99:99"), index == bytes.count else { return nil }
-            options = fraction ? [.withInternetDateTime, .withFractionalSeconds] : [.withInternetDateTime]
+            if !(take("Z") || take("z")) {
+                let sign = take("-") ? -1 : take("+") ? 1 : 0
+                guard sign != 0, take("99") else { return nil }
+                let hours = number(from: index - 2)
+                var minutes = 0
+                if take(":99") || take("99") { minutes = number(from: index - 2) }
+                guard hours < 24, minutes < 60 else { return nil }
+                offset = sign * (hours * 3600 + minutes * 60)
+            }
+            guard index == bytes.count else { return nil }
         }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = options
-        return formatter.date(from: text)
+        guard let date = PlistXML.date(Array(whole)) else { return nil }
+        return Date(timeIntervalSinceReferenceDate: date.timeIntervalSinceReferenceDate - Double(offset) + fraction)
     }
 }
 

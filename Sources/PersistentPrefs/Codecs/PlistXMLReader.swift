@@ -400,7 +400,7 @@ private struct Reader {
         case "date":
             guard !tag.empty else { throw damaged("an empty <date/>", at: tag.offset) }
             let spelled = try content(closing: "date")
-            guard let date = Self.date(spelled) else { throw unsupported("a <date> spelled \"\(String(decoding: spelled, as: UTF8.self))\"", at: tag.offset) }
+            guard let date = PlistXML.date(spelled) else { throw unsupported("a <date> spelled \"\(String(decoding: spelled, as: UTF8.self))\"", at: tag.offset) }
             return date
         case "data":
             // CoreFoundation refuses <data/>; XML readers take it as empty.
@@ -556,18 +556,18 @@ private struct Reader {
         // [+-]? (digits [. digits?] | . digits) ([eE] [+-]? digits)?
         var bytes = Array(spelled.utf8)[...]
         if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-        let whole = bytes.prefix(while: isDigit)
+        let whole = bytes.prefix(while: PlistXML.isDigit)
         bytes = bytes.dropFirst(whole.count)
         var fraction: ArraySlice<UInt8> = []
         if bytes.first == UInt8(ascii: ".") {
-            fraction = bytes.dropFirst().prefix(while: isDigit)
+            fraction = bytes.dropFirst().prefix(while: PlistXML.isDigit)
             bytes = bytes.dropFirst(1 + fraction.count)
         }
         guard !whole.isEmpty || !fraction.isEmpty else { return nil }
         if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
             bytes = bytes.dropFirst()
             if bytes.first == UInt8(ascii: "-") || bytes.first == UInt8(ascii: "+") { bytes = bytes.dropFirst() }
-            let exponent = bytes.prefix(while: isDigit)
+            let exponent = bytes.prefix(while: PlistXML.isDigit)
             guard !exponent.isEmpty else { return nil }
             bytes = bytes.dropFirst(exponent.count)
         }
@@ -575,42 +575,6 @@ private struct Reader {
         return NSNumber(value: value)
     }
 
-    /// A date `[-]y…y-MM-ddTHH:mm:ssZ` (a year CoreFoundation reads: up to `Int32.max`, in
-    /// astronomical numbering, where year 0 is 1 BC), each field in its range.
-    private static func date(_ bytes: [UInt8]) -> Date? {
-        let negative = bytes.first == UInt8(ascii: "-")
-        let text = negative ? bytes.dropFirst() : bytes[...]
-        let yearDigits = text.prefix(while: isDigit)
-        let rest = Array(text.dropFirst(yearDigits.count))
-        guard (1...10).contains(yearDigits.count), rest.count == 16, rest[0] == UInt8(ascii: "-"), rest[3] == UInt8(ascii: "-"),
-            rest[6] == UInt8(ascii: "T"), rest[9] == UInt8(ascii: ":"), rest[12] == UInt8(ascii: ":"), rest[15] == UInt8(ascii: "Z")
-        else { return nil }
-        func number(_ digits: some Collection<UInt8>) -> Int64? {
-            var value: Int64 = 0
-            for byte in digits {
-                guard isDigit(byte) else { return nil }
-                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
-            }
-            return value
-        }
-        guard let magnitude = number(yearDigits), let month = number(rest[1..<3]), let day = number(rest[4..<6]),
-            let hour = number(rest[7..<9]), let minute = number(rest[10..<12]), let second = number(rest[13..<15]),
-            magnitude <= Int32.max, (1...12).contains(month), hour < 24, minute < 60, second < 60
-        else { return nil }
-        let year = negative ? -magnitude : magnitude
-        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
-        let lengths: [Int64] = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard day >= 1, day <= lengths[Int(month - 1)] else { return nil }
-        // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm), the
-        // inverse of the one ``PlistXML/text(of:)`` writes with.
-        let shiftedYear = month <= 2 ? year - 1 : year
-        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
-        let yearOfEra = shiftedYear - era * 400
-        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        let days = era * 146_097 + dayOfEra - 719_468
-        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
-    }
 
     /// Base64 with whitespace anywhere; only the canonical form (whole groups of four, padding
     /// only at the end), which every decoder reads alike.
@@ -625,10 +589,6 @@ private struct Reader {
 
     // MARK: - Bytes
 
-    private static func isDigit(_ byte: UInt8) -> Bool {
-        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
-    }
-
     /// The value of a hexadecimal digit.
     private static func digitValue(_ byte: UInt8) -> UInt8? {
         switch byte {
@@ -640,7 +600,7 @@ private struct Reader {
     }
 
     private static func isLetterOrDigit(_ byte: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || isDigit(byte)
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || PlistXML.isDigit(byte)
     }
 
     /// A byte of an attribute's name (ASCII letters, digits, `-`, `_`, `.`, `:`, and any byte
@@ -681,5 +641,50 @@ private struct Reader {
             index += 1
         }
         return nil
+    }
+}
+
+extension PlistXML {
+    /// Whether `byte` is an ASCII digit.
+    fileprivate static func isDigit(_ byte: UInt8) -> Bool {
+        byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
+    }
+
+    /// A date `[-]y…y-MM-ddTHH:mm:ssZ` (a year CoreFoundation reads: up to `Int32.max`, in
+    /// astronomical numbering, where year 0 is 1 BC), each field in its range, the day within
+    /// its month.
+    static func date(_ bytes: [UInt8]) -> Date? {
+        let negative = bytes.first == UInt8(ascii: "-")
+        let text = negative ? bytes.dropFirst() : bytes[...]
+        let yearDigits = text.prefix(while: isDigit)
+        let rest = Array(text.dropFirst(yearDigits.count))
+        guard (1...10).contains(yearDigits.count), rest.count == 16, rest[0] == UInt8(ascii: "-"), rest[3] == UInt8(ascii: "-"),
+            rest[6] == UInt8(ascii: "T"), rest[9] == UInt8(ascii: ":"), rest[12] == UInt8(ascii: ":"), rest[15] == UInt8(ascii: "Z")
+        else { return nil }
+        func number(_ digits: some Collection<UInt8>) -> Int64? {
+            var value: Int64 = 0
+            for byte in digits {
+                guard isDigit(byte) else { return nil }
+                value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+            }
+            return value
+        }
+        guard let magnitude = number(yearDigits), let month = number(rest[1..<3]), let day = number(rest[4..<6]),
+            let hour = number(rest[7..<9]), let minute = number(rest[10..<12]), let second = number(rest[13..<15]),
+            magnitude <= Int32.max, (1...12).contains(month), hour < 24, minute < 60, second < 60
+        else { return nil }
+        let year = negative ? -magnitude : magnitude
+        let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
+        let lengths: [Int64] = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+        guard day >= 1, day <= lengths[Int(month - 1)] else { return nil }
+        // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm), the
+        // inverse of the one ``PlistXML/text(of:)`` writes with.
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        let days = era * 146_097 + dayOfEra - 719_468
+        return Date(timeIntervalSince1970: TimeInterval(days * 86_400 + hour * 3600 + minute * 60 + second))
     }
 }

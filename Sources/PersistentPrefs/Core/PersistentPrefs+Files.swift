@@ -32,7 +32,9 @@ extension PersistentPrefs {
 
     // MARK: - Export and import
 
-    /// Writes the current set to `url` as an XML property list, atomically.
+    /// Writes the current set to `url` as an XML property list, atomically (a binary one when
+    /// the set holds what XML cannot keep exactly: a control character, a date with a fraction of
+    /// a second).
     ///
     /// A versioned set (see ``schemaVersion``) is written with its schema version under
     /// ``schemaVersionKey``, so ``import(from:)`` can migrate it when a later version reads it.

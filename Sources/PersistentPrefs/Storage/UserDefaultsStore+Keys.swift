@@ -127,14 +127,18 @@ extension UserDefaultsStore {
     /// reports that the suite may have changed, the key is read again and compared with the
     /// value last seen. The event's ``PrefsChangeEvent/root`` and only key are `key`.
     func observeKey(_ key: String, _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void) -> PrefsObservation {
+        /// A stored value, compared exactly (a date to the fraction of a second).
+        struct Seen: @unchecked Sendable {  // an immutable property-list value
+            let value: Any?
+        }
         let store = self
-        let read: @Sendable () -> Data? = { SuiteLedger.xml((try? store.object(forKey: key)) ?? nil) }
+        let read: @Sendable () -> Seen = { Seen(value: (try? store.object(forKey: key)) ?? nil) }
         let seen = Locked(read())
         let stop = watch(suiteKey: key) {
             let current = read()
             let changed = seen.withLock { seen in
                 defer { seen = current }
-                return seen != current
+                return !PlistValue.same(seen.value, current.value)
             }
             if changed { handler(PrefsChangeEvent(root: key, keys: [key], storeIdentifier: store.identifier)) }
         }

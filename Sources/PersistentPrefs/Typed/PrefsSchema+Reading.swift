@@ -33,6 +33,8 @@ extension PrefsSchema {
             parsed = try JSONText.value(of: data, maximumDepth: Self.maximumDepth)
         } catch JSONText.ReadError.tooDeep(let limit) {
             throw damaged("it nests arrays or objects more than \(limit) deep")
+        } catch JSONText.ReadError.numberOutOfRange(let text, let offset) {
+            throw damaged("it holds a number too large for a Double, \(text.count > 40 ? text.prefix(40) + "…" : text), at offset \(offset)")
         } catch JSONText.ReadError.notJSON(let offset) {
             throw damaged("it is not JSON (reading stopped at offset \(offset))")
         }
@@ -216,13 +218,9 @@ extension PrefsSchema {
         switch NumberKind(number) {
         case .signed?: return NSNumber(value: number.int64Value)
         case .unsigned?: return NSNumber(value: number.uint64Value)
-        case .real?:
-            // A real written as an integer (`5.0`, `1e3`) is one when its text says so.
-            let text = number.stringValue
-            if let signed = Int64(text) { return NSNumber(value: signed) }
-            if let unsigned = UInt64(text) { return NSNumber(value: unsigned) }
-            return nil
-        case .boolean?, nil: return nil
+        // A number written with a fraction or an exponent (`5.0`, `1e3`) is a real, as its text
+        // says; an integer past `UInt64` is read as one.
+        case .real?, .boolean?, nil: return nil
         }
     }
 
@@ -238,7 +236,6 @@ extension PrefsSchema {
         guard let number = exactInteger(value), NumberKind(number) == .signed else { return nil }
         return Int(exactly: number.int64Value)
     }
-
 
     /// The JSON type of a value, for a message: `"a string"`, `"an array"`, ….
     private static func jsonType(_ value: Any) -> String {

@@ -38,6 +38,23 @@ struct StyleObservingTests {
         #expect(ages.values == [20, 21, 22])
     }
 
+    @Test("a container key's date changed by a fraction of a second is observed")
+    func subSecondDate() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        let container = UserDefaultsContainer(keyedBy: Key.self, userDefaults: suite.store.userDefaults)
+        let second = 786_000_000.0
+        container[.planet] = Date(timeIntervalSinceReferenceDate: second + 0.25)
+        let fractions = EventLog()
+        let observation = container.observeChanges(to: .planet) { event in
+            let when: Date? = container[.planet]
+            fractions.append(event, reading: Int(((when?.timeIntervalSinceReferenceDate ?? 0) - second) * 100))
+        }
+        defer { observation.cancel() }
+        container[.planet] = Date(timeIntervalSinceReferenceDate: second + 0.75)
+        #expect(fractions.wait { $0.values.contains(75) })
+    }
+
     @Test("a @SettingsStorage property: $property.changes() yields each change, until cancelled")
     func settingsStorage() async throws {
         let suite = TestSuite()

@@ -125,6 +125,7 @@ struct PortableFileTests {
         #expect(PlistValue.same(imported.values, Self.values))
     }
 
+    /// A set with a date key and a string key.
     final class Dated: PersistentPrefs {
         override var keys: [String] { ["when", "plain"] }
     }

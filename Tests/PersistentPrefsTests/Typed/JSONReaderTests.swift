@@ -11,7 +11,7 @@ struct JSONReaderTests {
 
     @Test("numbers keep their kind and read to the nearest Double")
     func numbers() throws {
-        let array = try #require(try Self.read("[5, 5.0, -0.0, 1e2, -9223372036854775808, 18446744073709551615, 18446744073709551616, 1.1111111111101114e+120, 4.9e-324, 1e400, true, false]") as? [NSNumber])
+        let array = try #require(try Self.read("[5, 5.0, -0.0, 1e2, -9223372036854775808, 18446744073709551615, 18446744073709551616, 1.1111111111101114e+120, 4.9e-324, 1e-400, true, false]") as? [NSNumber])
         #expect(array.map { NumberKind($0) } == [.signed, .real, .real, .real, .signed, .unsigned, .real, .real, .real, .real, .boolean, .boolean])
         #expect(array[0].int64Value == 5 && array[1].doubleValue == 5)
         #expect(array[2].doubleValue.sign == .minus)
@@ -20,7 +20,12 @@ struct JSONReaderTests {
         // Foundation's JSONSerialization on Linux reads this one as 1.1111111111101121e+120.
         #expect(array[7].doubleValue == 1.1111111111101114e+120)
         #expect(array[8].doubleValue == .leastNonzeroMagnitude)
-        #expect(array[9].doubleValue == .infinity)
+        #expect(array[9].doubleValue == 0)
+        // JSON has no infinity: a number beyond a Double is refused, as Foundation refuses it.
+        #expect(throws: JSONText.ReadError.numberOutOfRange("-1e400", offset: 4)) { try Self.read("[1, -1e400]") }
+        #expect(throws: JSONText.ReadError.numberOutOfRange("1" + String(repeating: "0", count: 400), offset: 1)) {
+            try Self.read("[1" + String(repeating: "0", count: 400) + "]")
+        }
         #expect(array[10].boolValue && !array[11].boolValue)
     }
 
@@ -49,9 +54,21 @@ struct JSONReaderTests {
         #expect(throws: JSONText.ReadError.notJSON(offset: offset)) { try Self.read(text) }
     }
 
-    @Test("invalid UTF-8 is refused")
+    @Test("ill-formed UTF-8 is refused, at its first byte; what Swift's decoder takes as well-formed, the check takes too")
     func invalidUTF8() {
-        #expect(throws: JSONText.ReadError.notJSON(offset: 0)) { try JSONText.value(of: Data([0x5B, 0x22, 0xF0, 0x9F, 0x98, 0x22, 0x5D])) }
+        #expect(throws: JSONText.ReadError.notJSON(offset: 2)) { try JSONText.value(of: Data([0x5B, 0x22, 0xF0, 0x9F, 0x98, 0x22, 0x5D])) }
+        // Overlong, surrogate, past U+10FFFF, stray continuation, truncated at the end.
+        for bad: [UInt8] in [[0xC0, 0x80], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x80], [0xE2, 0x82]] {
+            #expect(JSONText.firstInvalidUTF8([0x61] + bad) == 1, "\(bad)")
+        }
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let bytes = (0..<Int.random(in: 0...8, using: &generator)).map { _ in
+                UInt8.random(in: 0...255, using: &generator) | (Bool.random(using: &generator) ? 0x80 : 0)
+            }
+            let wellFormed = Array(String(decoding: bytes, as: UTF8.self).utf8) == bytes
+            #expect((JSONText.firstInvalidUTF8(bytes) == nil) == wellFormed, "\(bytes)")
+        }
     }
 
     @Test("nesting past the limit is refused before it is read")
