@@ -51,12 +51,24 @@
     }
 
     extension FuzzTarget {
-        static let store = PlistFileStore(directory: scratch.appendingPathComponent("api", isDirectory: true))
+        /// One file per set, always a binary property list.
+        static let fileStore = PlistFileStore(directory: scratch.appendingPathComponent("api", isDirectory: true))
+        /// A suite file under the scratch folder's `config` (main.swift points `XDG_CONFIG_HOME`
+        /// there): XML, or binary when XML cannot keep a value exactly.
+        static let suiteStore = UserDefaultsStore(suiteName: "prefs-fuzz")!
 
+        /// The first byte picks the store, the rest make the values.
         static func api(_ data: Data) {
             var maker = ValueMaker(bytes: data.makeIterator())
+            let inSuite = maker.byte() & 1 == 1
+            let store: any PrefsStore = inSuite ? suiteStore : fileStore
+            let file = inSuite ? suiteStore.handle.file! : try! fileStore.fileURL(forRoot: "Fuzz")
+            /// The set as the file holds it.
+            func stored(in bytes: Data) -> [String: Any]? {
+                guard let top = libraryReading(bytes) else { return nil }
+                return inSuite ? (top["Fuzz"] as? [String: Any]) ?? [:] : top
+            }
             let prefs = FuzzPrefs(key: "Fuzz", store: store)
-            let file = try! store.fileURL(forRoot: "Fuzz")
             let before = FileManager.default.contents(atPath: file.path)
             var values: [String: Any] = [:]
             for _ in 0..<Int(maker.byte() % 4) + 1 {
@@ -70,11 +82,12 @@
                 require(after == before, "a refused write (\(prefs.lastError!)) changed the file")
                 return
             }
-            guard let after, let read = libraryReading(after) else { fatalError("a write left no file the library reads") }
-            guard let stored = PlistValue.normalized(values) else { fatalError("values no set can hold were stored: \(values)") }
-            require(PlistValue.same(read, stored), "values set as \(values) read back from disk as \(read)")
-            let reloaded = FuzzPrefs(key: "Fuzz", store: PlistFileStore(directory: store.directory)).values
-            require(PlistValue.same(reloaded, stored), "values set as \(values) read back by a new instance as \(reloaded)")
+            guard let after, let read = stored(in: after) else { fatalError("a write left no file the library reads") }
+            guard let expected = PlistValue.normalized(values) else { fatalError("values no set can hold were stored: \(values)") }
+            require(PlistValue.same(read, expected), "values set as \(values) read back from disk as \(read)")
+            let again: any PrefsStore = inSuite ? UserDefaultsStore(suiteName: "prefs-fuzz")! : PlistFileStore(directory: fileStore.directory)
+            let reloaded = FuzzPrefs(key: "Fuzz", store: again).values
+            require(PlistValue.same(reloaded, expected), "values set as \(values) read back by a new instance as \(reloaded)")
         }
     }
 #endif

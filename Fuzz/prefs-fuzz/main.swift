@@ -23,6 +23,10 @@
     }
     FuzzTarget.selected = target
     setenv("PREFS_FUZZ_TARGET", target.rawValue, 1)
+    // Suites (the api target's) live in the scratch folder, never in the user's preferences.
+    let config = scratch.appendingPathComponent("config", isDirectory: true)
+    try? FileManager.default.createDirectory(at: config, withIntermediateDirectories: true)
+    setenv("XDG_CONFIG_HOME", config.path, 1)
     // libFuzzer reads its own options: the program's name, then everything after the target.
     var argc = CommandLine.argc
     var shifted = CommandLine.unsafeArgv
