@@ -153,8 +153,10 @@ enum PlistXML {
                 put("</string>\n")
             case let date as Date:
                 guard let text = PlistXML.text(of: date) else { return false }
-                // XML keeps a date to the whole second; a binary property list keeps the fraction.
-                if date.timeIntervalSinceReferenceDate.rounded(.down) != date.timeIntervalSinceReferenceDate { portable = false }
+                // XML keeps a date to the whole second and cannot spell the sign of a zero
+                // interval; a binary property list keeps both.
+                let seconds = date.timeIntervalSinceReferenceDate
+                if seconds.rounded(.down) != seconds || (seconds == 0 && seconds.sign == .minus) { portable = false }
                 append("<date>\(text)</date>\n")
             case let data as Data:
                 put("<data>\n")

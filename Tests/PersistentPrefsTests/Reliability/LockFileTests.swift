@@ -66,6 +66,29 @@ struct LockFileTests {
         }
     }
 
+    @Test("a lock file cut short inside its record reads as having none, also after notes are written past it")
+    func recordCutShort() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("prefs-lock-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("suite.plist")
+        let signature = try #require(FileSignature(fields: [7, 8, 9, 10, 11]))
+        try FileLock.withLock(for: file, label: "test") { lock in
+            lock.store(FileLock.Record(written: signature, foreignWriteSeen: 5, writtenDigest: 0x1122_3344_5566_7788))
+            #expect(lock.record.writtenDigest == 0x1122_3344_5566_7788)
+        }
+        // Cut inside the digest, the record's last field, as a crash or a full disk may leave it.
+        #expect(truncate(file.path + ".lock", 61) == 0)
+        try FileLock.withLock(for: file, label: "test") { lock in
+            #expect(lock.record.written == nil && lock.record.writtenDigest == 0, "a short record reads as none")
+            lock.storeNotes(Data([1, 2, 3]))
+            let record = lock.record
+            #expect(record.written != signature, "the cut record's remains are not taken for a record")
+            #expect(record.writtenDigest == 0 && record.foreignWriteSeen == 0)
+            #expect(lock.notesLength == 3)
+        }
+    }
+
     @Test("removing a suite removes its lock file and damage note; its schemas and damaged copies stay")
     func removeSuite() throws {
         let directory = TemporaryDirectory()

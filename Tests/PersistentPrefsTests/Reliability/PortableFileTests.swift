@@ -166,9 +166,9 @@ struct PortableFileTests {
         #expect((top["Dated"] as? [String: Any])?["plain"] as? String == "mine")
     }
 
-    @Test("the XML writer marks a date with a fraction of a second as one XML cannot keep")
+    @Test("the XML writer marks a date with a fraction of a second, or of minus zero seconds, as one XML cannot keep")
     func writerDateJudgement() throws {
-        for (seconds, portable) in [(0.0, true), (-1.0, true), (786_000_000, true), (0.5, false), (-0.5, false), (786_000_000.001, false)] {
+        for (seconds, portable) in [(0.0, true), (-1.0, true), (786_000_000, true), (0.5, false), (-0.5, false), (786_000_000.001, false), (-0.0, false)] {
             let judged = try #require(PlistXML.portableDocument(["v": Date(timeIntervalSinceReferenceDate: seconds)]))
             #expect(judged.portable == portable, "\(seconds)")
         }

@@ -90,8 +90,13 @@ enum FileLock {
 
         /// Replaces the notes block, and cuts the lock file after it, so the file is never larger
         /// than its record and notes (a failure just loses the hint).
+        ///
+        /// A lock file cut short inside its record reads as having none; writing the notes would
+        /// fill the gap with zeros and make the remains read as a record, so an empty one is
+        /// written first.
         func storeNotes(_ data: Data) {
             guard data.count < Self.notesLimit else { return }
+            if fileSize < Int(notesOffset) { store(Record()) }
             var block = withUnsafeBytes(of: UInt32(data.count)) { Data($0) }
             block.append(data)
             let written = block.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset)) }
