@@ -203,6 +203,8 @@ struct DefaultsTextTests {
         (["K", "-date", "tomorrow"], "'tomorrow' is not a date for -date"),
         (["K", "-date", "2024-05-01T12:00:00Zxyz"], "'2024-05-01T12:00:00Zxyz' is not a date for -date"),
         (["K", "-date", "2024-5-1"], "'2024-5-1' is not a date for -date"),
+        (["K", "-date", "20224-05-01 12:00:00 +0000"], "'20224-05-01 12:00:00 +0000' is outside the dates a property list can hold (years 1 to 9999)"),
+        (["K", "-array", "-date", "10000-01-01"], "'10000-01-01' is outside the dates a property list can hold (years 1 to 9999)"),
         (["K", "-integr", "5"], "unknown type flag '-integr'"),
         (["K", "-int"], "-int takes one value, got 0"),
         (["K", "-int", "1", "2"], "-int takes one value, got 2"),
