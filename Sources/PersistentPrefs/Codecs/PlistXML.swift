@@ -50,9 +50,20 @@ enum PlistXML {
     private static let wrapperHead = Array((header + "<dict>\n\t<key>v</key>\n").utf8)
     private static let wrapperTail = Array("</dict>\n</plist>\n".utf8)
 
-    /// The entries of `dictionary` in key order.
-    static func sortedEntries(of dictionary: [String: Any]) -> [(key: String, value: Any)] {
-        dictionary.sorted { $0.key < $1.key }
+    /// The keys of `dictionary` in order, each with its index in `dictionary` (its value is
+    /// `dictionary[index].value`, no second look-up). Keys and indices are sorted rather than
+    /// the entries: moving a value while sorting retains and releases it, and a 1,000-key set is
+    /// written whole on every write to it.
+    static func sortedKeys(of dictionary: [String: Any]) -> [(key: String, index: [String: Any].Index)] {
+        var keys: [(key: String, index: [String: Any].Index)] = []
+        keys.reserveCapacity(dictionary.count)
+        var index = dictionary.startIndex
+        while index != dictionary.endIndex {
+            keys.append((dictionary[index].key, index))
+            dictionary.formIndex(after: &index)
+        }
+        keys.sort { $0.key < $1.key }
+        return keys
     }
 
     /// The dictionaries at least this large have their lines remembered.
@@ -208,10 +219,10 @@ enum PlistXML {
                 guard writeEntries(remembering: dictionary, depth: depth) else { return false }
             } else {
                 if ranging { ranges!.reserveCapacity(dictionary.count) }  // grown once, not rehashed along the way
-                for (key, value) in PlistXML.sortedEntries(of: dictionary) {
+                for (key, index) in PlistXML.sortedKeys(of: dictionary) {
                     guard writeKey(key, depth: depth) else { return false }
                     let start = bytes.count
-                    guard write(value, depth: depth + 1) else { return false }
+                    guard write(dictionary[index].value, depth: depth + 1) else { return false }
                     if ranging { ranges![key] = start..<bytes.count }
                 }
             }
@@ -233,8 +244,8 @@ enum PlistXML {
             let first = bytes.count
             let outer = (holdsOnlyValues, portable)
             (holdsOnlyValues, portable) = (true, true)
-            for (key, value) in PlistXML.sortedEntries(of: dictionary) {
-                guard writeKey(key, depth: depth), write(value, depth: depth + 1) else { return false }
+            for (key, index) in PlistXML.sortedKeys(of: dictionary) {
+                guard writeKey(key, depth: depth), write(dictionary[index].value, depth: depth + 1) else { return false }
             }
             let linesArePortable = portable
             portable = outer.1 && portable

@@ -105,6 +105,7 @@ struct PendingChanges {
     private func apply(to current: [String: Any], reporting: Bool) -> SetChange.Applied {
         var result = base ?? current
         var changed: Set<String> = []
+        if reporting, base == nil { changed.reserveCapacity(edits.count + fills.count) }  // grown once, not rehashed along the way
         for (key, edit) in edits {
             switch edit {
             case .set(let value):

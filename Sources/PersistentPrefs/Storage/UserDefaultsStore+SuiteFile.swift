@@ -124,7 +124,8 @@ extension UserDefaultsStore {
                         beforeIsLatest: !foreign && signature != nil)
                 }
                 ledger.save(to: lock)
-                record.writtenDigest = PlistFile.digest(data)
+                let writtenDigest = PlistFile.digest(data)
+                record.writtenDigest = writtenDigest
                 lock.store(record)
                 // Abandoned when someone rewrote the file since it was read: start over from theirs
                 // (the next try's steps replace these, as after a stale save below).
@@ -140,7 +141,7 @@ extension UserDefaultsStore {
                     settled = try settle(
                         file, written: written, ours: changed.map { ($0, ledger.entries[$0]?.latest) }, movingAside: movingAside)
                 }
-                var digest: UInt64? = PlistFile.digest(data)
+                var digest: UInt64? = writtenDigest
                 switch settled {
                 case .intact:
                     break
