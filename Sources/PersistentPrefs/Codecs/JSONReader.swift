@@ -42,34 +42,19 @@ extension JSONText {
 
     /// Where the first byte of `bytes` that is not part of well-formed UTF-8 is (an overlong
     /// form, a surrogate, a code point past U+10FFFF, a stray or missing continuation byte), or
-    /// `nil` when there is none.
+    /// `nil` when there is none: the offset where the standard library's UTF-8 parser first
+    /// finds no scalar.
     static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
-        var index = 0
-        while index < bytes.count {
-            let lead = bytes[index]
-            let length: Int
-            // The range the second byte must lie in, which rules out overlong forms, surrogates
-            // and code points past U+10FFFF (the Unicode Standard's table 3-7).
-            var second: ClosedRange<UInt8> = 0x80...0xBF
-            switch lead {
-            case 0x00...0x7F: length = 1
-            case 0xC2...0xDF: length = 2
-            case 0xE0: (length, second) = (3, 0xA0...0xBF)
-            case 0xED: (length, second) = (3, 0x80...0x9F)
-            case 0xE1...0xEF: length = 3
-            case 0xF0: (length, second) = (4, 0x90...0xBF)
-            case 0xF4: (length, second) = (4, 0x80...0x8F)
-            case 0xF1...0xF3: length = 4
-            default: return index
+        var parser = Unicode.UTF8.ForwardParser()
+        var input = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &input) {
+            case .valid(let scalar): offset += scalar.count
+            case .emptyInput: return nil
+            case .error: return offset
             }
-            guard index + length <= bytes.count else { return index }
-            if length > 1 {
-                guard second.contains(bytes[index + 1]) else { return index }
-                for continuation in bytes[(index + 2)..<(index + length)] where !(0x80...0xBF).contains(continuation) { return index }
-            }
-            index += length
         }
-        return nil
     }
 
     /// A cursor over JSON text's bytes.

@@ -67,7 +67,10 @@ struct JSONReaderTests {
                 UInt8.random(in: 0...255, using: &generator) | (Bool.random(using: &generator) ? 0x80 : 0)
             }
             let wellFormed = Array(String(decoding: bytes, as: UTF8.self).utf8) == bytes
-            #expect((JSONText.firstInvalidUTF8(bytes) == nil) == wellFormed, "\(bytes)")
+            let first = JSONText.firstInvalidUTF8(bytes)
+            #expect((first == nil) == wellFormed, "\(bytes)")
+            // Everything before the first bad byte is well-formed.
+            if let first { #expect(Array(String(decoding: bytes[..<first], as: UTF8.self).utf8) == Array(bytes[..<first]), "\(bytes)") }
         }
     }
 
