@@ -36,7 +36,7 @@ public enum DefaultsValues {
             let hint = "(use 2024-05-01, 2024-05-01T12:00:00Z or \"2024-05-01 12:00:00 +0000\")"
             guard let date = date(word) else { throw HarnessError.usage("'\(word)' is not a date for -date \(hint)") }
             guard PlistDates.isStorable(date) else {
-                throw HarnessError.usage("'\(word)' is outside the dates a property list can hold (years 1 to 9999) for -date \(hint)")
+                throw HarnessError.usage("'\(word)' is outside the dates a set can store (years 1 to 9999) for -date \(hint)")
             }
             return date
         case "-data":

@@ -546,8 +546,8 @@ package enum PlistWriting {
     }
 
     /// `value` as a property list every reader reads back the same: XML, or binary when it
-    /// holds a character an XML parser refuses or changes, or a date with a fraction of a second
-    /// (see ``PlistXML/Writer/portable``).
+    /// holds a character an XML parser refuses or changes, or a date XML cannot keep (a
+    /// fraction of a second, minus zero seconds: see ``PlistXML/Writer/portable``).
     ///
     /// - Parameter value: A property-list value (a dictionary, for a file).
     /// - Returns: The encoded property list.

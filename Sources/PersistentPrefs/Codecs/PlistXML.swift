@@ -109,8 +109,8 @@ enum PlistXML {
         /// `false` once a key or string holds a character XML 1.0 cannot carry even as a
         /// reference (U+0000–U+0008, U+000B, U+000C, U+000E–U+001F, U+FFFE, U+FFFF) or starts
         /// with U+FEFF (which Foundation's XML reader on Linux drops), or a date has a fraction of
-        /// a second (XML keeps whole seconds). A carriage return is written `&#13;`, which is
-        /// portable.
+        /// a second or is minus zero seconds from 2001 (XML keeps whole seconds, with no sign on
+        /// zero). A carriage return is written `&#13;`, which is portable.
         ///
         /// Foundation and CoreFoundation write such characters as they are, and `plistlib`,
         /// `xmllint` and every other XML parser refuse the whole file. What the library writes

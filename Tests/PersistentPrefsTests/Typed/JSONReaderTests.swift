@@ -69,8 +69,14 @@ struct JSONReaderTests {
             let wellFormed = Array(String(decoding: bytes, as: UTF8.self).utf8) == bytes
             let first = JSONText.firstInvalidUTF8(bytes)
             #expect((first == nil) == wellFormed, "\(bytes)")
-            // Everything before the first bad byte is well-formed.
-            if let first { #expect(Array(String(decoding: bytes[..<first], as: UTF8.self).utf8) == Array(bytes[..<first]), "\(bytes)") }
+            // Everything before the first bad byte is well-formed, and no well-formed sequence
+            // starts at it.
+            if let first {
+                #expect(Array(String(decoding: bytes[..<first], as: UTF8.self).utf8) == Array(bytes[..<first]), "\(bytes)")
+                for end in (first + 1)...min(first + 4, bytes.count) {
+                    #expect(Array(String(decoding: bytes[first..<end], as: UTF8.self).utf8) != Array(bytes[first..<end]), "\(bytes) at \(first)")
+                }
+            }
         }
     }
 
