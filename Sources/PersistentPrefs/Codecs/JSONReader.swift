@@ -144,7 +144,7 @@ extension JSONText {
             let start = position
             func digits() -> Int {
                 let first = position
-                while position < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[position]) { position += 1 }
+                while position < bytes.count, PlistXML.isDigit(bytes[position]) { position += 1 }
                 return position - first
             }
             if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }

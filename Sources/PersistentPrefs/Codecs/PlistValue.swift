@@ -489,7 +489,7 @@ package enum PlistDates {
             for expected in pattern.utf8 {
                 guard end < bytes.count else { return false }
                 let byte = bytes[end]
-                let matches = expected == UInt8(ascii: "9") ? (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) : byte == expected
+                let matches = expected == UInt8(ascii: "9") ? PlistXML.isDigit(byte) : byte == expected
                 guard matches else { return false }
                 end += 1
             }

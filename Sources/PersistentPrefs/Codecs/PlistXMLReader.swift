@@ -646,7 +646,7 @@ private struct Reader {
 
 extension PlistXML {
     /// Whether `byte` is an ASCII digit.
-    fileprivate static func isDigit(_ byte: UInt8) -> Bool {
+    static func isDigit(_ byte: UInt8) -> Bool {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 

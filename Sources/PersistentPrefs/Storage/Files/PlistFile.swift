@@ -299,8 +299,8 @@ enum PlistFile {
     /// year CoreFoundation cannot read back, which Foundation would write as another date) is
     /// refused with the top-level keys that hold it, never handed to a writer that changes it.
     /// A set holding a character XML 1.0 cannot carry, or a date with a fraction of a second
-    /// (or of minus zero seconds), is written as a binary property list instead, which every property-list reader reads
-    /// exactly (see ``PlistXML/Writer/portable``).
+    /// (or of minus zero seconds), is written as a binary property list instead, which every
+    /// property-list reader reads exactly (see ``PlistXML/Writer/portable``).
     static func encoded(_ dictionary: [String: Any], format: PropertyListSerialization.PropertyListFormat, for url: URL) throws -> Data {
         let data: Data
         if format == .xml {
