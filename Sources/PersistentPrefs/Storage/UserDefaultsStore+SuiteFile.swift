@@ -75,10 +75,11 @@ extension UserDefaultsStore {
     ) throws -> UInt64? {
         let path = file.path  // worked out once: a URL's path is worked out afresh on each use
         return try FileLock.withLock(for: file, label: label) { lock in
-            var record = lock.record
+            let head = lock.head(notes: SuiteLedger.headNotes)
+            var record = head.record
             defer { lock.store(record) }
             // A suite moved aside as damaged starts a new history: nothing from before is put back.
-            let original = SuiteLedger.load(lock, forgettingAll: DamageNote.notice(forFileAt: path) != nil)
+            let original = SuiteLedger.load(lock, head: head, forgettingAll: DamageNote.notice(forFileAt: path) != nil)
             var ledger = original
             var succeeded = false
             // A write that fails leaves the ledger as it found it, so nothing it recorded is put back later.

@@ -135,12 +135,16 @@ enum AtomicFile {
             guard info.st_size <= limit else {
                 throw Failure(path: path, reason: "the file is \(info.st_size >> 20) MB, over the limit of \(limit >> 20) MB")
             }
-            var data = Data(count: Int(info.st_size) + 1)  // one byte more, to see the end in one read
+            // One byte more than the size, to see the end in one read: a read of a regular file
+            // that returns less than asked stopped at its end, so one that stops at the size
+            // `fstat` gave needs no second read (the signature below catches a change meanwhile).
+            var data = Data(count: Int(info.st_size) + 1)
             var total = 0
             var failure: Int32 = 0
             while failure == 0 {
                 if total == data.count { data.count += 4096 }  // it grew: read on to its end
-                let count = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + total, $0.count - total, off_t(total)) }
+                let asked = data.count - total
+                let count = data.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + total, asked, off_t(total)) }
                 if count < 0 {
                     if errno != EINTR { failure = errno }
                 } else if count == 0 {
@@ -148,6 +152,7 @@ enum AtomicFile {
                 } else {
                     total += count
                     if total > limit { failure = EFBIG }
+                    if count < asked, total == Int(info.st_size) { break }
                 }
             }
             if failure != 0 {

@@ -53,10 +53,9 @@ enum FileLock {
 
     /// Where the notes block starts in the lock file.
     static let notesOffset: Int64 = 64
-    /// Where the holder's process id is kept (after the record's six fields).
+    /// Where the holder's process id is kept (after the record's six fields; the record's
+    /// ``Record/writtenDigest`` follows it).
     private static let holderOffset: off_t = 48
-    /// Where the record's ``Record/writtenDigest`` is kept (after the holder).
-    private static let digestOffset: off_t = 56
 
     /// How long a writer waits for the lock before giving up (``PersistentPrefs/lockTimeout``).
     static let timeout = Locked<TimeInterval>(5)
@@ -66,26 +65,50 @@ enum FileLock {
         fileprivate let descriptor: Int32
         /// The lock file's path.
         fileprivate let path: String
+        /// The lock file's device and inode, to tell it from one made again at the same path.
+        let identity: FileIdentity
+        /// The process id kept in the holder's place: this process's for a writer, 0 for a
+        /// reader's ``FileLock/peek(for:_:)``.
+        fileprivate let holder: Int64
 
-        /// The record in the lock file (empty when there is none yet).
-        var record: Record {
-            var fields = [Int64](repeating: 0, count: 8)  // the record, the holder, the digest
-            let size = fields.count * MemoryLayout<Int64>.size
-            let read = fields.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, size, 0) }
-            guard read == size else { return Record() }
-            return Record(
+        /// What a holder reads first, in one read: the record and the start of the notes block.
+        struct Head {
+            /// The record (empty when there is none yet, or the file ends inside it).
+            let record: Record
+            /// How long the notes block is (0 when there is none).
+            let notesLength: Int
+            /// The notes block's first bytes: as many as asked for, fewer where the file ends.
+            let notesStart: Data
+        }
+
+        /// The record, the notes block's length and its first `count` bytes, in one read.
+        func head(notes count: Int) -> Head {
+            let recordSize = Int(notesOffset)
+            var bytes = [UInt8](repeating: 0, count: recordSize + 4 + count)
+            let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+            guard read >= recordSize else { return Head(record: Record(), notesLength: 0, notesStart: Data()) }
+            // The record's six fields, the holder, the digest: 8 bytes each, in this machine's order.
+            let fields = bytes.withUnsafeBytes { raw in (0..<8).map { raw.loadUnaligned(fromByteOffset: $0 * 8, as: Int64.self) } }
+            let record = Record(
                 written: FileSignature(fields: Array(fields.prefix(5))),
                 foreignWriteSeen: TimeInterval(bitPattern: UInt64(bitPattern: fields[5])),
                 writtenDigest: UInt64(bitPattern: fields[7]))
+            guard read >= recordSize + 4 else { return Head(record: record, notesLength: 0, notesStart: Data()) }
+            let length = bytes.withUnsafeBytes { Int($0.loadUnaligned(fromByteOffset: recordSize, as: UInt32.self)) }
+            return Head(record: record, notesLength: length < Self.notesLimit ? length : 0, notesStart: Data(bytes[(recordSize + 4)..<read]))
         }
 
-        /// Replaces the record (a failure just loses the hint).
+        /// The record in the lock file (empty when there is none yet).
+        var record: Record { head(notes: 0).record }
+
+        /// Replaces the record, keeping the holder's process id beside it, in one write (a
+        /// failure just loses the hint).
         func store(_ record: Record) {
             var fields = record.written?.fields ?? [0, 0, 0, 0, 0]
             fields.append(Int64(bitPattern: record.foreignWriteSeen.bitPattern))
+            fields.append(holder)
+            fields.append(Int64(bitPattern: record.writtenDigest))
             _ = fields.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
-            var digest = Int64(bitPattern: record.writtenDigest)
-            _ = pwrite(descriptor, &digest, 8, FileLock.digestOffset)
         }
 
         /// Replaces the notes block, and cuts the lock file after it, so the file is never larger
@@ -116,7 +139,7 @@ enum FileLock {
         /// new one) instead: never two holders at once. Nothing is removed when the path names
         /// another file; a failure leaves the lock file, which is harmless.
         func removeFile() {
-            guard FileLock.isNamed(descriptor, by: path) else { return }
+            guard FileLock.isNamed(identity, by: path) else { return }
             unlink(path)
         }
 
@@ -124,11 +147,7 @@ enum FileLock {
         static let notesLimit = 1 << 26
 
         /// How long the notes block is (0 when there is none).
-        var notesLength: Int {
-            var length: UInt32 = 0
-            guard pread(descriptor, &length, 4, off_t(notesOffset)) == 4, length < Self.notesLimit else { return 0 }
-            return Int(length)
-        }
+        var notesLength: Int { head(notes: 0).notesLength }
 
         /// The bytes `range` of the notes block (within ``notesLength``, which the caller has
         /// read), or `nil` when they cannot all be read.
@@ -152,13 +171,6 @@ enum FileLock {
         func setNotesLength(_ length: Int) {
             var value = UInt32(clamping: length)
             _ = pwrite(descriptor, &value, 4, off_t(notesOffset))
-        }
-
-        /// The lock file's device and inode, to tell it from one made again at the same path.
-        var identity: FileIdentity? {
-            var info = stat()
-            guard fstat(descriptor, &info) == 0 else { return nil }
-            return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         }
     }
 
@@ -188,9 +200,12 @@ enum FileLock {
         } catch {
             throw error.prefsError
         }
-        let descriptor = try lockedFile(lockPath, file: file, waiting: true)
+        let (descriptor, identity) = try lockedFile(lockPath, file: file, waiting: true)
         defer { close(descriptor) }
-        return try holding(descriptor, lockPath: lockPath, label: label) { try body(Held(descriptor: descriptor, path: lockPath)) }
+        let pid = Int64(getpid())
+        return try holding(descriptor, pid: pid, lockPath: lockPath, label: label) {
+            try body(Held(descriptor: descriptor, path: lockPath, identity: identity, holder: pid))
+        }
     }
 
     /// ``withLock(for:label:_:)`` without the record.
@@ -207,12 +222,12 @@ enum FileLock {
         if heldByThisThread(lockPath) != nil { return try body() }
         let descriptor: Int32
         do {
-            descriptor = try lockedFile(lockPath, file: file, waiting: false)
+            descriptor = try lockedFile(lockPath, file: file, waiting: false).descriptor
         } catch is Busy {
             return nil
         }
         defer { close(descriptor) }
-        return try holding(descriptor, lockPath: lockPath, label: file.lastPathComponent, body)
+        return try holding(descriptor, pid: Int64(getpid()), lockPath: lockPath, label: file.lastPathComponent, body)
     }
 
     /// Runs `body` with the lock file's record and notes as they are now, read without taking
@@ -227,7 +242,7 @@ enum FileLock {
         defer { close(descriptor) }
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(), info.st_nlink == 1 else { return nil }
-        return body(Held(descriptor: descriptor, path: file.path + ".lock"))
+        return body(Held(descriptor: descriptor, path: file.path + ".lock", identity: FileIdentity(info), holder: 0))
     }
 
     // MARK: - Private
@@ -257,9 +272,11 @@ enum FileLock {
     /// locked and is the file the path names once locked: a lock file removed or replaced while
     /// this writer waited (its lock then excludes no one who opens the path now) is let go, and
     /// the one at the path now is opened and locked instead.
-    private static func lockedFile(_ lockPath: String, file: URL, waiting: Bool) throws -> Int32 {
+    ///
+    /// - Returns: The descriptor, and the device and inode of the file it is open on.
+    private static func lockedFile(_ lockPath: String, file: URL, waiting: Bool) throws -> (descriptor: Int32, identity: FileIdentity) {
         while true {
-            guard let descriptor = try openLockFile(lockPath) else { continue }  // removed as it was opened
+            guard let (descriptor, identity) = try openLockFile(lockPath) else { continue }  // removed as it was opened
             do {
                 if waiting {
                     try acquire(descriptor, lockPath: lockPath, file: file)
@@ -271,7 +288,7 @@ enum FileLock {
                 close(descriptor)
                 throw error
             }
-            if isNamed(descriptor, by: lockPath) { return descriptor }
+            if isNamed(identity, by: lockPath) { return (descriptor, identity) }
             flock(descriptor, LOCK_UN)
             close(descriptor)
         }
@@ -280,19 +297,18 @@ enum FileLock {
     /// Another writer holds the lock (``withLockIfFree(for:_:)`` does not wait).
     private struct Busy: Error {}
 
-    /// Whether `path` names the open file `descriptor` (the same device and inode; no link followed).
-    fileprivate static func isNamed(_ descriptor: Int32, by path: String) -> Bool {
-        var open = stat()
+    /// Whether `path` names the file with `identity` (an open file's device and inode, which
+    /// never change while it is open; no link followed).
+    fileprivate static func isNamed(_ identity: FileIdentity, by path: String) -> Bool {
         var named = stat()
-        guard fstat(descriptor, &open) == 0, lstat(path, &named) == 0 else { return false }
-        return open.st_dev == named.st_dev && open.st_ino == named.st_ino
+        return lstat(path, &named) == 0 && FileIdentity(named) == identity
     }
 
-    /// Runs `body` with the lock taken on `descriptor`; releases it after.
-    private static func holding<Result>(_ descriptor: Int32, lockPath: String, label: String, _ body: () throws -> Result) rethrows
-        -> Result
-    {
-        var pid = Int64(getpid())
+    /// Runs `body` with the lock taken on `descriptor`, `pid` noted as its holder; releases it after.
+    private static func holding<Result>(
+        _ descriptor: Int32, pid: Int64, lockPath: String, label: String, _ body: () throws -> Result
+    ) rethrows -> Result {
+        var pid = pid
         _ = pwrite(descriptor, &pid, 8, holderOffset)
         holders.withLock { $0[lockPath] = Holder(thread: pthread_self(), label: label) }
         defer {
@@ -311,7 +327,9 @@ enum FileLock {
     /// Opens (creating it, mode 0600) the lock file, refusing one that is a link, not a regular
     /// file, another user's, or has other names; `nil` when the file opened was removed (by a
     /// writer that removed the suite) before it could be looked at: the caller opens the path again.
-    private static func openLockFile(_ lockPath: String) throws -> Int32? {
+    ///
+    /// - Returns: The descriptor, and the device and inode of the file it is open on.
+    private static func openLockFile(_ lockPath: String) throws -> (Int32, FileIdentity)? {
         // O_NONBLOCK: a FIFO planted as the lock file must not block the open (refused below).
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
         guard descriptor >= 0 else {
@@ -344,7 +362,7 @@ enum FileLock {
             close(descriptor)
             throw PersistentPrefs.PrefsError.ioError(path: lockPath, reason: problem)
         }
-        return descriptor
+        return (descriptor, FileIdentity(info))
     }
 
     /// Takes the exclusive lock on `descriptor`, waiting at most ``timeout``.
@@ -387,6 +405,13 @@ enum FileLock {
         var pid: Int64 = 0
         guard pread(descriptor, &pid, 8, holderOffset) == 8, pid > 0, pid <= Int64(Int32.max) else { return nil }
         return Int32(pid)
+    }
+}
+
+extension FileLock.FileIdentity {
+    /// The device and inode `info` names.
+    init(_ info: stat) {
+        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
     }
 }
 

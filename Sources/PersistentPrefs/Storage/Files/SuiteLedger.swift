@@ -193,6 +193,9 @@ extension SuiteLedger {
     /// The first 8 bytes of a journal ("PPLEDGR1").
     private static let magic: Int64 = 0x3152_4744_454C_5050
     private static let headerSize = 24
+    /// How many bytes of notes a lock's holder reads with the record (``FileLock/Held/head(notes:)``):
+    /// the journal's header.
+    static let headNotes = headerSize
 
     /// Where a ledger's journal stood when it was loaded or last saved.
     private struct Journal {
@@ -245,14 +248,18 @@ extension SuiteLedger {
     /// reading only what was appended since, else the whole journal. Rewritten first when it has
     /// grown enough (see ``SuiteLedger``).
     ///
-    /// - Parameter forgettingAll: Whether the suite's history ends here (the suite was moved
-    ///   aside as damaged): a ``Step/forgetAll`` is staged, so it is kept only if the write is.
-    static func load(_ lock: FileLock.Held, forgettingAll: Bool = false) -> SuiteLedger {
+    /// - Parameters:
+    ///   - head: The lock file's head as the holder read it (``headNotes`` bytes of notes), or
+    ///     `nil` to read it here.
+    ///   - forgettingAll: Whether the suite's history ends here (the suite was moved aside as
+    ///     damaged): a ``Step/forgetAll`` is staged, so it is kept only if the write is.
+    static func load(_ lock: FileLock.Held, head: FileLock.Held.Head? = nil, forgettingAll: Bool = false) -> SuiteLedger {
         var ledger = SuiteLedger()
-        guard let identity = lock.identity else { return ledger }
-        let length = lock.notesLength
+        let identity = lock.identity
+        let head = head ?? lock.head(notes: headNotes)
+        let length = head.notesLength
         count(identity, read: headerSize)
-        guard length >= headerSize, let header = lock.notes(in: 0..<headerSize), let (generation, rewritten) = Self.header(header) else {
+        guard let (generation, rewritten) = Self.header(in: head) else {
             // None yet, another form, or damaged: an empty journal.
             ledger.rewrite(lock, identity: identity)
             ledger.remember()
@@ -283,11 +290,13 @@ extension SuiteLedger {
         return true
     }
 
-    /// The generation and the length after the last rewrite in a journal's header, or `nil` (a
-    /// damaged header). The length is one a rewrite can have written (a whole header, within the
-    /// notes block's limit), so the arithmetic on it cannot overflow.
-    private static func header(_ data: Data) -> (Int64, Int)? {
-        var reader = Reader(data)
+    /// The generation and the length after the last rewrite in the journal's header read with
+    /// `head`, or `nil` (no journal, or a damaged header). The length is one a rewrite can have
+    /// written (a whole header, within the notes block's limit), so the arithmetic on it cannot
+    /// overflow.
+    private static func header(in head: FileLock.Held.Head) -> (Int64, Int)? {
+        guard head.notesLength >= headerSize, head.notesStart.count >= headerSize else { return nil }
+        var reader = Reader(head.notesStart.prefix(headerSize))
         guard reader.integer() == magic, let generation = reader.integer(), let rewritten = reader.integer(),
             rewritten >= Int64(headerSize), rewritten < Int64(FileLock.Held.notesLimit)
         else { return nil }
@@ -314,12 +323,15 @@ extension SuiteLedger {
     static func repaired(_ suite: [String: Any], of file: URL, digest: UInt64?) -> [String: Any] {
         guard !suite.isEmpty else { return suite }
         return FileLock.peek(for: file) { lock -> [String: Any] in
-            guard lock.record.writtenDigest != digest, let identity = lock.identity else { return suite }
+            let identity = lock.identity
+            var head = lock.head(notes: headNotes)
+            guard head.record.writtenDigest != digest else { return suite }
             // A journal caught while a writer rewrites it reads damaged: read again (a rewrite is
             // one write of a few kilobytes).
-            for _ in 0..<3 {
-                let length = lock.notesLength
-                guard length >= headerSize, let header = lock.notes(in: 0..<headerSize), let (generation, _) = Self.header(header) else {
+            for attempt in 0..<3 {
+                if attempt > 0 { head = lock.head(notes: headNotes) }
+                let length = head.notesLength
+                guard let (generation, _) = Self.header(in: head) else {
                     continue
                 }
                 // This process's view of the journal, brought up to date (the whole journal without
@@ -344,9 +356,8 @@ extension SuiteLedger {
 
     /// Empties the journal of a held lock: nothing from before is put back.
     static func clear(_ lock: FileLock.Held) {
-        guard let identity = lock.identity else { return }
         var ledger = SuiteLedger()
-        ledger.rewrite(lock, identity: identity)
+        ledger.rewrite(lock, identity: lock.identity)
         ledger.remember()
     }
 
