@@ -336,15 +336,23 @@ enum LayerPaths {
     static func files(relativeFolder: String, name: String, holdsRoots: Bool) -> [LayerFile] {
         // Every write asks: made once per file name and vendor folder (building URLs is dear).
         let vendor = PersistentPrefs.vendorDefaultsDirectory
-        let key = relativeFolder + "\u{0}" + name + (holdsRoots ? "\u{0}roots\u{0}" : "\u{0}set\u{0}") + (vendor?.path ?? "")
+        let key = MadeKey(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
         if let known = madeFiles.withLock({ $0[key] }) { return known }
         let files = makeFiles(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
         madeFiles.withLock { $0[key] = files }
         return files
     }
 
-    /// The layer files made, by the key of ``files(relativeFolder:name:holdsRoots:)``.
-    private static let madeFiles = Locked<[String: [LayerFile]]>([:])
+    /// What ``files(relativeFolder:name:holdsRoots:)`` makes its answer of.
+    private struct MadeKey: Hashable {
+        let relativeFolder: String
+        let name: String
+        let holdsRoots: Bool
+        let vendor: URL?
+    }
+
+    /// The layer files made, by what they were made of.
+    private static let madeFiles = Locked<[MadeKey: [LayerFile]]>([:])
 
     private static func makeFiles(relativeFolder: String, name: String, holdsRoots: Bool, vendor: URL?) -> [LayerFile] {
         func file(_ base: URL, _ kind: LayerFile.Kind) -> LayerFile {

@@ -74,7 +74,7 @@ extension UserDefaultsStore {
         whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         let path = file.path  // worked out once: a URL's path is worked out afresh on each use
-        return try FileLock.withLock(for: file, label: label) { lock in
+        return try FileLock.withLock(atPath: path, label: label) { lock in
             let head = lock.head(notes: SuiteLedger.headNotes)
             var record = head.record
             defer { lock.store(record) }
@@ -92,7 +92,7 @@ extension UserDefaultsStore {
                     Thread.sleep(forTimeInterval: Double.random(in: 0...pause))
                     pause = min(pause * 2, 0.02)
                 }
-                let (read, signature, readDigest) = try PlistFile.readSigned(file, movingAside: movingAside, reusingWritten: true)
+                let (read, signature, readDigest) = try PlistFile.readSigned(atPath: path, movingAside: movingAside, reusingWritten: true)
                 // A file the library did not leave this way (or did not create) was written by someone else.
                 let foreign = signature != nil && (record.written != signature || record.writtenDigest != readDigest)
                 if foreign { record.foreignWriteSeen = Date().timeIntervalSince1970 }
@@ -130,7 +130,7 @@ extension UserDefaultsStore {
                 lock.store(record)
                 // Abandoned when someone rewrote the file since it was read: start over from theirs
                 // (the next try's steps replace these, as after a stale save below).
-                guard let written = try PlistFile.write(data, to: file, if: { FileSignature.of(path) == signature }) else {
+                guard let written = try PlistFile.write(data, atPath: path, if: { FileSignature.of(path) == signature }) else {
                     record.foreignWriteSeen = Date().timeIntervalSince1970
                     ledger = original
                     continue

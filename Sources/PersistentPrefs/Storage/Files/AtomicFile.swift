@@ -38,9 +38,13 @@ enum AtomicFile {
     /// - Returns: The signature of the new file, or `nil` when the write was abandoned.
     @discardableResult
     static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
-        // Paths, not URLs, from here on: every write comes this way, and a URL's path is worked
-        // out afresh on each use.
-        let path = url.path
+        try write(data, atPath: url.path, if: stillCurrent)
+    }
+
+    /// ``write(_:to:if:)`` for the file at `path`: paths, not URLs, on the way of every write,
+    /// since a URL's path is worked out afresh on each use.
+    @discardableResult
+    static func write(_ data: Data, atPath path: String, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
         try createFolder(ofPath: path)
         let target = try SharedFolders.writableTarget(path)
         if target != path { try createFolder(ofPath: target) }  // a link's target may be elsewhere

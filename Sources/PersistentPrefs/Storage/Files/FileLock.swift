@@ -192,7 +192,11 @@ enum FileLock {
     ///   lock already, ``PersistentPrefs/PrefsError/ioError(path:reason:)`` for a lock file that
     ///   cannot be used; or what `body` throws.
     static func withLock<Result>(for file: URL, label: String, _ body: (Held) throws -> Result) throws -> Result {
-        let path = file.path
+        try withLock(atPath: file.path, label: label, body)
+    }
+
+    /// ``withLock(for:label:_:)`` for the file at `path`.
+    static func withLock<Result>(atPath path: String, label: String, _ body: (Held) throws -> Result) throws -> Result {
         let lockPath = path + ".lock"
         if let outer = heldByThisThread(lockPath) { throw PersistentPrefs.PrefsError.transactionInProgress(root: outer) }
         do {
@@ -200,7 +204,7 @@ enum FileLock {
         } catch {
             throw error.prefsError
         }
-        let (descriptor, identity) = try lockedFile(lockPath, file: file, waiting: true)
+        let (descriptor, identity) = try lockedFile(lockPath, file: path, waiting: true)
         defer { close(descriptor) }
         let pid = Int64(getpid())
         return try holding(descriptor, pid: pid, lockPath: lockPath, label: label) {
@@ -222,7 +226,7 @@ enum FileLock {
         if heldByThisThread(lockPath) != nil { return try body() }
         let descriptor: Int32
         do {
-            descriptor = try lockedFile(lockPath, file: file, waiting: false).descriptor
+            descriptor = try lockedFile(lockPath, file: file.path, waiting: false).descriptor
         } catch is Busy {
             return nil
         }
@@ -274,7 +278,7 @@ enum FileLock {
     /// the one at the path now is opened and locked instead.
     ///
     /// - Returns: The descriptor, and the device and inode of the file it is open on.
-    private static func lockedFile(_ lockPath: String, file: URL, waiting: Bool) throws -> (descriptor: Int32, identity: FileIdentity) {
+    private static func lockedFile(_ lockPath: String, file: String, waiting: Bool) throws -> (descriptor: Int32, identity: FileIdentity) {
         while true {
             guard let (descriptor, identity) = try openLockFile(lockPath) else { continue }  // removed as it was opened
             do {
@@ -366,7 +370,7 @@ enum FileLock {
     }
 
     /// Takes the exclusive lock on `descriptor`, waiting at most ``timeout``.
-    private static func acquire(_ descriptor: Int32, lockPath: String, file: URL) throws {
+    private static func acquire(_ descriptor: Int32, lockPath: String, file: String) throws {
         var started: TimeInterval?
         var pause: TimeInterval = 0.0001
         while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
@@ -376,7 +380,7 @@ enum FileLock {
             let waited = now - started!
             let limit = timeout.withLock { $0 }
             guard waited < limit else {
-                throw PersistentPrefs.PrefsError.lockTimeout(path: file.path, holderPID: holder(of: descriptor), waited: waited)
+                throw PersistentPrefs.PrefsError.lockTimeout(path: file, holderPID: holder(of: descriptor), waited: waited)
             }
             // Short sleeps, so a lock handed over is taken within a couple of milliseconds.
             Thread.sleep(forTimeInterval: min(Double.random(in: pause / 2...pause), limit - waited))

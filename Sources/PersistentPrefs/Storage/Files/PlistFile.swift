@@ -51,7 +51,13 @@ enum PlistFile {
     static func readSigned(_ url: URL, movingAside: Bool = true, reusingWritten: Bool = false) throws -> (
         dictionary: [String: Any]?, signature: FileSignature?, digest: UInt64?
     ) {
-        let path = url.path
+        try readSigned(atPath: url.path, movingAside: movingAside, reusingWritten: reusingWritten)
+    }
+
+    /// ``readSigned(_:movingAside:reusingWritten:)`` for the file at `path`.
+    static func readSigned(atPath path: String, movingAside: Bool = true, reusingWritten: Bool = false) throws -> (
+        dictionary: [String: Any]?, signature: FileSignature?, digest: UInt64?
+    ) {
         let started = Date()
         var unchangedSince: AtomicFile.Contents?  // an unreadable version, and when it was first read
         var unchangedAt = started
@@ -87,7 +93,7 @@ enum PlistFile {
                     guard movingAside else {
                         throw PersistentPrefs.PrefsError.corruptStore(path: path, reason: "\(problem); it was left as it is")
                     }
-                    if let dictionary = try moveAside(url, signature: signature, reason: problem) {
+                    if let dictionary = try moveAside(URL(fileURLWithPath: path), signature: signature, reason: problem) {
                         return (dictionary, FileSignature.of(path), nil)
                     }
                     unchangedSince = nil  // it parsed after all, or changed: read it again
@@ -259,8 +265,14 @@ enum PlistFile {
     /// - Returns: The signature of the file written, `nil` when the write was abandoned.
     @discardableResult
     static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws -> FileSignature? {
+        try write(data, atPath: url.path, if: stillCurrent)
+    }
+
+    /// ``write(_:to:if:)`` for the file at `path`.
+    @discardableResult
+    static func write(_ data: Data, atPath path: String, if stillCurrent: () -> Bool = { true }) throws -> FileSignature? {
         do {
-            return try AtomicFile.write(data, to: url, if: stillCurrent)
+            return try AtomicFile.write(data, atPath: path, if: stillCurrent)
         } catch {
             throw error.prefsError
         }
