@@ -52,6 +52,25 @@ struct LedgerJournalTests {
         #expect(full.written < 400, "one step of a small value: \(full.written) bytes")
     }
 
+    @Test("a lock's head read with the journal's header, or without it, loads the same ledger")
+    func headWithOrWithoutHeader() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        for key in 0..<5 { _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: key)), root: "R\(key)") }
+        let (withHeader, without) = try FileLock.withLock(for: URL(fileURLWithPath: suite.path), label: "test") { lock in
+            let full = lock.head(notes: SuiteLedger.headNotes)
+            let bare = lock.head(notes: 0)
+            #expect(full.notesLength == bare.notesLength && full.record.writtenDigest == bare.record.writtenDigest)
+            #expect(full.notesStart.count == SuiteLedger.headNotes && bare.notesStart.isEmpty)
+            SuiteLedger.forgetViews()
+            let first = SuiteLedger.load(lock, head: full).entries
+            SuiteLedger.forgetViews()
+            return (first, SuiteLedger.load(lock, head: bare).entries)
+        }
+        #expect(withHeader.count == 5, "the ledger remembers the five root keys written")
+        #expect(withHeader == without, "a head without the header reads it on its own, not as no journal")
+    }
+
     @Test("a process's first write to a suite replays the journal once, then keeps its view, and records what a reader of it all would")
     func firstWriteOfAProcess() throws {
         let fresh = TestSuite()

@@ -77,7 +77,8 @@ enum FileLock {
             let record: Record
             /// How long the notes block is (0 when there is none).
             let notesLength: Int
-            /// The notes block's first bytes: as many as asked for, fewer where the file ends.
+            /// The bytes after the notes block's length: as many as asked for, fewer where the
+            /// file ends (not cut to ``notesLength``: past a shortened block, they are stale).
             let notesStart: Data
         }
 
@@ -413,9 +414,9 @@ enum FileLock {
 }
 
 extension FileLock.FileIdentity {
-    /// The device and inode `info` names.
+    /// The device and inode `info` names (`dev_t` is signed on Apple platforms: its bits are kept).
     init(_ info: stat) {
-        self.init(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        self.init(device: UInt64(truncatingIfNeeded: info.st_dev), inode: UInt64(truncatingIfNeeded: info.st_ino))
     }
 }
 

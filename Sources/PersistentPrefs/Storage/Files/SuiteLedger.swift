@@ -249,8 +249,9 @@ extension SuiteLedger {
     /// grown enough (see ``SuiteLedger``).
     ///
     /// - Parameters:
-    ///   - head: The lock file's head as the holder read it (``headNotes`` bytes of notes), or
-    ///     `nil` to read it here.
+    ///   - head: The lock file's head as the holder read it, or `nil` to read it here; read with
+    ///     ``headNotes`` bytes of notes, it holds the journal's header, which is otherwise read
+    ///     on its own.
     ///   - forgettingAll: Whether the suite's history ends here (the suite was moved aside as
     ///     damaged): a ``Step/forgetAll`` is staged, so it is kept only if the write is.
     static func load(_ lock: FileLock.Held, head: FileLock.Held.Head? = nil, forgettingAll: Bool = false) -> SuiteLedger {
@@ -259,7 +260,7 @@ extension SuiteLedger {
         let head = head ?? lock.head(notes: headNotes)
         let length = head.notesLength
         count(identity, read: headerSize)
-        guard let (generation, rewritten) = Self.header(in: head) else {
+        guard let (generation, rewritten) = Self.header(in: head, of: lock) else {
             // None yet, another form, or damaged: an empty journal.
             ledger.rewrite(lock, identity: identity)
             ledger.remember()
@@ -290,13 +291,15 @@ extension SuiteLedger {
         return true
     }
 
-    /// The generation and the length after the last rewrite in the journal's header read with
-    /// `head`, or `nil` (no journal, or a damaged header). The length is one a rewrite can have
-    /// written (a whole header, within the notes block's limit), so the arithmetic on it cannot
-    /// overflow.
-    private static func header(in head: FileLock.Held.Head) -> (Int64, Int)? {
-        guard head.notesLength >= headerSize, head.notesStart.count >= headerSize else { return nil }
-        var reader = Reader(head.notesStart.prefix(headerSize))
+    /// The generation and the length after the last rewrite in the journal's header (read with
+    /// `head`, or from `lock` when the head holds less of it), or `nil` (no journal, or a damaged
+    /// header). The length is one a rewrite can have written (a whole header, within the notes
+    /// block's limit), so the arithmetic on it cannot overflow.
+    private static func header(in head: FileLock.Held.Head, of lock: FileLock.Held) -> (Int64, Int)? {
+        guard head.notesLength >= headerSize else { return nil }
+        let start = head.notesStart.count >= headerSize ? head.notesStart.prefix(headerSize) : lock.notes(in: 0..<headerSize)
+        guard let start else { return nil }
+        var reader = Reader(start)
         guard reader.integer() == magic, let generation = reader.integer(), let rewritten = reader.integer(),
             rewritten >= Int64(headerSize), rewritten < Int64(FileLock.Held.notesLimit)
         else { return nil }
@@ -331,7 +334,7 @@ extension SuiteLedger {
             for attempt in 0..<3 {
                 if attempt > 0 { head = lock.head(notes: headNotes) }
                 let length = head.notesLength
-                guard let (generation, _) = Self.header(in: head) else {
+                guard let (generation, _) = Self.header(in: head, of: lock) else {
                     continue
                 }
                 // This process's view of the journal, brought up to date (the whole journal without
