@@ -21,11 +21,11 @@
             // A reader, without the lock, shows the suite as a writer, with it, repairs it.
             let stale: [String: Any] = ["a": NSNumber(value: 1), "b": "text", "c": NSNumber(value: 2)]
             let shown = SuiteLedger.repaired(stale, of: suite, digest: 1)
-            _ = FileLock.peek(for: suite) { $0.record }
+            _ = FileLock.peek(for: suite) { $0.head(notes: 0).record }
             func repairedUnderLock() -> (suite: [String: Any], entries: [String: SuiteLedger.Entry])? {
                 try? FileLock.withLock(for: suite, label: "Suite") { lock in
                     // The record as a writer finds it: the reader's comparison above used it too.
-                    guard lock.record.writtenDigest != 1 else { return nil }
+                    guard lock.head(notes: 0).record.writtenDigest != 1 else { return nil }
                     var ledger = SuiteLedger.load(lock)
                     var repaired = stale
                     ledger.reconcile(&repaired)

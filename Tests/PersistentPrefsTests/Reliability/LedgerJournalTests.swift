@@ -83,7 +83,7 @@ struct LedgerJournalTests {
         for suite in [fresh, reference] {
             for n in 0..<250 { _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: n)), root: "R\(n % 5)\(padding)") }
         }
-        let length = try FileLock.withLock(for: URL(fileURLWithPath: fresh.path), label: "test") { $0.notesLength }
+        let length = try FileLock.withLock(for: URL(fileURLWithPath: fresh.path), label: "test") { $0.head(notes: 0).notesLength }
         #expect(length > 4 * 1024, "journal of \(length) bytes")
         SuiteLedger.forgetViews()  // as a new process
         let first = try Self.cost(of: fresh, root: "R0\(padding)", value: 1000)
@@ -108,7 +108,7 @@ struct LedgerJournalTests {
         defer { suite.remove() }
         for n in 0..<10 { _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: n)), root: "R\(n % 3)") }
         let remembered = try Self.freshLoad(suite)
-        let length = try FileLock.withLock(for: URL(fileURLWithPath: suite.path), label: "test") { $0.notesLength }
+        let length = try FileLock.withLock(for: URL(fileURLWithPath: suite.path), label: "test") { $0.head(notes: 0).notesLength }
         SuiteLedger.forgetViews()  // as a new process
         let first = try Self.cost(of: suite, root: "R0", value: 100)
         #expect(first.replayed == length - 24 && first.read == length, "the first write read \(first.read) bytes, replayed \(first.replayed)")
@@ -146,7 +146,7 @@ struct LedgerJournalTests {
         var longest = 0
         for n in 0..<200 {
             _ = try suite.store.apply(.set(key: "S", value: "\(n)" + big), root: "Big")
-            let length = try FileLock.withLock(for: URL(fileURLWithPath: suite.path), label: "test") { $0.notesLength }
+            let length = try FileLock.withLock(for: URL(fileURLWithPath: suite.path), label: "test") { $0.head(notes: 0).notesLength }
             longest = max(longest, length)
         }
         // 200 steps of ~8 KB (1.6 MB) appended; rewrites keep it within twice what the ledger
@@ -167,13 +167,13 @@ struct LedgerJournalTests {
         _ = try suite.store.apply(.set(key: "Int", value: NSNumber(value: 1)), root: "R")
         try FileLock.withLock(for: URL(fileURLWithPath: suite.path), label: "test") { lock in
             let original = SuiteLedger.load(lock)
-            let length = lock.notesLength
+            let length = lock.head(notes: 0).notesLength
             var ledger = original
             ledger.record("R", before: ["Int": NSNumber(value: 1)], after: ["Int": NSNumber(value: 2)], beforeIsLatest: true)
             ledger.save(to: lock)
-            #expect(lock.notesLength > length)
+            #expect(lock.head(notes: 0).notesLength > length)
             original.restore(lock)
-            #expect(lock.notesLength == length)
+            #expect(lock.head(notes: 0).notesLength == length)
             #expect(SuiteLedger.load(lock).entries == original.entries)
         }
         #expect(try Self.freshLoad(suite)["R"]?.latest == SuiteLedger.xml(["Int": NSNumber(value: 1)] as [String: Any]))
@@ -191,7 +191,7 @@ struct LedgerJournalTests {
             case "garbage":
                 lock.storeNotes(Data((0..<500).map { UInt8(truncatingIfNeeded: $0 &* 37) }))
             default:  // a step cut short
-                lock.setNotesLength(lock.notesLength - 3)
+                lock.setNotesLength(lock.head(notes: 0).notesLength - 3)
             }
         }
         SuiteLedger.forgetViews()

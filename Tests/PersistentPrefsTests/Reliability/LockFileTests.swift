@@ -62,7 +62,7 @@ struct LockFileTests {
         try FileLock.withLock(for: URL(fileURLWithPath: suite.path), label: "test") { lock in
             #expect(lock.fileSize > 60_000)
             SuiteLedger.clear(lock)
-            #expect(lock.fileSize == Int(FileLock.notesOffset) + 4 + lock.notesLength, "the file is cut after the notes")
+            #expect(lock.fileSize == Int(FileLock.notesOffset) + 4 + lock.head(notes: 0).notesLength, "the file is cut after the notes")
         }
     }
 
@@ -75,17 +75,17 @@ struct LockFileTests {
         let signature = try #require(FileSignature(fields: [7, 8, 9, 10, 11]))
         try FileLock.withLock(for: file, label: "test") { lock in
             lock.store(FileLock.Record(written: signature, foreignWriteSeen: 5, writtenDigest: 0x1122_3344_5566_7788))
-            #expect(lock.record.writtenDigest == 0x1122_3344_5566_7788)
+            #expect(lock.head(notes: 0).record.writtenDigest == 0x1122_3344_5566_7788)
         }
         // Cut inside the digest, the record's last field, as a crash or a full disk may leave it.
         #expect(truncate(file.path + ".lock", 61) == 0)
         try FileLock.withLock(for: file, label: "test") { lock in
-            #expect(lock.record.written == nil && lock.record.writtenDigest == 0, "a short record reads as none")
+            #expect(lock.head(notes: 0).record.written == nil && lock.head(notes: 0).record.writtenDigest == 0, "a short record reads as none")
             lock.storeNotes(Data([1, 2, 3]))
-            let record = lock.record
+            let record = lock.head(notes: 0).record
             #expect(record.written != signature, "the cut record's remains are not taken for a record")
             #expect(record.writtenDigest == 0 && record.foreignWriteSeen == 0)
-            #expect(lock.notesLength == 3)
+            #expect(lock.head(notes: 0).notesLength == 3)
         }
     }
 

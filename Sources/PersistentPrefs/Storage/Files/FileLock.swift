@@ -33,7 +33,7 @@ import Foundation
 /// `O_NOFOLLOW`, and one another user made (or one with other names, hard links) is refused
 /// rather than used, since its notes hold copies of written values.
 ///
-/// The lock file also keeps what writers note for each other: a small record (``Held/record``:
+/// The lock file also keeps what writers note for each other: a small record (``Held/Head/record``:
 /// the signature of the file as the library's last write left it, when a write by someone else —
 /// a program using plain `UserDefaults` — was last seen, and the process holding the lock), and
 /// after it, from ``notesOffset``, a block of notes (``Held/notes(in:)``, the ``SuiteLedger``'s journal). Neither
@@ -99,9 +99,6 @@ enum FileLock {
             return Head(record: record, notesLength: length < Self.notesLimit ? length : 0, notesStart: Data(bytes[(recordSize + 4)..<read]))
         }
 
-        /// The record in the lock file (empty when there is none yet).
-        var record: Record { head(notes: 0).record }
-
         /// Replaces the record, keeping the holder's process id beside it, in one write (a
         /// failure just loses the hint).
         func store(_ record: Record) {
@@ -147,11 +144,8 @@ enum FileLock {
         /// The largest notes block kept.
         static let notesLimit = 1 << 26
 
-        /// How long the notes block is (0 when there is none).
-        var notesLength: Int { head(notes: 0).notesLength }
-
-        /// The bytes `range` of the notes block (within ``notesLength``, which the caller has
-        /// read), or `nil` when they cannot all be read.
+        /// The bytes `range` of the notes block (within ``Head/notesLength``, which the caller
+        /// has read), or `nil` when they cannot all be read.
         func notes(in range: Range<Int>) -> Data? {
             guard range.lowerBound >= 0, range.upperBound < Self.notesLimit else { return nil }
             guard !range.isEmpty else { return Data() }
@@ -223,11 +217,12 @@ enum FileLock {
     ///
     /// For a reader's rare repair (moving a damaged file aside), which must not wait.
     static func withLockIfFree<Result>(for file: URL, _ body: () throws -> Result) throws -> Result? {
-        let lockPath = file.path + ".lock"
+        let path = file.path
+        let lockPath = path + ".lock"
         if heldByThisThread(lockPath) != nil { return try body() }
         let descriptor: Int32
         do {
-            descriptor = try lockedFile(lockPath, file: file.path, waiting: false).descriptor
+            descriptor = try lockedFile(lockPath, file: path, waiting: false).descriptor
         } catch is Busy {
             return nil
         }
