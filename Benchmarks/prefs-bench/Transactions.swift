@@ -306,9 +306,10 @@ enum TransactionRows {
         return 0
     }
 
-    /// For `strace -c` and callgrind: `SUITE,N,batch|single|batches|wide|widebatch` sets N `@Pref`
-    /// values in one batch or one by one, writes N batches of 10, or N times one key of (or all of)
-    /// a 1,000-key set; `FOLDER,N,read` reads N times a suite file of a 1,000-key set (see ``WrittenSuite``).
+    /// For `strace -c`, callgrind and `perf`: `SUITE,N,batch|single|batches|wide|widebatch` sets N
+    /// `@Pref` values in one batch or one by one, writes N batches of 10, or N times one key of (or
+    /// all of) a 1,000-key set; `SUITE,N,floor` writes the 11-key set's file N times as the floor
+    /// row does; `FOLDER,N,read` reads N times a suite file of a 1,000-key set (see ``WrittenSuite``).
     static func writeOnce(arguments: String) -> Int32 {
         let parts = arguments.split(separator: ",")
         guard parts.count == 3, let count = Int(parts[1]) else { return 2 }
@@ -332,6 +333,16 @@ enum TransactionRows {
             } else {
                 try? FileManager.default.removeItem(atPath: target)
             }
+        }
+        if parts[2] == "floor" {  // the floor row: the set's file, written N times crash-safely by hand
+            guard !target.hasPrefix("/") else { return 2 }
+            let prefs = TenPrefs(key: "Ten", store: store)
+            prefs.p0 = 1
+            guard prefs.lastError == nil, let bytes = try? Data(contentsOf: URL(fileURLWithPath: suiteFilePath(target))) else { return 1 }
+            let floorFile = NSTemporaryDirectory() + "prefs-bench-floor-\(getpid()).plist"
+            defer { unlink(floorFile) }
+            for _ in 0..<count { crashSafeWrite(bytes, to: floorFile) }
+            return 0
         }
         if parts[2] == "wide" || parts[2] == "widebatch" {  // N writes into (or batches of) a 1,000-key set
             let wide = WideBenchPrefs(key: "Wide", store: store)
