@@ -110,8 +110,8 @@ enum Bench {
                 // The child of the row of a fresh process's first batch.
                 return TransactionRows.firstBatch(suite: String(argument.dropFirst("--first-batch=".count)))
             case _ where argument.hasPrefix("--write-once="):
-                // SUITE,N,batch|single|batches: N sets in one batch or one by one, for `strace -c`
-                // (SUITE starting with "/" is a PlistFileStore folder instead).
+                // SUITE,N,MODE: N writes in one process, for `strace -c`, callgrind and `perf`
+                // (see ``TransactionRows/writeOnce(arguments:)``).
                 return TransactionRows.writeOnce(arguments: String(argument.dropFirst("--write-once=".count)))
             default:
                 FileHandle.standardError.write(Data("prefs-bench: unknown argument '\(argument)'\n".utf8))

@@ -320,6 +320,7 @@ enum TransactionRows {
             for i in 0..<count where suiteFile.readByLibrary(i) == nil { return 1 }
             return 0
         }
+        if parts[2] == "floor" && target.hasPrefix("/") { return 2 }  // the floor row writes a suite's file
         let store: any PrefsStore
         if target.hasPrefix("/") {  // a PlistFileStore folder, removed after
             store = PlistFileStore(directory: URL(fileURLWithPath: target))
@@ -335,7 +336,6 @@ enum TransactionRows {
             }
         }
         if parts[2] == "floor" {  // the floor row: the set's file, written N times crash-safely by hand
-            guard !target.hasPrefix("/") else { return 2 }
             let prefs = TenPrefs(key: "Ten", store: store)
             prefs.p0 = 1
             guard prefs.lastError == nil, let bytes = try? Data(contentsOf: URL(fileURLWithPath: suiteFilePath(target))) else { return 1 }
