@@ -61,7 +61,7 @@ enum TransactionRows {
         let writes = config.writeIterations
 
         // One-key write vs the floor: the same XML bytes, written crash-safely by hand.
-        let floorFile = NSTemporaryDirectory() + "prefs-bench-floor-\(getpid()).plist"
+        let floorFile = floorPath()
         defer { unlink(floorFile) }
         ten.p0 = 1
         let suiteFile = suiteFilePath(suite)
@@ -191,6 +191,11 @@ enum TransactionRows {
             print("target: a fresh process's first batch ≤ 1.5× KConfig's: \(sizes[2] <= 1.5 * sizes[5] ? "met" : "MISSED")")
         }
         return true
+    }
+
+    /// Where the floor row (and `--write-once=SUITE,N,floor`) writes: a file of this process's own.
+    static func floorPath() -> String {
+        NSTemporaryDirectory() + "prefs-bench-floor-\(getpid()).plist"
     }
 
     /// Writes `bytes` to `path` the crash-safe way, by hand: a temporary file, `fsync`, `rename`,
@@ -339,7 +344,7 @@ enum TransactionRows {
             let prefs = TenPrefs(key: "Ten", store: store)
             prefs.p0 = 1
             guard prefs.lastError == nil, let bytes = try? Data(contentsOf: URL(fileURLWithPath: suiteFilePath(target))) else { return 1 }
-            let floorFile = NSTemporaryDirectory() + "prefs-bench-floor-\(getpid()).plist"
+            let floorFile = floorPath()
             defer { unlink(floorFile) }
             for _ in 0..<count { crashSafeWrite(bytes, to: floorFile) }
             return 0

@@ -80,7 +80,8 @@ struct LockFileTests {
         // Cut inside the digest, the record's last field, as a crash or a full disk may leave it.
         #expect(truncate(file.path + ".lock", 61) == 0)
         try FileLock.withLock(for: file, label: "test") { lock in
-            #expect(lock.head(notes: 0).record.written == nil && lock.head(notes: 0).record.writtenDigest == 0, "a short record reads as none")
+            let cut = lock.head(notes: 0).record
+            #expect(cut.written == nil && cut.writtenDigest == 0, "a short record reads as none")
             lock.storeNotes(Data([1, 2, 3]))
             let record = lock.head(notes: 0).record
             #expect(record.written != signature, "the cut record's remains are not taken for a record")
