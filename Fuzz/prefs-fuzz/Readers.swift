@@ -32,7 +32,13 @@
 
     extension FuzzTarget {
         static func xml(_ data: Data) {
-            guard case .success(let ours) = PlistXML.read(data) else { return }
+            // What a store makes of the file: a document the reader declines goes to Foundation's
+            // reader too, which decides whether it is damage.
+            let stored = PlistFile.parse(data)
+            guard case .success(let ours) = PlistXML.read(data) else {
+                if case .success = stored { fatalError("PlistFile.parse read \(shown(data)), which the XML reader declines") }
+                return
+            }
             requireRoundTrip(ours, from: data)
             // Foundation reads the same, where it reads the document at all (and reads it right).
             guard !holdsLeadingBOM(ours), let parsed = try? PropertyListSerialization.propertyList(from: data, format: nil),

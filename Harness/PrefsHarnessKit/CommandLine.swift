@@ -140,6 +140,18 @@ public struct CommandSpec: Equatable, Sendable {
             name: "delete", arguments: [], summary: "remove the set (its root key) from the store",
             details: "A root key that holds nothing is refused (exit 1). --json prints {\"root\": …, \"deleted\": true}.",
             acceptsJSON: true),
+        CommandSpec(
+            name: "acknowledge", arguments: [], summary: "stop reporting the set's damaged file, moving it aside if it is still there",
+            details: """
+                What the library's acknowledgeDamage() does. A file no property-list reader reads
+                is moved aside (FILE.corrupt-…) by the command that finds it and reported until a
+                file is in its place again: acknowledge ends the report, and the set reads as
+                empty. A property list the library cannot keep exactly (another program's, say) is
+                left in its place, and every write of it is refused: acknowledge moves it aside,
+                byte for byte, so the set starts afresh. A suite's file holds every set of the
+                suite; a --store-dir set has a file of its own. --json prints {"root": …,
+                "movedTo": PATH or null}.
+                """, acceptsJSON: true),
         CommandSpec(name: "roots", arguments: [], summary: "list the root keys in the store", details: "", acceptsJSON: true),
         CommandSpec(
             name: "dump", arguments: [], summary: "print the stored set as an XML property list",

@@ -255,17 +255,47 @@ public final class HarnessSession {
     ///
     /// - Throws: ``HarnessError``; a refused or unparsable command changes nothing.
     public func execute(_ command: Command, console: Console) throws {
-        // The commands that read or write the set under the root key say when its file was
-        // damaged: a read is refused, a write is warned and goes on (see DamageReport).
-        let name = command.spec.name
-        guard Self.setReads.contains(name) || Self.setWrites.contains(name) else { return try run(command, console: console) }
-        // Kept for the whole command: the command's own instances then share the set it loaded.
-        let view = PersistentPrefs(key: rootKey, store: store)
-        if let damage = DamageReport.notice(in: view.lastError) {
-            if Self.setReads.contains(name) { throw DamageReport.refusal(damage) }
-            DamageReport.warn(damage, starting: "the set \"\(rootKey)\"", console: console)
+        try DamageReport.$acknowledgement.withValue(acknowledgeCommand) {
+            // The commands that read or write the set under the root key say when its file was
+            // damaged: a read is refused, and so is a write of a file left in place; a write of
+            // one moved aside is warned and goes on (see DamageReport).
+            let name = command.spec.name
+            if Self.storeWide.contains(name) == false, !(name == "watch" && command.arguments.isEmpty && !rootGiven) { try checkSampleMeant() }
+            guard Self.setReads.contains(name) || Self.setWrites.contains(name) else { return try run(command, console: console) }
+            // Kept for the whole command: the command's own instances then share the set it loaded.
+            let view = PersistentPrefs(key: rootKey, store: store)
+            if let damage = DamageReport.notice(in: view.lastError) {
+                if Self.setReads.contains(name) || DamageReport.isLeftInPlace(damage) { throw DamageReport.refusal(damage) }
+                DamageReport.warn(damage, starting: "the set \"\(rootKey)\"", console: console)
+            }
+            try withExtendedLifetime(view) { try run(command, console: console) }
         }
-        try withExtendedLifetime(view) { try run(command, console: console) }
+    }
+
+    /// Refuses a command on the set under the root key when no root key was named (`--key`,
+    /// `--sample`, or `key ROOT` at the prompt) and the named suite or folder holds sets, none of
+    /// them the sample's: the sample's set was not what was meant (see
+    /// ``HarnessSet/sampleNotThere(_:roots:)``). A store that cannot be listed is left to the
+    /// command, which reports why.
+    func checkSampleMeant() throws {
+        guard !rootGiven, !sampleChosen, rootKey == Self.sampleRoot, storeChoice != .standard,
+            let roots = try? store.roots(), !roots.isEmpty, !roots.contains(rootKey)
+        else { return }
+        throw HarnessSet.sampleNotThere(self, roots: roots)
+    }
+
+    /// The command line that acknowledges damage of this session's store file (see
+    /// ``DamageReport``): the options that name the store and root key, then `acknowledge`.
+    var acknowledgeCommand: String {
+        var words = ["prefs-harness"]
+        switch storeChoice {
+        case .suite(let name): words += ["--suite", name]
+        case .directory(let path): words += ["--store-dir", path]
+        case .standard: break
+        }
+        // A folder keeps each set in a file of its own: its root key names the file.
+        if case .directory = storeChoice { words += ["--key", rootKey] } else if rootGiven { words += ["--key", rootKey] }
+        return (words + ["acknowledge"]).map(Tokenizer.quoted).joined(separator: " ")
     }
 
     private func run(_ command: Command, console: Console) throws {
@@ -290,6 +320,9 @@ public final class HarnessSession {
             // Quiet for the user's own value, as a lookup that found what was stored.
             if !command.json, shown.source != "user" || shown.locked {
                 console.error("(\(key.name): \(Self.describeSource(shown, root: rootKey)))")
+            }
+            if !command.json, shown.shapeUnchecked {
+                console.error("(\(key.name): shape not checked: the schema cannot tell every value its program reads back as \(set.typeName(key)))")
             }
         case "list-keys", "describe", "range", "writable", "schema-file":
             try SchemaCommands.run(command, session: self, console: console)
@@ -333,6 +366,13 @@ public final class HarnessSession {
                 let removals = set.keys.filter { stored[$0.name] != nil && !view.isLocked($0.name) }
                 if !removals.isEmpty { try set.write(removals.map { ($0, nil) }, session: self) }
             }
+            // A set whose damaged file was moved aside holds nothing to remove: the reset is the
+            // user's word that the values in the copy are done with (the warning named it).
+            let after = PersistentPrefs(key: rootKey, store: store)
+            if DamageReport.notice(in: after.lastError) != nil {
+                try write { after.acknowledgeDamage() }
+                if let error = after.lastError { throw HarnessError.refused(error) }
+            }
             if command.json {
                 console.print(ValueFormatter.jsonText(try set.shown(session: self).map(\.json)))
             } else {
@@ -345,6 +385,21 @@ public final class HarnessSession {
             try write { try store.remove(root: rootKey) }
             PersistentPrefs(key: rootKey, store: store).flush()  // drop this process's cached copy
             console.print(command.json ? Self.json(["root": rootKey, "deleted": true]) : "Removed the set under the root key \"\(rootKey)\".")
+        case "acknowledge":
+            let view = PersistentPrefs(key: rootKey, store: store)
+            let damage = DamageReport.notice(in: view.lastError) ?? view.problems.lazy.compactMap(DamageReport.notice).first
+            let aside = try write { view.acknowledgeDamage() }
+            if let error = view.lastError { throw HarnessError.refused(error) }
+            if command.json { return console.print(Self.json(["root": rootKey, "movedTo": aside?.path ?? NSNull()])) }
+            let file: String
+            if case .corruptStore(let path, _)? = damage { file = path } else { file = "the file of \"\(rootKey)\"" }
+            if let aside {
+                console.print("Moved \(file) aside, byte for byte, to \(aside.path) (the library could not read it exactly). The sets it held read as empty; the next write starts the file afresh.")
+            } else if damage != nil {
+                console.print("Acknowledged the damage of \(file): it is no longer reported. Copies moved aside stay where the report said.")
+            } else {
+                console.print("Nothing to acknowledge: \(file) reads, and no damage is reported for it.")
+            }
         case "roots":
             let roots = try refusing { try store.roots() }
             if command.json {
@@ -430,6 +485,9 @@ public final class HarnessSession {
         for line in table(rows, console: console) { console.print(line) }
     }
 
+    /// The commands that act on the store or another file rather than the set under the root key.
+    static let storeWide: Set = ["roots", "defaults", "settings", "acknowledge", "help"]
+
     /// The commands that read the set under the root key, and those that write it.
     static let setReads: Set = ["list", "get", "dump", "delete", "migrate", "roots"]
     static let setWrites: Set = ["set", "batch", "incr", "reset"]
@@ -473,8 +531,7 @@ public final class HarnessSession {
     func table(_ shown: [HarnessSet.Shown], console: Console, sources: Bool = true) -> [String] {
         var rows: [[String]] = [sources ? ["Key", "Type", "Value", "Source"] : ["Key", "Type", "Value"]]
         for row in shown {
-            let value = row.value.map(ValueFormatter.text) ?? "(not set)"
-            rows.append(sources ? [row.key, row.type, value, row.sourceText] : [row.key, row.type, value])
+            rows.append(sources ? [row.key, row.type, row.valueText, row.sourceText] : [row.key, row.type, row.valueText])
         }
         let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
         return rows.enumerated().map { index, row in
@@ -496,11 +553,12 @@ public final class HarnessSession {
         return "{" + members.joined(separator: ",") + "}"
     }
 
-    private func write(_ body: () throws -> Void) throws {
+    @discardableResult
+    private func write<Result>(_ body: () throws -> Result) throws -> Result {
         try refusing { try SignalGuard.deferringSignals(body) }
     }
 
     private static func check(_ prefs: PersistentPrefs) throws {
-        if let error = prefs.lastError { throw HarnessError.refused(error.description) }
+        if let error = prefs.lastError { throw HarnessError.refused(error) }
     }
 }

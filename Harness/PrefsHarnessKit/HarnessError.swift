@@ -25,16 +25,24 @@ public enum HarnessError: Error, Equatable, Sendable {
     }
 }
 
+extension HarnessError {
+    /// The refusal that says the library's `error`: its sentence, and for a damaged file what
+    /// resolves it (see ``DamageReport/sentence(_:)``).
+    static func refused(_ error: PersistentPrefs.PrefsError) -> HarnessError {
+        .refused(DamageReport.sentence(error))
+    }
+}
+
 /// Runs `body`, turning what the library refuses into a refusal (exit code 1) with its sentence:
-/// a `PrefsError` by its description, any other failure (Foundation's, say)
-/// by its localized description. A ``HarnessError`` passes through unchanged.
+/// a `PrefsError` as ``HarnessError/refused(_:)-(PrefsError)`` says it, any other failure
+/// (Foundation's, say) by its localized description. A ``HarnessError`` passes through unchanged.
 func refusing<Result>(_ body: () throws -> Result) throws -> Result {
     do {
         return try body()
     } catch let error as HarnessError {
         throw error
     } catch let error as PersistentPrefs.PrefsError {
-        throw HarnessError.refused(error.description)
+        throw HarnessError.refused(error)
     } catch {
         throw HarnessError.refused((error as NSError).localizedDescription)
     }

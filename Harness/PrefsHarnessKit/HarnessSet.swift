@@ -25,6 +25,7 @@ struct HarnessSet {
     /// - Throws: ``HarnessError/refused(_:)`` when the schema file cannot be used, or the root
     ///   key has none and is not the sample's (see ``missingSchema(_:looked:)``).
     static func of(_ session: HarnessSession) throws -> HarnessSet {
+        try session.checkSampleMeant()
         let root = session.rootKey
         guard let url = PrefsSchema.fileURL(in: session.store, root: root) else {
             return HarnessSet(schema: SchemaCommands.sampleSchema(root), file: nil, root: root)
@@ -71,6 +72,19 @@ struct HarnessSet {
             "A program writes its set's schema file when it first writes the set; until then its keys are unknown here. "
                 + "Give --sample to use the sample's keys under this root key. Nothing was read or written.")
         return .refused(lines.joined(separator: "\n"))
+    }
+
+    /// The refusal of a command that names no root key (so the sample's "SamplePrefs" was
+    /// taken) on a store that holds sets but not that one: the sets it holds, one suggested.
+    static func sampleNotThere(_ session: HarnessSession, roots: [String]) -> HarnessError {
+        let suggestion = roots.count == 1 ? " (did you mean --key \(Tokenizer.quoted(roots[0]))?)" : ""
+        let store = session.storePhrase.prefix(1).uppercased() + session.storePhrase.dropFirst()
+        return .refused(
+            """
+            No --key was given, so the sample's set "\(HarnessSession.sampleRoot)" was taken, and it is not there.
+            \(store) holds the set\(roots.count == 1 ? "" : "s") \(roots.quotedList)\(suggestion).
+            Give --key ROOT for a set there, or --sample (or --key \(HarnessSession.sampleRoot)) for the sample's set. Nothing was read or written.
+            """)
     }
 
     /// A suite file beside the one `suite` names whose name differs only in case, from the
@@ -260,14 +274,26 @@ struct HarnessSet {
         let type: String
         /// Whether the schema lists the key.
         let known: Bool
+        /// Whether the key holds a `Codable` value whose shape the schema could not check (see
+        /// ``PersistentPrefs/PrefsSchema/Key/isShapeChecked``): the program may not read every
+        /// value of its kind back.
+        var shapeUnchecked = false
+
+        /// The value in words, as `list` shows it, with "(shape not checked)" where that applies.
+        var valueText: String {
+            guard let value else { return "(not set)" }
+            return ValueFormatter.text(value) + (shapeUnchecked ? " (shape not checked)" : "")
+        }
 
         /// The row as JSON: `key`, `type`, `value` (`null` when nothing gives one), `source`,
         /// `file` (`null` unless a site or vendor file gives the value) and `locked`.
         var json: [String: Any] {
-            [
+            var object: [String: Any] = [
                 "key": key, "type": type, "value": value.map(ValueFormatter.jsonValue) ?? NSNull(), "source": source,
                 "file": file ?? NSNull(), "locked": locked,
             ]
+            if shapeUnchecked { object["shapeChecked"] = false }
+            return object
         }
 
         /// Where the value comes from, in words: `user`, `site /etc/xdg/MyApp.plist`, `default`, …,
@@ -281,7 +307,7 @@ struct HarnessSet {
     /// list).
     func shown(session: HarnessSession) throws -> [Shown] {
         let view = PersistentPrefs(key: root, store: session.store)
-        if let error = view.lastError { throw HarnessError.refused(error.description) }
+        if let error = view.lastError { throw HarnessError.refused(error) }
         let effective = view.effectiveValues
         var rows = keys.map { shown($0.name, view: view, effective: effective) }
         let listed = Set(rows.map(\.key))
@@ -294,11 +320,17 @@ struct HarnessSet {
     /// One key's value as programs read it.
     func shown(_ name: String, session: HarnessSession) throws -> Shown {
         let view = PersistentPrefs(key: root, store: session.store)
-        if let error = view.lastError { throw HarnessError.refused(error.description) }
+        if let error = view.lastError { throw HarnessError.refused(error) }
         return shown(name, view: view, effective: view.effectiveValues)
     }
 
     private func shown(_ name: String, view: PersistentPrefs, effective: [String: Any]) -> Shown {
+        var shown = unmarkedShown(name, view: view, effective: effective)
+        shown.shapeUnchecked = schema[name]?.isShapeChecked == false
+        return shown
+    }
+
+    private func unmarkedShown(_ name: String, view: PersistentPrefs, effective: [String: Any]) -> Shown {
         let key = schema[name]
         let locked = view.isLocked(name)
         let type = key.map { k in effective[name].map { typeName($0, for: k) } ?? typeName(k) } ?? (isSample ? "(not a sample key)" : "(not in the schema)")

@@ -23,6 +23,13 @@ public enum Tokenizer {
         return (words, String(line.unicodeScalars[cursor.index...]).trimmingCharacters(in: .whitespaces))
     }
 
+    /// `word` as a shell (and ``words(_:)``) reads it back as one word: as it is when it holds
+    /// only letters, digits and `-_./:=@%+,`, else in single quotes.
+    public static func quoted(_ word: String) -> String {
+        let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_./:=@%+,".unicodeScalars.contains($0)) }
+        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
     /// The one reader of words, for ``words(_:)`` and ``split(_:leading:)`` alike. It reads
     /// Unicode scalars, not characters: a quote followed by a combining mark is one character,
     /// and the quote must still open a quoted word.

@@ -28,7 +28,7 @@ enum WatchCommand {
         let set = names.isEmpty ? nil : try HarnessSet.of(session)
         let keys = try Set(names.map { try set?.key($0).name ?? $0 })
         let view = PersistentPrefs(key: session.rootKey, store: session.store)
-        if let error = view.lastError { throw HarnessError.refused(error.description) }
+        if let error = view.lastError { throw HarnessError.refused(error) }
         let printer = SerialConsole(console)
         let (root, store) = (session.rootKey, session.store)
         let observation = view.observeChanges(to: keys.sorted()) { event in

@@ -102,6 +102,17 @@ final class TypedPrefs: PersistentPrefs {
     @Pref("Maybe") var maybe: Int?
 }
 
+/// `Codable` values whose shapes a schema can and cannot check (see `PrefsSchema.Shape`).
+struct Window: Codable, Equatable { var w = 800.0, h = 600.0 }
+struct Note: Codable, Equatable { var text = "hi", tag: String? }
+struct Tags: Codable, Equatable { var names: [String] = [] }
+
+final class ShapePrefs: PersistentPrefs {
+    @Pref("Window") var window = Window()
+    @Pref("Note") var note = Note()
+    @Pref("Tags") var tags = Tags()
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
     exit(2)
@@ -407,6 +418,17 @@ case "audio-read":
     // audio-read SUITE ROOT: the values AudioPrefs reads and its locks.
     let audio = explicitStore.map { AudioPrefs(key: root, store: $0) } ?? AudioPrefs(key: root)
     say("volume=\(audio.volume) theme=\(audio.theme.rawValue) muted=\(audio.muted) device=\(audio.device) locked=\(audio.lockedKeys) forced=\(audio.isEntirelyLocked) problems=\(audio.problems.count)")
+
+case "shape-write":
+    // shape-write SUITE ROOT: the set's first write (its schema file with it).
+    let prefs = ShapePrefs(key: root)
+    prefs.window = Window(w: 1024, h: 768)
+    say(prefs.lastError.map { "error: \($0)" } ?? "ok")
+
+case "shape-read":
+    // shape-read SUITE ROOT: what the program reads, and how many problems the set has.
+    let prefs = ShapePrefs(key: root)
+    say("window=\(prefs.window.w)x\(prefs.window.h) note=\(prefs.note.text)/\(prefs.note.tag ?? "nil") tags=\(prefs.tags.names) problems=\(prefs.problems.count)")
 
 case "set-int":
     guard arguments.count == 4, let n = Int(arguments[3]) else { fail("set-int needs an integer") }

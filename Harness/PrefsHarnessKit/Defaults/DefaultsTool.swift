@@ -23,10 +23,18 @@ enum DefaultsTool {
             throw HarnessError.usage("defaults takes its domain as an argument; leave out --suite (use --store-dir DIR for a folder of sets)")
         }
         let rest = Array(arguments.dropFirst())
+        let places = Places(session: session)
+        // A damaged domain's messages name the command that acknowledges that domain's damage.
+        try DamageReport.$acknowledgement.withValue(rest.first.flatMap(places.acknowledgement(of:))) {
+            try run(subcommand, rest, json: json, places: places, console: console)
+        }
+    }
+
+    /// ``run(_:json:session:console:)`` for a subcommand and the words after it.
+    private static func run(_ subcommand: String, _ rest: [String], json: Bool, places: Places, console: Console) throws {
         func arity(_ range: ClosedRange<Int>, _ synopsis: String) throws {
             guard range.contains(rest.count) else { throw HarnessError.usage("usage: defaults \(subcommand) \(synopsis)") }
         }
-        let places = Places(session: session)
         switch subcommand {
         case "domains":
             try arity(0...0, "")
@@ -248,6 +256,16 @@ struct Places {
             previous = byte
         }
         return false
+    }
+
+    /// The command that acknowledges the damage of the domain `name` (see ``DamageReport``):
+    /// `prefs-harness --suite NAME acknowledge`, or for a root key of a `--store-dir` folder
+    /// `prefs-harness --store-dir DIR --key NAME acknowledge`; `nil` for a file named by path,
+    /// which the library never moves, and for a name that is no domain.
+    func acknowledgement(of name: String) -> String? {
+        guard !name.hasPrefix("/"), !name.isEmpty, !Self.hasSlashDotDotOrNUL(name) else { return nil }
+        let words = files.map { ["--store-dir", $0.directory.path, "--key", name] } ?? ["--suite", name]
+        return (["prefs-harness"] + words + ["acknowledge"]).map(Tokenizer.quoted).joined(separator: " ")
     }
 
     /// The domain `name` names.

@@ -23,7 +23,8 @@ extension PlistXML {
     /// declaration, a DOCTYPE without an internal subset, comments and processing instructions
     /// between elements, attributes, CR and CRLF line ends between elements, the five named
     /// entities, character references and CDATA sections in text, empty elements (`<key/>`,
-    /// `<string/>`, `<true />`), duplicate keys (the last one counts, as for every reader),
+    /// `<string/>`, `<true />`; `<data/>`, which CoreFoundation refuses, as the empty data other
+    /// readers take it for), duplicate keys (the last one counts, as for every reader),
     /// integers in decimal or `0x` hexadecimal, reals in decimal or exponent form or spelled
     /// `nan`, `inf`, `+inf`, `-inf`, `infinity`, `+infinity`, `-infinity` (in any case), and
     /// dates `yyyy-MM-ddTHH:mm:ssZ` (a year of up to ten digits, with an optional minus, as
@@ -403,8 +404,10 @@ private struct Reader {
             guard let date = PlistXML.date(spelled) else { throw unsupported("a <date> spelled \"\(String(decoding: spelled, as: UTF8.self))\"", at: tag.offset) }
             return date
         case "data":
-            // CoreFoundation refuses <data/>; XML readers take it as empty.
-            guard !tag.empty else { throw unsupported("an empty <data/>", at: tag.offset) }
+            // CoreFoundation refuses <data/>; every reader that reads it (Python's plistlib, for
+            // one, which writes it) takes it as empty, and the library writes that back as
+            // <data></data>, which CoreFoundation reads the same.
+            if tag.empty { return Data() }
             guard let data = Self.data(try content(closing: "data")) else { throw unsupported("<data> that is not plain base64", at: tag.offset) }
             return data
         default:

@@ -23,10 +23,14 @@ extension SharedSet {
         return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: stored, after: stored)
     }
 
-    /// Forgets the store's damage notice for this set and reads the set again.
-    func acknowledgeDamage() throws {
-        try store.acknowledgeDamage(root: root)
+    /// Forgets the store's damage notice for this set (see ``SetStorage/acknowledgeDamage(root:)``)
+    /// and reads the set again.
+    ///
+    /// - Returns: Where a file was moved by this call, or `nil`.
+    func acknowledgeDamage() throws -> String? {
+        let aside = try store.acknowledgeDamage(root: root)
         try reload()
+        return aside
     }
 
     /// Drops the state and reads the set from the store again; observers hear of the keys that

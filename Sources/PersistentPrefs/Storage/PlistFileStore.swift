@@ -362,8 +362,14 @@ extension PlistFileStore {
         (try? fileURL(forRoot: root)).flatMap(DamageNote.notice(for:))
     }
 
-    func acknowledgeDamage(root: String) throws {
-        DamageNote.clear(for: try fileURL(forRoot: root))
+    func acknowledgeDamage(root: String) throws -> String? {
+        let url = try fileURL(forRoot: root)
+        // Nothing at the file's place: only a note to remove, and no lock file to leave behind.
+        guard SharedFolders.kind(url.path) != nil else {
+            DamageNote.clear(for: url)
+            return nil
+        }
+        return try FileLock.withLock(for: url, label: root) { try PlistFile.acknowledgeDamage(atPath: url.path) }
     }
 
     // MARK: Watching

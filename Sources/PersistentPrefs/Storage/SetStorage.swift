@@ -40,10 +40,14 @@ protocol SetStorage: PrefsStore {
     /// Default: `nil`.
     func damageNotice(root: String) -> PersistentPrefs.PrefsError?
 
-    /// Forgets the damage reported for `root` (the file it was in, for a suite: every root key in it).
+    /// Forgets the damage reported for `root` (the file it was in, for a suite: every root key
+    /// in it), on the app's word: a file there that the store leaves as it is (a property list
+    /// it cannot read exactly) is moved aside too, so the next write starts it afresh.
     ///
     /// Default: nothing to forget.
-    func acknowledgeDamage(root: String) throws
+    ///
+    /// - Returns: Where a file was moved by this call, or `nil`.
+    func acknowledgeDamage(root: String) throws -> String?
 
     /// The system layer files for the set under `root`, the most important first (they may not
     /// exist). The store enforces their locks in its one write step (with
@@ -133,7 +137,7 @@ extension SetStorage {
     func currentVersion(root: String) -> UInt64? { nil }
     func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool { false }
     func damageNotice(root: String) -> PersistentPrefs.PrefsError? { nil }
-    func acknowledgeDamage(root: String) throws {}
+    func acknowledgeDamage(root: String) throws -> String? { nil }
     func layerFiles(root: String) -> [LayerFile] { [] }
     func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer]) { ([], []) }
     var canWatch: Bool { false }

@@ -79,7 +79,7 @@ extension UserDefaultsStore {
             var record = head.record
             defer { lock.store(record) }
             // A suite moved aside as damaged starts a new history: nothing from before is put back.
-            let original = SuiteLedger.load(lock, head: head, forgettingAll: DamageNote.notice(forFileAt: path) != nil)
+            let original = SuiteLedger.load(lock, head: head, forgettingAll: DamageNote.exists(forFileAt: path))
             var ledger = original
             var succeeded = false
             // A write that fails leaves the ledger as it found it, so nothing it recorded is put back later.

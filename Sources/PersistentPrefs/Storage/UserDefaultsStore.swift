@@ -279,12 +279,13 @@ extension UserDefaultsStore {
         handle.file.flatMap(DamageNote.notice(for:))
     }
 
-    func acknowledgeDamage(root: String) throws {
-        guard let file = handle.file else { return }
+    func acknowledgeDamage(root: String) throws -> String? {
+        guard let file = handle.file else { return nil }
         // The suite's history ends with the damage: nothing from before is put back later.
-        try FileLock.withLock(for: file, label: root) { lock in
+        return try FileLock.withLock(for: file, label: root) { lock in
+            let aside = try PlistFile.acknowledgeDamage(atPath: file.path)
             SuiteLedger.clear(lock)
-            DamageNote.clear(for: file)
+            return aside
         }
     }
 }

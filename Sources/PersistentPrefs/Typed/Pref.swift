@@ -194,11 +194,29 @@ extension Pref: DeclaredPref {
         if let cases = PlistKind.unwrapped(Value.self) as? any CaseIterable.Type {
             choices = Self.allCases(of: cases).compactMap { ($0 as? Value).flatMap { try? codec.encode($0) } }
         }
+        // A `Codable` value: its default's shape, and whether the type reads back exactly that.
+        var shape: (shape: PrefsSchema.Shape?, checked: Bool)?
+        if storesThroughCodable {
+            shape = stored.map { PrefsSchema.Shape.checked(defaultValue, stored: $0) { codec.decode($0) != nil } } ?? (nil, false)
+        }
         return PrefsSchema.Key(
             name: key, type: typeName, kind: stored.flatMap(PrefsSchema.kind(of:)) ?? PlistKind.of(Value.self),
             defaultValue: stored, minimum: core.bounds.flatMap { try? codec.encode($0.0) },
             maximum: core.bounds.flatMap { try? codec.encode($0.1) }, choices: choices, summary: core.summary, isLocked: false,
-            isOptional: Value.self is any OptionalConvertible.Type)
+            isOptional: Value.self is any OptionalConvertible.Type, shape: shape?.shape, isShapeChecked: shape?.checked)
+    }
+
+    /// Whether values of the declared type are stored as `PropertyListEncoder` encodes them (not
+    /// as a property-list value, a raw value or a URL's text): told by the default, or for an
+    /// optional without one by the type.
+    private var storesThroughCodable: Bool {
+        let value: Any? = (defaultValue as? any OptionalConvertible).map { Self.unwrap($0) } ?? defaultValue
+        guard let value else { return PlistKind.of(Value.self) == nil && PlistKind.unwrapped(Value.self) is any Decodable.Type }
+        return PlistValue.normalized(value) == nil && !(value is any RawRepresentable) && !(value is URL) && value is any Encodable
+    }
+
+    private static func unwrap<O: OptionalConvertible>(_ optional: O) -> Any? {
+        optional.asOptional.map { $0 as Any }
     }
 
     private static func allCases<Cases: CaseIterable>(of type: Cases.Type) -> [Any] {

@@ -152,9 +152,23 @@ extension PrefsSchema {
             }
             isOptional = flag.boolValue
         }
+        var shape: Shape?
+        if let raw = object["shape"] {
+            guard let read = Shape(json: raw) else {
+                throw KeyProblem(text: "has a \"shape\", \(jsonText(raw)), that is not a shape (kinds as strings, objects of members, [element] arrays)")
+            }
+            shape = read
+        }
+        var isShapeChecked: Bool?
+        if let raw = object["shapeChecked"] {
+            guard let flag = raw as? NSNumber, NumberKind(flag) == .boolean else {
+                throw KeyProblem(text: "has a \"shapeChecked\" that is \(jsonType(raw)), not true or false")
+            }
+            isShapeChecked = flag.boolValue
+        }
         return Key(
             name: name, type: type, kind: kind, defaultValue: defaultValue, minimum: minimum, maximum: maximum, choices: choices,
-            summary: summary, isOptional: isOptional)
+            summary: summary, isOptional: isOptional, shape: shape, isShapeChecked: isShapeChecked)
     }
 
     /// A JSON value as a stored value of `kind` (any property-list value when `kind` is `nil`),

@@ -32,6 +32,13 @@ import Foundation
 /// An optional key (`@Pref("Nickname") var nickname: String?`) is recorded with its wrapped
 /// type's kind and `"optional": true`: `{ "type": "String?", "kind": "string", "optional": true }`.
 ///
+/// A `Codable` value (stored as the property list `PropertyListEncoder` makes) is recorded with
+/// its default's structure in `"shape"` — a kind as a string, a dictionary as an object of its
+/// members' shapes, an array as `[element shape]` (`[]`: unknown) — and `"shapeChecked"`, whether
+/// every stored value of that shape is one the program reads back (see ``Key/isShapeChecked``):
+/// `{ "type": "Window", "kind": "dictionary", "shape": { "w": "real", "h": "real" }, "shapeChecked": true }`.
+/// Readers that do not know these fields ignore them.
+///
 /// Dates are ISO 8601 strings and data Base64 strings in the file (their `kind` says so). A
 /// date default made while the program runs (`= Date()`, the moment the instance was made) is
 /// not in the file: it differs in every process, so the file records the key without a default
@@ -64,6 +71,16 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         public let summary: String?
         /// Whether an administrator locked the key (see ``PersistentPrefs/isLocked(_:)``).
         public let isLocked: Bool
+        /// For a `Codable` value (a `@Pref` whose type is stored through `PropertyListEncoder`):
+        /// the structure its default is stored as — each member's name and kind, nested — or
+        /// `nil` when there is no default to tell it, or the key is not `Codable`.
+        public let shape: Shape?
+        /// For a `Codable` value: whether a stored value the program reads back is exactly one
+        /// of ``shape`` (`true`), or the library could not tell (`false`: a member that is `nil`
+        /// or may be missing, an empty array, a type that decodes itself more leniently);
+        /// `nil` for a key whose type is not `Codable`. ``problem(with:)`` checks the shape only
+        /// when it is `true`.
+        public let isShapeChecked: Bool?
 
         /// A key as a schema describes it.
         ///
@@ -78,10 +95,15 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         ///   - summary: What the value is for.
         ///   - isLocked: Whether the key is locked.
         ///   - isOptional: Whether the key is declared optional.
+        ///   - shape: For a `Codable` value, the structure it is stored as.
+        ///   - isShapeChecked: For a `Codable` value, whether `shape` is exactly what its program reads back.
         public init(
             name: String, type: String?, kind: String?, defaultValue: Any? = nil, minimum: Any? = nil, maximum: Any? = nil,
-            choices: [Any]? = nil, summary: String? = nil, isLocked: Bool = false, isOptional: Bool = false
+            choices: [Any]? = nil, summary: String? = nil, isLocked: Bool = false, isOptional: Bool = false, shape: Shape? = nil,
+            isShapeChecked: Bool? = nil
         ) {
+            self.shape = shape
+            self.isShapeChecked = isShapeChecked
             self.name = name
             self.type = type
             self.kind = kind
@@ -94,14 +116,18 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
             self.isLocked = isLocked
         }
 
-        /// Why `value` (as stored) does not fit this key — another kind, outside the range, not
-        /// one of the choices — or `nil` when it fits. Locks are not checked here.
+        /// Why `value` (as stored) does not fit this key — another kind, not of a checked
+        /// ``shape``, outside the range, not one of the choices — or `nil` when it fits. Locks
+        /// are not checked here.
         ///
         /// - Parameter value: A property-list value.
         /// - Returns: A short reason, or `nil`.
         public func problem(with value: Any) -> String? {
             if let kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") {
                 return PrefsSchema.wrongKind(value, found: found, expected: kind)
+            }
+            if isShapeChecked == true, let shape, let reason = shape.problem(with: value) {
+                return "\(PrefsSchema.text(value)) is not \(type ?? "of the key's type") as its program reads one back: \(reason) (the shape is \(shape))"
             }
             if let choices, choices.isEmpty {
                 return "the schema lists no value that \(name) may hold (its choices are empty)"
@@ -116,7 +142,7 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         func locked(_ locked: Bool) -> Key {
             Key(
                 name: name, type: type, kind: kind, defaultValue: defaultValue, minimum: minimum, maximum: maximum, choices: choices,
-                summary: summary, isLocked: locked, isOptional: isOptional)
+                summary: summary, isLocked: locked, isOptional: isOptional, shape: shape, isShapeChecked: isShapeChecked)
         }
     }
 
@@ -187,6 +213,8 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
             if let choices = key.choices { object["choices"] = choices.map(Self.json) }
             if let summary = key.summary { object["summary"] = summary }
             if key.isOptional { object["optional"] = true }
+            if let shape = key.shape { object["shape"] = shape.json }
+            if let checked = key.isShapeChecked { object["shapeChecked"] = checked }
             keyObjects.append((key.name, object))
         }
         // The keys in their order (sorted by name; of two of one name the last, as a dictionary keeps):
@@ -399,7 +427,7 @@ extension PrefsSchema.Key {
         guard let date = defaultValue as? Date, let started = ProcessEnvironment.startDate, date >= started, date <= Date() else { return self }
         return PrefsSchema.Key(
             name: name, type: type, kind: kind, defaultValue: nil, minimum: minimum, maximum: maximum, choices: choices, summary: summary,
-            isLocked: isLocked, isOptional: isOptional)
+            isLocked: isLocked, isOptional: isOptional, shape: shape, isShapeChecked: isShapeChecked)
     }
 }
 

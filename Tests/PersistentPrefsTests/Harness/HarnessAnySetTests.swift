@@ -402,10 +402,40 @@ struct HarnessAnySetProcessTests {
         let folder = try child.run("prefs-harness", ["--store-dir", home.path + "/nowhere", "--key", "X", "get", "int"])
         #expect(folder.status == 1 && folder.stderr.contains("The folder \(home.path)/nowhere does not exist."), "\(folder)")
 
-        // The sample's own root key, and --sample for any other.
-        #expect(try child.run("prefs-harness", ["--suite", "MyApp", "get", "int"]).stdout == "12345\n")
+        // The sample's own root key, named, and --sample for any other.
+        #expect(try child.run("prefs-harness", ["--suite", "MyApp", "--key", "SamplePrefs", "get", "int"]).stdout == "12345\n")
         let chosen = try child.run("prefs-harness", ["--suite", "MyApp", "--key", "Scratch", "--sample", "set", "int", "5"])
         #expect(chosen.status == 0, "\(chosen)")
         #expect(try child.run("prefs-harness", ["--suite", "MyApp", "--key", "Scratch", "get", "int"]).stdout == "5\n", "its schema file now says it is the sample's")
+    }
+
+    @Test("a forgotten --key on a suite that holds other sets is refused by every command, naming the sets, as a mistyped root key is")
+    func forgottenKey() throws {
+        let home = TemporaryDirectory()
+        defer { home.remove() }
+        let child = ChildProcess(configHome: home.path)
+        #expect(try child.run("prefs-test-helper", ["audio-set", "MyApp", "AppPrefs", "volume", "7"]).stdout.contains("ok"))
+        let suiteBytes = try Data(contentsOf: URL(fileURLWithPath: home.path + "/MyApp.plist"))
+        let commands = [
+            ["list"], ["get", "Volume"], ["get", "int"], ["set", "int", "5"], ["set", "Volume", "3"], ["reset"], ["incr", "int"], ["delete"], ["dump"],
+            ["list-keys"], ["describe", "Volume"], ["range", "Volume"], ["writable", "Volume"], ["schema-file"], ["migrate"],
+        ]
+        for words in commands {
+            let result = try child.run("prefs-harness", ["--suite", "MyApp"] + words)
+            #expect(result.status == 1 && result.stdout.isEmpty, "\(words): \(result)")
+            #expect(result.stderr.contains("No --key was given, so the sample's set \"SamplePrefs\" was taken, and it is not there."), "\(words): \(result.stderr)")
+            #expect(result.stderr.contains("The UserDefaults suite \"MyApp\" holds the set \"AppPrefs\" (did you mean --key AppPrefs?)."), "\(words): \(result.stderr)")
+        }
+        let batch = try child.run("prefs-harness", ["--suite", "MyApp", "batch"], input: "int 4\n")
+        #expect(batch.status == 1 && batch.stderr.contains("did you mean --key AppPrefs?"), "\(batch)")
+        let piped = try child.run("prefs-harness", ["--suite", "MyApp"], input: "list\nget Volume\n")
+        #expect(piped.status == 1 && piped.stdout.isEmpty && piped.stderr.contains("did you mean --key AppPrefs?"), "the screen's commands too: \(piped)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: home.path + "/MyApp.plist")) == suiteBytes, "nothing was written")
+        // The store-wide commands need no root key.
+        #expect(try child.run("prefs-harness", ["--suite", "MyApp", "roots"]).stdout == "AppPrefs\n")
+        // Named, the sample's set is used as ever; so is the sample's own suite, and an empty one.
+        #expect(try child.run("prefs-harness", ["--suite", "MyApp", "--sample", "set", "int", "5"]).status == 0)
+        #expect(try child.run("prefs-harness", ["--suite", "MyApp", "get", "int"]).stdout == "5\n", "once the sample's set is there, it is taken")
+        #expect(try child.run("prefs-harness", ["--suite", "Fresh", "get", "int"]).stdout == "12345\n")
     }
 }

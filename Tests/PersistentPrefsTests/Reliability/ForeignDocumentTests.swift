@@ -57,19 +57,29 @@ struct ForeignDocumentTests {
         #expect(try !Data(contentsOf: URL(fileURLWithPath: suite.path)).contains(0x0D))
     }
 
+    /// Documents Foundation's reader reads, which the library's cannot read exactly.
     static let refusedDocuments: [(String, String)] = [
         ("a carriage return inside a string of a document with CRLF line ends", "<key>k</key>\r\n<string>line\r\nnext</string>"),
-        ("a comment inside a string", "<key>k</key><string>a<!-- c -->b</string>"),
-        ("an integer with trailing space", "<key>k</key><integer>5 </integer>"),
         ("a year past what CoreFoundation reads", "<key>d</key><date>99999999999-01-01T00:00:00Z</date>"),
     ]
 
-    @Test("a document the library cannot read exactly is never rewritten", arguments: Array(refusedDocuments.indices))
+    /// Whole documents that neither the library's reader nor Foundation's reads.
+    static let unreadDocuments: [(String, String)] = [
+        ("a comment inside a string", "<key>k</key><string>a<!-- c -->b</string>"),
+        ("an integer with trailing space", "<key>k</key><integer>5 </integer>"),
+    ]
+
+    static func document(_ body: String) -> String {
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\(body)</dict>\n</plist>\n"
+    }
+
+    @Test("a document the library cannot read exactly, which Foundation reads, is never rewritten", arguments: Array(refusedDocuments.indices))
     func refused(index: Int) throws {
         let (name, body) = Self.refusedDocuments[index]
         let suite = TestSuite("foreign-refused")
         defer { suite.remove() }
-        let document = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\">\n<dict>\(body)</dict>\n</plist>\n"
+        let document = Self.document(body)
+        #expect((try? PropertyListSerialization.propertyList(from: Data(document.utf8), format: nil)) is [String: Any], "\(name): Foundation reads it")
         let result = try Self.touch(document, in: suite)
         guard case .failure(.corruptStore(let path, let reason)) = result else {
             Issue.record("\(name): \(result)")
@@ -81,6 +91,30 @@ struct ForeignDocumentTests {
         let folder = (suite.path as NSString).deletingLastPathComponent
         let file = (suite.path as NSString).lastPathComponent
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).allSatisfy { !$0.hasPrefix(file + ".corrupt") }, "never moved aside")
+    }
+
+    @Test("a whole document that neither reader reads is damage: moved aside byte for byte, and the write starts afresh", arguments: Array(unreadDocuments.indices))
+    func unread(index: Int) throws {
+        let (name, body) = Self.unreadDocuments[index]
+        let suite = TestSuite("foreign-unread")
+        defer { suite.remove() }
+        let document = Self.document(body)
+        #expect((try? PropertyListSerialization.propertyList(from: Data(document.utf8), format: nil)) == nil, "\(name): Foundation refuses it")
+        let folder = (suite.path as NSString).deletingLastPathComponent
+        let file = (suite.path as NSString).lastPathComponent
+        try Data(document.utf8).write(to: URL(fileURLWithPath: suite.path))
+        let prefs = TreePrefs(key: "a", store: suite.store)
+        guard case .corruptStore(let path, let reason)? = prefs.lastError else {
+            Issue.record("\(name): \(String(describing: prefs.lastError))")
+            return
+        }
+        #expect(path == suite.path && reason.contains("it is damaged, not a property list") && reason.contains("moved aside"), "\(name): \(reason)")
+        let copies = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasPrefix(file + ".corrupt-") }
+        #expect(copies.count == 1, "\(name)")
+        #expect(try copies.map { try Data(contentsOf: URL(fileURLWithPath: folder + "/" + $0)) } == [Data(document.utf8)], "\(name): byte for byte")
+        prefs.values = ["a": 7]
+        #expect(prefs.lastError == nil, "\(name): the write starts the suite afresh")
+        #expect(TreePrefs(key: "a", store: suite.store).values["a"] as? Int == 7)
     }
 
     @Test("a date further than Foundation's calendar reaches is refused by a write, never a crash")

@@ -179,7 +179,7 @@ struct HostileInputTests {
             Issue.record("expected corruptStore, got \(String(describing: error))")
             return
         }
-        #expect(reason.contains("damaged binary property list") && reason.contains("moved aside"))
+        #expect(reason.contains("it is damaged, a binary property list that does not read") && reason.contains("moved aside"))
     }
 
     @Test(

@@ -210,7 +210,7 @@ struct XMLReaderTests {
             "<dict><key>k</key><string>a<?pi?>b</string></dict>", "<dict><key>k</key><string>a<b/>c</string></dict>",
             "<dict><key>k</key><string>a]]>b</string></dict>", "<dict><key>k</key><string>a&unknown;b</string></dict>",
             "<dict><key>k</key><string>a&#0;b</string></dict>", "<dict><key>k</key><string>a&#x1;b</string></dict>",
-            "<dict><key>k</key><string>a &amp b</string></dict>", "<dict><key>k</key><data/></dict>",
+            "<dict><key>k</key><string>a &amp b</string></dict>",
             "<dict><key>x</key><data>!!</data></dict>", "<dict><key>data</key><data>AAE</data></dict>",
             "<dict><key>d</key><date>2023-02-29T00:00:00Z</date></dict>", "<dict><key>d</key><date>2024-01-01T00:00:00.5Z</date></dict>",
             "<dict><key>d</key><date>2024-01-01</date></dict>", "<dict><key>d</key><date> 2024-01-01T00:00:00Z</date></dict>",
@@ -221,6 +221,8 @@ struct XMLReaderTests {
         for body in unsupported {
             #expect(Self.unsupported(Self.document(body)), "\(body)")
         }
+        // CoreFoundation refuses <data/>; the readers that read it (plistlib, which writes it) read empty data.
+        #expect((Self.ours(Self.document("<dict><key>k</key><data/></dict>"))?["k"] as? Data) == Data())
         let declarations = [
             "", #"<?xml version="1.0"?>"#, #"<?xml version="1.0" encoding="utf-8"?>"#, #"<?xml version='1.0' encoding='UTF-8'?>"#,
             #"<?xml version="1.0" encoding = "UTF-8" standalone="yes"?>"#, "\u{FEFF}<?xml version=\"1.0\"?>",

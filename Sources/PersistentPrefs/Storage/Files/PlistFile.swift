@@ -378,34 +378,99 @@ enum PlistFile {
     /// The dictionary in `data`: XML read by the library's reader (``PlistXML/read(_:)``), which
     /// reads it exactly as CoreFoundation does or declines it; binary property lists are checked,
     /// then read by Foundation.
+    ///
+    /// An XML document the library's reader declines is damaged when Foundation's reader refuses
+    /// it too, or finds no dictionary at its top: no reader keeps it. One Foundation reads is
+    /// another program's property list, which the library cannot keep exactly, and is left as it
+    /// is (`damaged` `false`). Foundation's XML reader refuses nesting past about 512 levels
+    /// itself, so no document exhausts its stack.
     static func parse(_ data: Data) -> Result<[String: Any], ParseFailure> {
-        guard !data.isEmpty else { return .failure(ParseFailure(reason: "the file is empty")) }
+        guard !data.isEmpty else { return .failure(ParseFailure(reason: "it is damaged: the file is empty")) }
         guard data.starts(with: Array("bplist".utf8)) else {
             switch PlistXML.read(data) {
             case .success(let dictionary): return .success(dictionary)
-            case .failure(let decline) where decline.damaged:
-                return .failure(ParseFailure(reason: "not a property list (\(decline.reason))"))
+            case .failure(let decline) where decline.damaged || !foundationReadsDictionary(data):
+                return .failure(ParseFailure(reason: "it is damaged, not a property list (\(decline.reason))"))
             case .failure(let decline):
                 return .failure(
                     ParseFailure(reason: "it holds an XML property list this library cannot read exactly (\(decline.reason))", damaged: false))
             }
         }
         guard data.starts(with: Array("bplist00".utf8)) else {
-            return .failure(ParseFailure(reason: "a binary property list of an unsupported version"))
+            return .failure(ParseFailure(reason: "it is damaged, a binary property list of an unsupported version"))
         }
         if let problem = BinaryPlistCheck.problem(in: data) {
-            return .failure(ParseFailure(reason: "a damaged binary property list (\(problem))"))
+            return .failure(ParseFailure(reason: "it is damaged, a binary property list that does not read (\(problem))"))
         }
         let parsed: Any
         do {
             parsed = try PropertyListSerialization.propertyList(from: data, format: nil)
         } catch {
-            return .failure(ParseFailure(reason: "not a property list (\(data.count) bytes)"))
+            return .failure(ParseFailure(reason: "it is damaged, not a property list (\(data.count) bytes)"))
         }
         guard let dictionary = PlistValue.stringKeyedDictionary(parsed) else {
-            return .failure(ParseFailure(reason: "the top level is not a dictionary"))
+            return .failure(ParseFailure(reason: "it is damaged: its top level is not a dictionary"))
         }
         return .success(dictionary)
+    }
+
+    /// Where the version of the file at `path` with `signature` goes when it is moved aside:
+    /// `<name>.corrupt-<time>-<id>`, the version's modification time and an id of the version, so
+    /// readers that move it at the same moment agree on the name.
+    private static func asidePath(_ path: String, signature: FileSignature) -> String {
+        let modified = Date(timeIntervalSince1970: TimeInterval(signature.seconds))
+        let stamp = ISO8601DateFormatter().string(from: modified).replacingOccurrences(of: ":", with: "-")
+        let id = String(FNV1a.hash(signature.fields.flatMap { withUnsafeBytes(of: $0) { Array($0) } }) & 0xffff_ffff, radix: 16)
+        return path + ".corrupt-\(stamp)-\(id)"
+    }
+
+    /// Ends the report of damage of the file at `path` on the caller's word; call it holding the
+    /// file's writers' lock.
+    ///
+    /// The file is read as every reader reads it (a damaged one is moved aside then, with the
+    /// usual quiet period for a writer at work). A whole property list that this library cannot
+    /// read exactly, which reads and writes leave as it is, is moved aside too, byte for byte, so
+    /// the next write starts the file afresh. The note of damage is removed last.
+    ///
+    /// - Returns: Where a file this call found was moved (`nil`: none was, the file reads).
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)`` when the
+    ///   file cannot be read or moved; the note then stays.
+    static func acknowledgeDamage(atPath path: String) throws -> String? {
+        var aside: String?
+        if let contents = try contents(of: path) {
+            switch parse(contents.data) {
+            case .success:
+                break
+            case .failure(let failure) where !failure.damaged:
+                let target = asidePath(path, signature: contents.signature)
+                guard FileSignature.of(path) == contents.signature else {
+                    throw PersistentPrefs.PrefsError.ioError(path: path, reason: "another program rewrote it while it was being moved aside; nothing was moved")
+                }
+                guard rename(path, target) == 0 else {
+                    throw PersistentPrefs.PrefsError.ioError(
+                        path: path, reason: "it could not be moved aside (\(String(cString: strerror(errno)))); it was left as it is")
+                }
+                try? AtomicFile.syncDirectory(URL(fileURLWithPath: path).deletingLastPathComponent().path)
+                aside = target
+            case .failure:
+                // Damaged: moved aside as a read moves it, unless a writer at work finishes meanwhile.
+                do {
+                    _ = try readSigned(atPath: path)
+                } catch PersistentPrefs.PrefsError.corruptStore(_, let reason) {
+                    guard FileSignature.of(path) == nil else { throw PersistentPrefs.PrefsError.ioError(path: path, reason: reason) }
+                    let target = asidePath(path, signature: contents.signature)
+                    aside = FileSignature.of(target) != nil ? target : nil
+                }
+            }
+        }
+        DamageNote.clear(forFileAt: path)
+        return aside
+    }
+
+    /// Whether Foundation's reader finds a dictionary at the top of `data`.
+    private static func foundationReadsDictionary(_ data: Data) -> Bool {
+        guard let parsed = try? PropertyListSerialization.propertyList(from: data, format: nil) else { return false }
+        return PlistValue.stringKeyedDictionary(parsed) != nil
     }
 
     /// Moves a damaged file aside (`<name>.corrupt-<time>-<id>`: the damaged version's
@@ -434,10 +499,7 @@ enum PlistFile {
 
     /// The body of ``moveAside(_:signature:reason:)``, for a caller holding the lock.
     private static func moveAsideHoldingLock(_ url: URL, signature: FileSignature, reason: String) throws -> [String: Any]? {
-        let modified = Date(timeIntervalSince1970: TimeInterval(signature.seconds))
-        let stamp = ISO8601DateFormatter().string(from: modified).replacingOccurrences(of: ":", with: "-")
-        let id = String(FNV1a.hash(signature.fields.flatMap { withUnsafeBytes(of: $0) { Array($0) } }) & 0xffff_ffff, radix: 16)
-        let aside = url.path + ".corrupt-\(stamp)-\(id)"
+        let aside = asidePath(url.path, signature: signature)
         guard FileSignature.of(url.path) == signature else { return nil }
         // The note goes first, so a reader that finds the file gone also finds why; readers that
         // move the same version write the same note.
