@@ -31,16 +31,15 @@ enum BatchInput {
 
     /// Parses one line; `nil` for a blank line or a comment.
     ///
-    /// The key is a full name (`Integer Value 42`) or, for the sample's set, an alias (`int 42`);
-    /// the rest of the line, trimmed, is the value.
+    /// The line is read as `set`'s arguments are (see ``HarnessSet/keyAndValue(_:command:)``):
+    /// the key is a full name (`Integer Value 42`, `"Integer Value" 42`) or, for the sample's set,
+    /// an alias (`int 42`); the words after it, joined by one space, are the value.
     static func parse(_ line: String, number: Int, set: HarnessSet) throws -> Change? {
         let text = line.trimmingCharacters(in: .whitespaces)
         guard !text.isEmpty, !text.hasPrefix("#") else { return nil }
-        let (name, rest) = set.splitKey(text)
         do {
-            let key = try set.key(name)
-            guard !rest.isEmpty else { throw HarnessError.usage("\(key.name) has no value (\(HarnessSet.emptyValueHint(key)))") }
-            return Change(key: key, value: try set.parse(rest, for: key))
+            let (key, value) = try set.keyAndValue(try Tokenizer.words(text))
+            return Change(key: key, value: try set.parse(value, for: key))
         } catch let error as HarnessError {
             throw HarnessError.refused("line \(number): \(error.message); nothing was written")
         }

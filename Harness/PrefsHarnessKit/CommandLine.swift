@@ -64,7 +64,8 @@ public struct CommandSpec: Equatable, Sendable {
     /// The command word.
     public let name: String
     /// Placeholders of its positional arguments; a trailing `?` marks an optional one, a
-    /// trailing `...` a last one that takes any number of words (none included).
+    /// trailing `...` a last one that takes any number of words (none included), a trailing `+`
+    /// a last one that takes one word or more.
     public let arguments: [String]
     /// One line for the overview.
     public let summary: String
@@ -98,23 +99,28 @@ public struct CommandSpec: Equatable, Sendable {
                 """,
             acceptsJSON: true),
         CommandSpec(
-            name: "set", arguments: ["NAME", "VALUE"], summary: "store VALUE, parsed for the key's type",
+            name: "set", arguments: ["NAME", "VALUE+"], summary: "store VALUE, parsed for the key's type",
             details: """
+                NAME is the first word, or the leading words that name a key with spaces
+                (Integer Value 42 or "Integer Value" 42); the words after it, joined by one space,
+                are VALUE (set string hello world). Quote a VALUE to keep its spaces or quotes:
+                set dict '{"k": "v w"}'. The same rule reads batch lines, piped lines and the prompt.
                 int: an integer (42, -7). string: any text. array: a, b, c or a JSON array of
                 strings. dict: k=v,k=v or a JSON object of strings. date: ISO 8601
                 (2024-05-01T12:00:00Z, 2024-05-01) or now. On a program's set (one with a schema
                 file), VALUE is parsed for the key's kind: integer, real, a boolean (true/false,
                 yes/no, on/off, 1/0), text ('' for an empty string), ISO 8601 date, Base64 data,
-                JSON array or object; the schema's range and choices are checked. An optional key
-                takes null to make it nil ('null' is the string). A locked key is refused before
-                its range. Put -- before a VALUE that starts with --. --json prints {"key": …,
-                "value": …}.
+                JSON array or object; the schema's range, choices and a Codable value's shape are
+                checked. An optional key takes null to make it nil, and a key of no declared type
+                null to remove the user's value ('null' is the string). A locked key is refused
+                before its range. Put -- before a VALUE that starts with --. --json prints
+                {"key": …, "value": …}.
                 """, acceptsJSON: true),
         CommandSpec(
             name: "batch", arguments: [], summary: "apply NAME VALUE lines from stdin as one batch",
             details: """
-                One change per line: a key (full name, or for the sample an alias), a space, the
-                value as for set.
+                One change per line, read as set's NAME VALUE… (words split as a shell splits
+                them: a quoted key or value is one word).
                 Blank lines and lines starting with # are skipped. The changes are written
                 together, in one durable write: a program reading the set sees all of them or
                 none. If any line does not parse or is refused, nothing is written (exit 1).
@@ -232,12 +238,15 @@ public struct CommandSpec: Equatable, Sendable {
         CommandSpec(
             name: "range", arguments: ["NAME"], summary: "print the type and the values a key allows",
             details: """
-                As gsettings range: "range TYPE MIN MAX" for a key with a range, "enum" and one
-                choice per line for a key with choices, else "type TYPE". TYPE is a GVariant type
-                string where one exists (x for Int, s for String, as for [String], a{ss} for
-                [String: String]), else the Swift type's name. --json prints {"key", "type",
-                "kind", "min", "max", "choices"} (null where the key has none).
-                """, acceptsJSON: true),
+                In gsettings range's layout: "range TYPE MIN MAX" for a key with a range, "enum"
+                and one choice per line for a key with choices, else "type TYPE"; TYPE is the key's
+                type as list shows it (Int, [String], Window). --gsettings prints gsettings' exact
+                form, TYPE a GVariant type string where one exists (x for Int, s for String, as for
+                [String], a{ss} for [String: String]), else the Swift type's name. --json prints
+                {"key", "type", "typeName", "kind", "min", "max", "choices"}: type the GVariant
+                string, typeName as list shows it, kind the property-list kind (null where the key
+                has none).
+                """, acceptsJSON: true, flags: ["--gsettings"]),
         CommandSpec(
             name: "writable", arguments: ["NAME"], summary: "print whether a key can be written (false when locked)",
             details: """
@@ -278,15 +287,19 @@ public struct CommandSpec: Equatable, Sendable {
 
     /// `name ARG ARG?` as shown in help.
     public var synopsis: String {
-        ([name] + arguments.map { $0.hasSuffix("?") || isRepeated($0) ? "[\($0.replacingOccurrences(of: "?", with: ""))]" : $0 }
+        ([name]
+            + arguments.map {
+                if $0.hasSuffix("+") { return $0.dropLast() + "..." }
+                return $0.hasSuffix("?") || isRepeated($0) ? "[\($0.replacingOccurrences(of: "?", with: ""))]" : $0
+            }
             + flags.map { "[\($0)]" } + (acceptsJSON ? ["[--json]"] : []))
             .joined(separator: " ")
     }
 
-    var requiredCount: Int { arguments.filter { !$0.hasSuffix("?") && !isRepeated($0) }.count }
+    var requiredCount: Int { arguments.filter { !$0.hasSuffix("?") && !$0.hasSuffix("...") }.count }
 
     /// The most positional arguments it takes (`nil`: any number).
-    var maximumCount: Int? { arguments.last.map(isRepeated) == true ? nil : arguments.count }
+    var maximumCount: Int? { arguments.last.map { isRepeated($0) || $0.hasSuffix("+") } == true ? nil : arguments.count }
 
     private func isRepeated(_ placeholder: String) -> Bool { placeholder.hasSuffix("...") }
 }
@@ -372,12 +385,12 @@ public enum CommandLineParser {
             }
         }
         guard positional.count >= spec.requiredCount else {
-            let missing = spec.arguments[positional.count...].filter { !$0.hasSuffix("?") }
+            let missing = spec.arguments[positional.count...].filter { !$0.hasSuffix("?") && !$0.hasSuffix("...") }.map { $0.hasSuffix("+") ? String($0.dropLast()) : $0 }
             throw HarnessError.usage("\(spec.name) needs \(missing.joined(separator: " ")) (usage: \(spec.synopsis))")
         }
         guard positional.count <= spec.maximumCount ?? .max else {
             throw HarnessError.usage(
-                "too many arguments for \(spec.name): \(positional[spec.arguments.count...].map { "'\($0)'" }.joined(separator: " ")) (usage: \(spec.synopsis))"
+                "too many arguments for \(spec.name): \(positional[spec.arguments.count...].map { "'\($0)'" }.joined(separator: " ")) (usage: \(spec.synopsis); quote a name with spaces)"
             )
         }
         return Command(spec: spec, arguments: positional, json: json, flags: flags)

@@ -260,7 +260,8 @@ public final class HarnessSession {
             // damaged: a read is refused, and so is a write of a file left in place; a write of
             // one moved aside is warned and goes on (see DamageReport).
             let name = command.spec.name
-            if Self.storeWide.contains(name) == false, !(name == "watch" && command.arguments.isEmpty && !rootGiven) { try checkSampleMeant() }
+            let wholeStoreWatch = name == "watch" && command.arguments.isEmpty && !rootGiven
+            if !Self.storeWide.contains(name), !wholeStoreWatch { try checkSampleMeant() }
             guard Self.setReads.contains(name) || Self.setWrites.contains(name) else { return try run(command, console: console) }
             // Kept for the whole command: the command's own instances then share the set it loaded.
             let view = PersistentPrefs(key: rootKey, store: store)
@@ -328,9 +329,9 @@ public final class HarnessSession {
             try SchemaCommands.run(command, session: self, console: console)
         case "set":
             let set = try HarnessSet.of(self)
-            let key = try set.key(command.arguments[0])
+            let (key, text) = try set.keyAndValue(command.arguments, command: "set")
             try set.check(nil, for: key, in: PersistentPrefs(key: rootKey, store: store))
-            let value = try set.parse(command.arguments[1], for: key)
+            let value = try set.parse(text, for: key)
             guard let stored = try set.write([(key, value)], session: self)[key.name] ?? value else {
                 return console.print(command.json ? Self.json(["key": key.name, "value": NSNull()]) : "\(key.name) = nil (removed)")
             }

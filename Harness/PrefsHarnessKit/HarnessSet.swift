@@ -125,41 +125,64 @@ struct HarnessSet {
         return .usage("unknown key '\(name)'; the keys of \"\(schema.root)\"\(source) are \(known)" + (outcome.map { "; \($0)" } ?? ""))
     }
 
-    /// The key named at the start of `text` — a key name with spaces when one matches, else the
-    /// first word — and the rest of the line, trimmed.
-    func splitKey(_ text: String) -> (String, String) {
-        let lowered = text.lowercased()
-        for name in keys.map(\.name).sorted(by: { $0.count > $1.count }) where name.contains(" ") || name.contains("\t") {
-            let prefix = name.lowercased()
-            if lowered == prefix { return (name, "") }
-            if lowered.hasPrefix(prefix + " ") || lowered.hasPrefix(prefix + "\t") {
-                return (name, String(text.dropFirst(name.count)).trimmingCharacters(in: .whitespaces))
+    /// The key and the value text of a `NAME VALUE…` line — `set`'s arguments on the command line
+    /// or at the prompt, a line piped in or given to `batch` — split into words as a shell splits
+    /// them (see ``Tokenizer``). The harness's one rule for them:
+    ///
+    /// - The key is the first word, or the most leading words that together (joined by one space,
+    ///   in any case) name a key of the set: `Integer Value 42` and `"Integer Value" 42` alike.
+    /// - The value is the words after it, joined by one space: `set string hello world` stores
+    ///   `hello world`. Quote a value to keep its spaces or quotes (`'{"k": "v"}'`), or to give
+    ///   an empty one (`''`).
+    ///
+    /// - Parameter command: The command, named when a value is missing (`nil` for a `batch` line).
+    /// - Throws: ``HarnessError/usage(_:)`` for an unknown key, or a key without a value.
+    func keyAndValue(_ words: [String], command: String? = nil) throws -> (key: PrefsSchema.Key, value: String) {
+        guard let first = words.first else { throw HarnessError.usage("\(command.map { "\($0) needs" } ?? "give") NAME VALUE") }
+        var (count, named) = (1, first)
+        for length in stride(from: words.count, to: 1, by: -1) {
+            let spelled = words[..<length].joined(separator: " ").lowercased()
+            if let match = keys.first(where: { $0.name.lowercased() == spelled }) {
+                (count, named) = (length, match.name)
+                break
             }
         }
-        guard let space = text.firstIndex(where: { $0 == " " || $0 == "\t" }) else { return (text, "") }
-        return (String(text[..<space]), String(text[space...]).trimmingCharacters(in: .whitespaces))
+        let key = try self.key(named)
+        guard words.count > count else {
+            let hint = Self.emptyValueHint(key)
+            throw HarnessError.usage(command.map { "\($0) needs VALUE after \(key.name) (\(hint))" } ?? "\(key.name) has no value (\(hint))")
+        }
+        return (key, words[count...].joined(separator: " "))
     }
 
     /// VALUE as the key's type: the sample's forms for the sample's keys (see ``ValueParser``),
-    /// else the schema's kind (see ``SchemaCommands/parse(_:for:)``); `nil` (remove the key,
-    /// so the program reads `nil`) for ``nullWord`` on an optional key.
+    /// else the schema's kind (see ``SchemaCommands/parse(_:for:)``); `nil` (remove the user's
+    /// value) for ``nullWord`` on an optional key, which the program then reads as `nil`, and on
+    /// a key of no declared type (listed in `keys` without a `@Pref`), which the program then
+    /// finds absent.
     ///
     /// - Throws: ``HarnessError/usage(_:)`` when the text does not parse.
     func parse(_ text: String, for key: PrefsSchema.Key) throws -> Any? {
-        if key.isOptional, text.trimmingCharacters(in: .whitespaces) == Self.nullWord { return nil }
+        if key.isOptional || Self.isUntyped(key), text == Self.nullWord { return nil }
         if isSample, let sample = SampleKey(named: key.name) { return try ValueParser.parse(text, for: sample) }
         return try SchemaCommands.parse(text, for: key)
     }
 
     /// The value that makes an optional key `nil` in `set`, `batch` and at the prompt: `null`,
-    /// as `--json` shows it. The string "null" is then written quoted: `'null'`.
+    /// as `--json` shows it; on a key of no declared type it removes the user's value. The string
+    /// "null" is then written quoted: `'null'`.
     static let nullWord = "null"
+
+    /// Whether `key` has no declared type: a key a program lists in `keys` beside its `@Pref`s.
+    static func isUntyped(_ key: PrefsSchema.Key) -> Bool {
+        key.kind == nil && key.type == nil
+    }
 
     /// How to give a value that looks like none, for a key given without one.
     static func emptyValueHint(_ key: PrefsSchema.Key) -> String {
         var ways: [String] = []
-        if key.kind == "string" { ways.append("'' for an empty string") }
-        if key.isOptional { ways.append("\(nullWord) to make it nil") }
+        if key.kind == "string" || isUntyped(key) { ways.append("'' for an empty string") }
+        if key.isOptional { ways.append("\(nullWord) to make it nil") } else if isUntyped(key) { ways.append("\(nullWord) to remove it") }
         return ways.isEmpty ? "give one after the name" : "write " + ways.joined(separator: ", ")
     }
 

@@ -37,7 +37,7 @@ public struct Interactive {
             }
             messages = []
             do {
-                let words = try Self.words(line)
+                let words = try Tokenizer.words(line)
                 guard let word = words.first else { continue }
                 if word == "quit" || word == "exit" { return failed && !console.isTerminal ? ExitCode.refused : ExitCode.success }
                 messages = try perform(word, Array(words.dropFirst()))
@@ -52,9 +52,12 @@ public struct Interactive {
     /// (or the set named at the start) failed, else 0.
     private func runLines() -> Int32 {
         var failed = false
+        var number = 0
+        // A refused line is named by its number, as batch names its lines.
         func report(_ error: any Error) {
             failed = true
-            console.error("prefs-harness: \((error as? HarnessError)?.message ?? String(describing: error))")
+            let place = number > 0 ? "line \(number): " : ""
+            console.error("prefs-harness: \(place)\((error as? HarnessError)?.message ?? String(describing: error))")
         }
         do {
             _ = try HarnessSet.of(session)
@@ -62,8 +65,9 @@ public struct Interactive {
             report(error)
         }
         while let line = console.readLine() {
+            number += 1
             do {
-                let words = try Self.words(line)
+                let words = try Tokenizer.words(line)
                 guard let word = words.first else { continue }
                 if word == "quit" || word == "exit" { break }
                 for output in try perform(word, Array(words.dropFirst()), onScreen: false) { console.print(output) }
@@ -72,22 +76,6 @@ public struct Interactive {
             }
         }
         return failed ? ExitCode.refused : ExitCode.success
-    }
-
-    /// The words of a prompt line. For `set NAME VALUE…` the rest of the line after NAME is the
-    /// value as typed (so `set array a, b, c`, `set string hello world` and
-    /// `set array ["x","y"]` work as on the command line), unless it is one quoted word.
-    static func words(_ line: String) throws -> [String] {
-        let words = try Tokenizer.words(line)
-        guard words.first == "set", words.count >= 3 else { return words }
-        let (leading, rest) = try Tokenizer.split(line, leading: 2)
-        // Unicode scalars, as the tokenizer reads them (a quote and a combining mark are one character).
-        guard let quote = rest.unicodeScalars.first, quote == "\"" || quote == "'", try Tokenizer.words(rest).count == 1,
-            rest.unicodeScalars.last == quote
-        else {
-            return leading + [rest]
-        }
-        return leading + (try Tokenizer.words(rest))
     }
 
     /// Runs one command and returns what it printed; `onScreen`, for the interactive screen

@@ -97,9 +97,9 @@ enum SchemaCommands {
             console.print(json ? ValueFormatter.jsonText(["key": key.name, "summary": key.summary.map { $0 as Any } ?? NSNull()] as [String: Any]) : key.summary ?? "")
         case "range":
             let key = try set.key(command.arguments[0])
-            guard json else { return console.print(range(of: key)) }
+            guard json else { return console.print(range(of: key, type: command.flags.contains("--gsettings") ? typeCode(key) : set.typeName(key))) }
             let object: [String: Any] = [
-                "key": key.name, "type": typeCode(key), "kind": key.kind ?? NSNull(),
+                "key": key.name, "type": typeCode(key), "typeName": set.typeName(key), "kind": key.kind ?? NSNull(),
                 "min": key.minimum.map(ValueFormatter.jsonValue) ?? NSNull(), "max": key.maximum.map(ValueFormatter.jsonValue) ?? NSNull(),
                 "choices": key.choices.map { $0.map(ValueFormatter.jsonValue) } ?? NSNull(),
             ]
@@ -134,16 +134,16 @@ enum SchemaCommands {
         PersistentPrefs(key: session.rootKey, store: session.store).isLocked(key)
     }
 
-    /// What `range` prints: `enum` and the choices, `range TYPE MIN MAX`, or `type TYPE`.
-    static func range(of key: PrefsSchema.Key) -> String {
+    /// What `range` prints: `enum` and the choices, `range TYPE MIN MAX`, or `type TYPE`, with
+    /// `type` as the type's name (`Int`, or with `--gsettings` its ``typeCode(_:)``).
+    static func range(of key: PrefsSchema.Key, type: String) -> String {
         if let choices = key.choices {
             return (["enum"] + choices.map(literal)).joined(separator: "\n")
         }
-        let code = typeCode(key)
         if key.minimum != nil || key.maximum != nil {
-            return "range \(code) \(key.minimum.map(literal) ?? "-") \(key.maximum.map(literal) ?? "-")"
+            return "range \(type) \(key.minimum.map(literal) ?? "-") \(key.maximum.map(literal) ?? "-")"
         }
-        return "type \(code)"
+        return "type \(type)"
     }
 
     /// The key's type as a GVariant type string where one exists (`x` for `Int`, `s`, `as`,
@@ -182,7 +182,8 @@ enum SchemaCommands {
 
     /// VALUE as the key's property-list type: `integer`, `real`, `boolean` (`true`, `false`),
     /// `string` (as it is, or in single quotes as `gsettings` takes it), `date` (ISO 8601),
-    /// `data` (Base64), `array` and `dictionary` (JSON).
+    /// `data` (Base64), `array` and `dictionary` (JSON); for a key of no kind, a string in single
+    /// quotes, else an integer or a real when the text reads as one, else the text.
     static func parse(_ text: String, for key: PrefsSchema.Key) throws -> Any {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         func bad(_ shape: String) -> HarnessError {
@@ -207,12 +208,17 @@ enum SchemaCommands {
             guard let data = Data(base64Encoded: trimmed) else { throw bad("Base64 data") }
             return data
         case "array"?:
-            guard let array = (try? JSONText.value(of: Data(trimmed.utf8))) as? [Any] else { throw bad("a JSON array") }
+            guard let array = (try? JSONText.value(of: Data(trimmed.utf8))) as? [Any] else { throw bad("a JSON array ('[1, 2]', quoted whole as in a shell)") }
             return array
         case "dictionary"?:
-            guard let object = (try? JSONText.value(of: Data(trimmed.utf8))) as? [String: Any] else { throw bad("a JSON object") }
+            guard let object = (try? JSONText.value(of: Data(trimmed.utf8))) as? [String: Any] else {
+                throw bad(#"a JSON object ('{"k": 1}', quoted whole as in a shell)"#)
+            }
             return object
         default:
+            // A key of no declared type: a string in single quotes (as gsettings takes one) is that
+            // string, else a number when it reads as one, else the text.
+            if trimmed.count >= 2, trimmed.hasPrefix("'"), trimmed.hasSuffix("'") { return String(trimmed.dropFirst().dropLast()) }
             if let number = Int(trimmed) { return number }
             if let number = Double(trimmed) { return number }
             return text

@@ -1,8 +1,9 @@
 import Foundation
 
-/// Splits an interactive command line into words, the way a shell would for simple input:
-/// spaces separate words; single quotes keep everything literally; double quotes keep
-/// spaces and honour `\"` and `\\`; a backslash outside quotes escapes the next character.
+/// Splits a line typed at the prompt, piped in, or given to `batch` into words, the way a shell
+/// splits a command line: spaces separate words; single quotes keep everything literally;
+/// double quotes keep spaces and honour `\"` and `\\`; a backslash outside quotes escapes the
+/// next character. A quoted key or value is one word, there as on the command line.
 public enum Tokenizer {
     /// The words of `line`.
     ///
@@ -11,16 +12,7 @@ public enum Tokenizer {
     /// - Throws: ``HarnessError/usage(_:)`` for an unterminated quote or a trailing backslash.
     public static func words(_ line: String) throws -> [String] {
         var cursor = Cursor(line.unicodeScalars)
-        return try cursor.words(upTo: .max)
-    }
-
-    /// The first `count` words of `line`, and the rest of it as typed (leading spaces removed).
-    ///
-    /// - Throws: ``HarnessError/usage(_:)`` as ``words(_:)`` does, for the leading words.
-    public static func split(_ line: String, leading count: Int) throws -> (words: [String], rest: String) {
-        var cursor = Cursor(line.unicodeScalars)
-        let words = try cursor.words(upTo: count)
-        return (words, String(line.unicodeScalars[cursor.index...]).trimmingCharacters(in: .whitespaces))
+        return try cursor.words()
     }
 
     /// `word` as a shell (and ``words(_:)``) reads it back as one word: as it is when it holds
@@ -30,14 +22,13 @@ public enum Tokenizer {
         return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 
-    /// The one reader of words, for ``words(_:)`` and ``split(_:leading:)`` alike. It reads
-    /// Unicode scalars, not characters: a quote followed by a combining mark is one character,
-    /// and the quote must still open a quoted word.
+    /// The reader of words. It reads Unicode scalars, not characters: a quote followed by a
+    /// combining mark is one character, and the quote must still open a quoted word.
     private struct Cursor {
         /// The line.
         let scalars: String.UnicodeScalarView
         /// Where reading goes on: after the last scalar read.
-        private(set) var index: String.UnicodeScalarView.Index
+        private var index: String.UnicodeScalarView.Index
 
         /// A cursor at the start of `scalars`.
         init(_ scalars: String.UnicodeScalarView) {
@@ -52,12 +43,12 @@ public enum Tokenizer {
             return scalars[index]
         }
 
-        /// Reads words until `limit` are read or the line ends.
-        mutating func words(upTo limit: Int) throws -> [String] {
+        /// Reads the words of the line.
+        mutating func words() throws -> [String] {
             var words: [String] = []
             var current = ""
             var inWord = false
-            while words.count < limit, let character = next() {
+            while let character = next() {
                 switch character {
                 case " ", "\t":
                     if inWord {

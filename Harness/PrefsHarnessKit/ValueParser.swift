@@ -74,7 +74,7 @@ public enum ValueParser {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("[") {
             guard let array = json(trimmed) as? [Any], let strings = array as? [String] else {
-                throw HarnessError.usage("'\(text)' is not a JSON array of strings for \(key.name) (write it as a, b, c or [\"a\",\"b\"])")
+                throw HarnessError.usage("'\(text)' is not a JSON array of strings for \(key.name) (write it as a, b, c or '[\"a\",\"b\"]', quoted whole as in a shell)")
             }
             return strings
         }
@@ -87,7 +87,7 @@ public enum ValueParser {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         if trimmed.hasPrefix("{") {
             guard let object = json(trimmed) as? [String: Any], let strings = object as? [String: String] else {
-                throw HarnessError.usage("'\(text)' is not a JSON object of strings for \(key.name) (write it as k=v, k2=v2 or {\"k\":\"v\"})")
+                throw HarnessError.usage("'\(text)' is not a JSON object of strings for \(key.name) (write it as k=v, k2=v2 or '{\"k\":\"v\"}', quoted whole as in a shell)")
             }
             return strings
         }
@@ -97,7 +97,7 @@ public enum ValueParser {
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             let name = parts[0].trimmingCharacters(in: .whitespaces)
             guard parts.count == 2, !name.isEmpty else {
-                throw HarnessError.usage("'\(pair)' is not a k=v pair in '\(text)' for \(key.name) (write it as k=v, k2=v2 or {\"k\":\"v\"})")
+                throw HarnessError.usage("'\(pair)' is not a k=v pair in '\(text)' for \(key.name) (write it as k=v, k2=v2 or '{\"k\":\"v\"}', quoted whole as in a shell)")
             }
             guard result[name] == nil else {
                 throw HarnessError.usage("'\(name)' appears twice in '\(text)' for \(key.name)")

@@ -26,6 +26,17 @@ struct ReadmeTests {
         #expect(readme.contains("```swift\n" + migrations6 + "```"))
     }
 
+    @Test("the SwiftUI binding the observing article shows is Tests/QuickStart6/SwiftUIBinding.swift, which the macOS job compiles")
+    func swiftUIBindingIsBuilt() throws {
+        let file = try Self.read("Tests/QuickStart6/SwiftUIBinding.swift")
+        let start = try #require(file.range(of: "#if canImport(SwiftUI)\n"))
+        let end = try #require(file.range(of: "#endif", range: start.upperBound..<file.endIndex))
+        let snippet = String(file[start.upperBound..<end.lowerBound])
+        #expect(snippet.contains("@Bindable var prefs: PlayerPrefs") && snippet.contains("$prefs.muted"))
+        let article = try Self.read("Sources/PersistentPrefs/PersistentPrefs.docc/ObservingChanges.md")
+        #expect(article.contains("```swift\n" + snippet + "```"))
+    }
+
     @Test("every Swift example of README.md is a file the build compiles, or the package manifest")
     func everyExampleIsBuilt() throws {
         let readme = try Self.read("README.md")

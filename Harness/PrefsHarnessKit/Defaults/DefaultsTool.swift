@@ -57,12 +57,17 @@ enum DefaultsTool {
             let domain = try places.domain(rest[0])
             let change = try WriteChange.parse(Array(rest.dropFirst()))
             try domain.updateSayingDamage(console) { contents in try change.apply(to: &contents, domain: domain.name) }
+            warnOfSetKey(change, words: Array(rest.dropFirst()), domain: domain, console: console)
         case "delete":
             try arity(1...2, "DOMAIN [KEY]")
             let domain = try places.domain(rest[0])
             if rest.count == 1 {
+                // A domain whose damaged file was moved aside is still reported: removing it ends
+                // the report (its copy stays).
+                let damage = domain.damage
                 guard try domain.remove() else {
-                    throw HarnessError.refused("Domain (\(domain.name)) not found. Defaults have not been changed.")
+                    guard let damage else { throw HarnessError.refused("Domain (\(domain.name)) not found. Defaults have not been changed.") }
+                    return console.error("prefs-harness: removed what was left of the domain \(domain.name), whose file had been moved aside as damaged; the copy stays (\(damage.description))")
                 }
             } else {
                 let key = rest[1]
@@ -105,6 +110,37 @@ enum DefaultsTool {
         default:
             throw HarnessError.usage("unknown defaults subcommand '\(subcommand)'; the subcommands are \(subcommands.joined(separator: ", "))")
         }
+    }
+
+    /// Warns when `change` wrote a top-level key of a suite that a set in it has as one of its
+    /// own keys (its schema lists it, or it holds it): programs read the set's, not this one.
+    /// Names the commands that change the set's key. The write itself stands, as on macOS.
+    private static func warnOfSetKey(_ change: WriteChange, words: [String], domain: Domain, console: Console) {
+        guard case .file(let file) = domain.place else { return }  // a folder's domain is a set itself
+        let key: String
+        switch change {
+        case .set(let name, _), .arrayAdd(let name, _), .dictAdd(let name, _): key = name
+        case .domain: return
+        }
+        guard let contents = try? file.contents() else { return }
+        let sets = contents.keys.sorted().filter { root in
+            guard root != key, let set = contents[root] as? [String: Any] else { return false }
+            if set[key] != nil { return true }
+            return file.hasSchemaFolder && ((try? PrefsSchema.load(from: file.schemaFileURL(forRoot: root)))??[key] != nil)
+        }
+        guard let root = sets.first else { return }
+        let quoted = { (words: [String]) in words.map(Tokenizer.quoted).joined(separator: " ") }
+        var ways: [String] = []
+        let value = Array(words.dropFirst())
+        let scalar = value.count == 1 || (value.count == 2 && DefaultsValues.scalarFlags.contains(value[0]))
+        if scalar { ways.append("prefs-harness defaults write " + quoted([domain.name, root, "-dict-add", key] + value)) }
+        if !domain.name.hasPrefix("/") {
+            ways.append("prefs-harness " + quoted(["--suite", domain.name, "--key", root, "set", key]) + " " + (scalar ? quoted([value.last!]) : "VALUE"))
+        }
+        let others = sets.count > 1 ? " (\(sets.dropFirst().quotedList) too)" : ""
+        console.error(
+            "prefs-harness: warning: \"\(key)\" was written as a key of the suite \(domain.name) itself; programs read the set \"\(root)\"'s own \"\(key)\"\(others), which this did not change."
+                + (ways.isEmpty ? " Change that one with -dict-add under \"\(root)\"." : " To change that one:\n" + ways.map { "  " + $0 }.joined(separator: "\n")))
     }
 
     private static func read(_ arguments: [String], json: Bool, places: Places, console: Console) throws {

@@ -89,6 +89,24 @@ public struct Pref<Value> {
         set { fatalError("unreachable: @Pref outside a PersistentPrefs subclass") }
     }
 
+    /// Not available: `$property` (a ``Handle``) is reached through the enclosing
+    /// ``PersistentPrefs``. It and the subscript below are declared here, with the type: the
+    /// compiler looks for them nowhere else.
+    @available(*, unavailable, message: "$property is reached through the enclosing PersistentPrefs instance")
+    public var projectedValue: Handle {
+        fatalError("unreachable: @Pref outside a PersistentPrefs subclass")
+    }
+
+    /// The ``Handle`` of the property in the enclosing instance (`prefs.$volume`).
+    public static subscript<Owner: PersistentPrefs>(
+        _enclosingInstance owner: Owner,
+        projected projectedKeyPath: KeyPath<Owner, Handle>,
+        storage storageKeyPath: ReferenceWritableKeyPath<Owner, Pref<Value>>
+    ) -> Handle {
+        let pref = owner[keyPath: storageKeyPath]
+        return Handle(key: pref.key, owner: owner, pref: pref)
+    }
+
     /// Reads and writes the value through the enclosing instance's set.
     ///
     /// Inlinable, so a read of an `Int`, `Double`, `Float` or `Bool` property is specialised in

@@ -116,7 +116,7 @@ struct HarnessCommandTests {
         #expect(try store.load(root: "Other")?["String Value"] as? String == "two words")
         #expect(recorder.out.contains("Now on the root key \"Other\"."))
         #expect(!recorder.out.contains("PersistentPrefs harness") && !recorder.out.contains("prefs ["), "no screen and no prompt off a terminal")
-        #expect(recorder.err == "prefs-harness: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, acknowledge, roots, dump, settings, watch, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit\n")
+        #expect(recorder.err == "prefs-harness: line 4: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, acknowledge, roots, dump, settings, watch, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit\n")
         #expect(!recorder.out.contains("bogus"))
         #expect(recorder.input.isEmpty)
     }
@@ -125,7 +125,7 @@ struct HarnessCommandTests {
     func promptValues() throws {
         let store = InMemoryStore()
         let recorder = RecordingConsole(input: [
-            "set array a, b, c", "set string hello world", "set dict {\"k\": \"v w\"}", "set \"Date Value\" 2024-05-01",
+            "set array a, b, c", "set string hello world", "set dict '{\"k\": \"v w\"}'", "set \"Date Value\" 2024-05-01",
             "help", "key '   '",
         ])
         let status = Interactive(session: HarnessSession(rootKey: "P", store: store), console: recorder.console).run()
@@ -136,13 +136,13 @@ struct HarnessCommandTests {
         #expect(stored["Date Value"] as? Date == Date(timeIntervalSince1970: 1_714_521_600))
         #expect(recorder.out.contains("Commands at this prompt"))
         #expect(recorder.out.contains("  key ROOT "))
-        #expect(recorder.err == "prefs-harness: the root key must not be empty or blank\n")
+        #expect(recorder.err == "prefs-harness: line 6: the root key must not be empty or blank\n")
         #expect(status == 1)
         let screen = RecordingConsole(input: ["key '   '"], terminal: true)
         #expect(Interactive(session: HarnessSession(rootKey: "P", store: store), console: screen.console).run() == 0)
         #expect(screen.out.contains("Commands: list, get, set, incr, reset, delete, acknowledge, roots, dump, settings, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit"))
         #expect(screen.out.contains("the root key must not be empty or blank") && screen.err.isEmpty, "on a terminal the screen shows it")
-        let json = RecordingConsole(input: ["set array [\"x\",\"y z\"]"])
+        let json = RecordingConsole(input: ["set array '[\"x\",\"y z\"]'"])
         #expect(Interactive(session: HarnessSession(rootKey: "J", store: store), console: json.console).run() == 0)
         #expect(try store.load(root: "J")?["Array Value"] as? [String] == ["x", "y z"])
     }

@@ -99,16 +99,29 @@ struct HarnessParsingTests {
         #expect(try Tokenizer.words(line) == words)
     }
 
-    @Test("leading words are split as words reads them, escaped quotes included (found by Fuzz/run)")
-    func splitsLeadingWords() throws {
-        let (words, rest) = try Tokenizer.split(#"set "a\" b" the rest "#, leading: 2)
-        #expect(words == ["set", #"a" b"#])
-        #expect(rest == "the rest")
-    }
-
-    @Test("a value quoted at the prompt loses its quotes, a combining mark after the quote included")
-    func promptQuotedValue() throws {
-        #expect(try Interactive.words("set string '\u{0670}a b'") == ["set", "string", "\u{0670}a b"])
+    @Test("one rule for a NAME VALUE line: the key is the first word or the leading words that name a key; the rest, joined, is the value")
+    func oneRule() throws {
+        let sample = HarnessSet(schema: SchemaCommands.sampleSchema("R"), file: nil, root: "R")
+        let cases: [(String, String, String)] = [
+            ("int 42", "Integer Value", "42"),
+            ("Integer Value 42", "Integer Value", "42"),
+            ("\"Integer Value\" 42", "Integer Value", "42"),
+            ("integer value 42", "Integer Value", "42"),
+            ("string hello   world", "String Value", "hello world"),
+            ("string 'hello   world'", "String Value", "hello   world"),
+            ("'String Value' ''", "String Value", ""),
+            ("dict '{\"k\": \"v w\"}'", "Dictionary Value", #"{"k": "v w"}"#),
+        ]
+        for (line, key, value) in cases {
+            let (found, text) = try sample.keyAndValue(try Tokenizer.words(line))
+            #expect(found.name == key && text == value, "\(line)")
+        }
+        #expect(throws: HarnessError.usage("set needs VALUE after Integer Value (give one after the name)")) {
+            try sample.keyAndValue(["Integer", "Value"], command: "set")
+        }
+        #expect(throws: HarnessError.usage("String Value has no value (write '' for an empty string)")) {
+            try sample.keyAndValue(["string"])
+        }
     }
 
     @Test("a schema key's date outside years 1 to 9999 is refused by the parser, naming the range")

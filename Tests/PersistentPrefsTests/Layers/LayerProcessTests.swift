@@ -116,9 +116,14 @@ struct LayerProcessTests {
         }
         #expect(try run("list-keys").stdout == "Device\nMuted\nTheme\nVolume\n")
         #expect(try run("describe", "Volume").stdout == "Output volume, 0 to 11\n")
-        #expect(try run("range", "Volume").stdout == "range x 0 11\n")
+        // The type as list shows it; gsettings' exact form with --gsettings.
+        #expect(try run("range", "Volume").stdout == "range Int 0 11\n")
+        #expect(try run("range", "Volume", "--gsettings").stdout == "range x 0 11\n")
         #expect(try run("range", "Theme").stdout == "enum\n'light'\n'dark'\n'system'\n")
-        #expect(try run("range", "Device").stdout == "type s\n")
+        #expect(try run("range", "Device").stdout == "type String\n")
+        #expect(try run("range", "Device", "--gsettings").stdout == "type s\n")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(try run("range", "Volume", "--json").stdout.utf8)) as? [String: Any])
+        #expect(json["type"] as? String == "x" && json["typeName"] as? String == "Int" && json["kind"] as? String == "integer")
         #expect(try run("writable", "Volume").stdout == "true\n")
         let unknown = try run("describe", "Nope")
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown key 'Nope'; the keys of \"Audio\""), "\(unknown)")

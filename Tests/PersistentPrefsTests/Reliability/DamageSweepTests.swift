@@ -223,5 +223,15 @@ struct DamageSweepTests {
         #expect(after.status == 0 && after.stdout == "5\n", "the set reads its defaults: \(after.stderr)")
         #expect(try fixture.program().hasSuffix("problems=0\n"))
         #expect(try fixture.copies().map(fixture.copy) == [bytes])
+        // defaults delete of a domain whose file was moved aside removes what is left of it, and
+        // says so: the report ends, the copy stays.
+        try fixture.place(bytes)
+        #expect(try fixture.harness("get", "Volume").status == 1)
+        let delete = try fixture.child.run("prefs-harness", ["defaults", "delete", "S"])
+        #expect(delete.status == 0 && delete.stderr.contains("removed what was left of the domain S"), "\(delete.stderr)")
+        #expect(try fixture.harness("get", "Volume").status == 0)
+        #expect(try fixture.copies().map(fixture.copy) == [bytes])
+        let again = try fixture.child.run("prefs-harness", ["defaults", "delete", "S"])
+        #expect(again.status == 1 && again.stderr.contains("Domain (S) not found"), "\(again.stderr)")
     }
 }
