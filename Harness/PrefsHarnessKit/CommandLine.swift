@@ -112,7 +112,7 @@ public struct CommandSpec: Equatable, Sendable {
                 yes/no, on/off, 1/0), text ('' for an empty string), ISO 8601 date, Base64 data,
                 JSON array or object; the schema's range, choices and a Codable value's shape are
                 checked. An optional key takes null to make it nil, and a key of no declared type
-                null to remove the user's value ('null' is the string). A locked key is refused
+                null to remove the user's value ("'null'", single quotes kept, is the string). A locked key is refused
                 before its range. Put -- before a VALUE that starts with --. --json prints
                 {"key": …, "value": …}.
                 """, acceptsJSON: true),
@@ -155,8 +155,10 @@ public struct CommandSpec: Equatable, Sendable {
                 empty. A property list the library cannot keep exactly (another program's, say) is
                 left in its place, and every write of it is refused: acknowledge moves it aside,
                 byte for byte, so the set starts afresh. A suite's file holds every set of the
-                suite; a --store-dir set has a file of its own. --json prints {"root": …,
-                "movedTo": PATH or null}.
+                suite; a --store-dir set has a file of its own. The files of the system layers
+                (site, vendor) are the administrator's, and left alone. --json prints {"root": …
+                (null for a suite without --key), "movedTo": PATH or null, "acknowledged": the
+                report that ended, or null}.
                 """, acceptsJSON: true),
         CommandSpec(name: "roots", arguments: [], summary: "list the root keys in the store", details: "", acceptsJSON: true),
         CommandSpec(

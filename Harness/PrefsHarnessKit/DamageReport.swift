@@ -20,6 +20,20 @@ enum DamageReport {
     /// by path, which the library never moves).
     @TaskLocal static var acknowledgement: String?
 
+    /// The command line that acknowledges damage of a file of `store`: `prefs-harness`, the
+    /// options that name the store and, when given, the root key, then `acknowledge`, each word
+    /// quoted for a shell where it needs to be.
+    static func command(store: StoreChoice, root: String?) -> String {
+        var words = ["prefs-harness"]
+        switch store {
+        case .suite(let name): words += ["--suite", name]
+        case .directory(let path): words += ["--store-dir", path]
+        case .standard: break
+        }
+        if let root { words += ["--key", root] }
+        return (words + ["acknowledge"]).map(Tokenizer.quoted).joined(separator: " ")
+    }
+
     /// The damage `error` reports, or `nil` when it reports something else (or nothing).
     static func notice(in error: PersistentPrefs.PrefsError?) -> PersistentPrefs.PrefsError? {
         guard case .corruptStore? = error else { return nil }

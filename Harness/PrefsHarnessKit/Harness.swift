@@ -260,8 +260,8 @@ public final class HarnessSession {
             // damaged: a read is refused, and so is a write of a file left in place; a write of
             // one moved aside is warned and goes on (see DamageReport).
             let name = command.spec.name
-            let wholeStoreWatch = name == "watch" && command.arguments.isEmpty && !rootGiven
-            if !Self.storeWide.contains(name), !wholeStoreWatch { try checkSampleMeant() }
+            // The other commands on a set meet the check in `HarnessSet.of`.
+            if Self.setCommandsWithoutSchema.contains(name) { try checkSampleMeant() }
             guard Self.setReads.contains(name) || Self.setWrites.contains(name) else { return try run(command, console: console) }
             // Kept for the whole command: the command's own instances then share the set it loaded.
             let view = PersistentPrefs(key: rootKey, store: store)
@@ -286,17 +286,10 @@ public final class HarnessSession {
     }
 
     /// The command line that acknowledges damage of this session's store file (see
-    /// ``DamageReport``): the options that name the store and root key, then `acknowledge`.
+    /// ``DamageReport``), naming the root key where the store keeps a file per set, or one was given.
     var acknowledgeCommand: String {
-        var words = ["prefs-harness"]
-        switch storeChoice {
-        case .suite(let name): words += ["--suite", name]
-        case .directory(let path): words += ["--store-dir", path]
-        case .standard: break
-        }
-        // A folder keeps each set in a file of its own: its root key names the file.
-        if case .directory = storeChoice { words += ["--key", rootKey] } else if rootGiven { words += ["--key", rootKey] }
-        return (words + ["acknowledge"]).map(Tokenizer.quoted).joined(separator: " ")
+        if case .directory = storeChoice { return DamageReport.command(store: storeChoice, root: rootKey) }
+        return DamageReport.command(store: storeChoice, root: rootGiven ? rootKey : nil)
     }
 
     private func run(_ command: Command, console: Console) throws {
@@ -387,19 +380,26 @@ public final class HarnessSession {
             PersistentPrefs(key: rootKey, store: store).flush()  // drop this process's cached copy
             console.print(command.json ? Self.json(["root": rootKey, "deleted": true]) : "Removed the set under the root key \"\(rootKey)\".")
         case "acknowledge":
+            // The damage reported for the set's own store file (its layers' files are the
+            // administrator's, and not the library's to move).
             let view = PersistentPrefs(key: rootKey, store: store)
-            let damage = DamageReport.notice(in: view.lastError) ?? view.problems.lazy.compactMap(DamageReport.notice).first
+            let damage = DamageReport.notice(in: view.lastError)
             let aside = try write { view.acknowledgeDamage() }
             if let error = view.lastError { throw HarnessError.refused(error) }
-            if command.json { return console.print(Self.json(["root": rootKey, "movedTo": aside?.path ?? NSNull()])) }
-            let file: String
-            if case .corruptStore(let path, _)? = damage { file = path } else { file = "the file of \"\(rootKey)\"" }
-            if let aside {
-                console.print("Moved \(file) aside, byte for byte, to \(aside.path) (the library could not read it exactly). The sets it held read as empty; the next write starts the file afresh.")
-            } else if damage != nil {
-                console.print("Acknowledged the damage of \(file): it is no longer reported. Copies moved aside stay where the report said.")
+            let named: String?
+            if case .directory = storeChoice { named = rootKey } else { named = rootGiven ? rootKey : nil }
+            if command.json {
+                let fields: [String: Any] = [
+                    "root": named ?? NSNull(), "movedTo": aside?.path ?? NSNull(), "acknowledged": damage?.description ?? NSNull(),
+                ]
+                return console.print(Self.json(fields))
+            }
+            if let aside, case .corruptStore(let path, _)? = damage {
+                console.print("Moved \(path) aside, byte for byte, to \(aside.path) (the library could not read it exactly). The sets it held read as empty; the next write starts the file afresh.")
+            } else if let damage {
+                console.print("Acknowledged, and no longer reported: \(damage.description)")
             } else {
-                console.print("Nothing to acknowledge: \(file) reads, and no damage is reported for it.")
+                console.print("Nothing to acknowledge: no damage is reported for \(named.map { "the set \"\($0)\" in " } ?? "")\(storePhrase).")
             }
         case "roots":
             let roots = try refusing { try store.roots() }
@@ -486,8 +486,9 @@ public final class HarnessSession {
         for line in table(rows, console: console) { console.print(line) }
     }
 
-    /// The commands that act on the store or another file rather than the set under the root key.
-    static let storeWide: Set = ["roots", "defaults", "settings", "acknowledge", "help"]
+    /// The commands on the set under the root key that do not read its schema (see
+    /// ``checkSampleMeant()``).
+    static let setCommandsWithoutSchema: Set = ["delete", "dump", "schema-file"]
 
     /// The commands that read the set under the root key, and those that write it.
     static let setReads: Set = ["list", "get", "dump", "delete", "migrate", "roots"]

@@ -130,7 +130,8 @@ struct HarnessSet {
     /// them (see ``Tokenizer``). The harness's one rule for them:
     ///
     /// - The key is the first word, or the most leading words that together (joined by one space,
-    ///   in any case) name a key of the set: `Integer Value 42` and `"Integer Value" 42` alike.
+    ///   in any case) name a key of the set and leave a value after them: `Integer Value 42` and
+    ///   `"Integer Value" 42` alike (and `string value` is the alias `string` and "value").
     /// - The value is the words after it, joined by one space: `set string hello world` stores
     ///   `hello world`. Quote a value to keep its spaces or quotes (`'{"k": "v"}'`), or to give
     ///   an empty one (`''`).
@@ -139,14 +140,21 @@ struct HarnessSet {
     /// - Throws: ``HarnessError/usage(_:)`` for an unknown key, or a key without a value.
     func keyAndValue(_ words: [String], command: String? = nil) throws -> (key: PrefsSchema.Key, value: String) {
         guard let first = words.first else { throw HarnessError.usage("\(command.map { "\($0) needs" } ?? "give") NAME VALUE") }
-        var (count, named) = (1, first)
-        for length in stride(from: words.count, to: 1, by: -1) {
+        /// The key the first `length` words name together, if any.
+        func keyNamed(by length: Int) -> String? {
             let spelled = words[..<length].joined(separator: " ").lowercased()
-            if let match = keys.first(where: { $0.name.lowercased() == spelled }) {
-                (count, named) = (length, match.name)
+            return keys.first { $0.name.lowercased() == spelled }?.name
+        }
+        // The most leading words that name a key and leave a value after them, else the first
+        // word; or all the words, when together they name a key and the first alone does not.
+        var (count, named) = (1, first)
+        for length in stride(from: words.count - 1, to: 1, by: -1) {
+            if let match = keyNamed(by: length) {
+                (count, named) = (length, match)
                 break
             }
         }
+        if count == 1, words.count > 1, let whole = keyNamed(by: words.count), (try? self.key(first)) == nil { (count, named) = (words.count, whole) }
         let key = try self.key(named)
         guard words.count > count else {
             let hint = Self.emptyValueHint(key)
@@ -170,7 +178,8 @@ struct HarnessSet {
 
     /// The value that makes an optional key `nil` in `set`, `batch` and at the prompt: `null`,
     /// as `--json` shows it; on a key of no declared type it removes the user's value. The string
-    /// "null" is then written quoted: `'null'`.
+    /// "null" is then written with single quotes kept inside a quoted word, `"'null'"` (the
+    /// words of a line are read as a shell reads them, which removes one level of quotes).
     static let nullWord = "null"
 
     /// Whether `key` has no declared type: a key a program lists in `keys` beside its `@Pref`s.

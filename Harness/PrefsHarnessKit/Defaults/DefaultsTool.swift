@@ -64,14 +64,14 @@ enum DefaultsTool {
             if rest.count == 1 {
                 // A domain whose damaged file was moved aside is still reported: removing it ends
                 // the report (its copy stays).
-                let damage = domain.damage
+                let damage = try domain.damageFound()
                 guard try domain.remove() else {
                     guard let damage else { throw HarnessError.refused("Domain (\(domain.name)) not found. Defaults have not been changed.") }
                     return console.error("prefs-harness: removed what was left of the domain \(domain.name), whose file had been moved aside as damaged; the copy stays (\(damage.description))")
                 }
             } else {
                 let key = rest[1]
-                if let damage = domain.damage { throw DamageReport.refusal(damage) }  // the key is in the copy
+                if let damage = try domain.damageFound() { throw DamageReport.refusal(damage) }  // the key is in the copy
                 try domain.update { contents in
                     guard contents.removeValue(forKey: key) != nil else {
                         throw HarnessError.refused("Domain (\(domain.name)) has no key \(key). Defaults have not been changed.")
@@ -82,7 +82,7 @@ enum DefaultsTool {
             try arity(3...3, "DOMAIN OLD_KEY NEW_KEY")
             let domain = try places.domain(rest[0])
             let (old, new) = (rest[1], rest[2])
-            if let damage = domain.damage { throw DamageReport.refusal(damage) }  // the key is in the copy
+            if let damage = try domain.damageFound() { throw DamageReport.refusal(damage) }  // the key is in the copy
             try domain.update { contents in
                 guard let value = contents.removeValue(forKey: old) else {
                     throw HarnessError.refused("Key \(old) does not exist in domain \(domain.name); leaving defaults unchanged.")
@@ -132,10 +132,13 @@ enum DefaultsTool {
         let quoted = { (words: [String]) in words.map(Tokenizer.quoted).joined(separator: " ") }
         var ways: [String] = []
         let value = Array(words.dropFirst())
-        let scalar = value.count == 1 || (value.count == 2 && DefaultsValues.scalarFlags.contains(value[0]))
-        if scalar { ways.append("prefs-harness defaults write " + quoted([domain.name, root, "-dict-add", key] + value)) }
+        // A typed word (`-int 3`) is the same value under -dict-add; an untyped one is property-list
+        // text (`3` is a string there), which `set` parses for the key's kind instead.
+        let typed = value.count == 2 && DefaultsValues.scalarFlags.contains(value[0])
+        let word = typed || (value.count == 1 && !"{(<[".contains(value[0].first ?? "{")) ? value.last : nil
+        if typed { ways.append("prefs-harness defaults write " + quoted([domain.name, root, "-dict-add", key] + value)) }
         if !domain.name.hasPrefix("/") {
-            ways.append("prefs-harness " + quoted(["--suite", domain.name, "--key", root, "set", key]) + " " + (scalar ? quoted([value.last!]) : "VALUE"))
+            ways.append("prefs-harness " + quoted(["--suite", domain.name, "--key", root, "set", key]) + " " + (word.map { quoted([$0]) } ?? "VALUE"))
         }
         let others = sets.count > 1 ? " (\(sets.dropFirst().quotedList) too)" : ""
         console.error(
@@ -300,8 +303,8 @@ struct Places {
     /// which the library never moves, and for a name that is no domain.
     func acknowledgement(of name: String) -> String? {
         guard !name.hasPrefix("/"), !name.isEmpty, !Self.hasSlashDotDotOrNUL(name) else { return nil }
-        let words = files.map { ["--store-dir", $0.directory.path, "--key", name] } ?? ["--suite", name]
-        return (["prefs-harness"] + words + ["acknowledge"]).map(Tokenizer.quoted).joined(separator: " ")
+        guard let files else { return DamageReport.command(store: .suite(name), root: nil) }
+        return DamageReport.command(store: .directory(files.directory.path), root: name)
     }
 
     /// The domain `name` names.
@@ -362,21 +365,31 @@ struct Domain {
         }
     }
 
-    /// ``update(_:)``, saying on stderr when the file was damaged: before the write when it was
-    /// moved aside earlier; when this write is what finds it (the library then moves it aside
-    /// and writes nothing), after, and then the write is made again, starting afresh.
-    func updateSayingDamage(_ console: Console, _ change: (inout [String: Any]) throws -> Void) throws {
-        if let damage {
-            DamageReport.warn(damage, starting: "the domain \(name)", console: console)
-            return try update(change)
-        }
+    /// The damage reported for the domain now, after reading it as every command first does: a
+    /// damaged file is moved aside by this read (so no later step of the command meets it
+    /// unannounced); `nil` when the file reads or there is none.
+    ///
+    /// - Throws: The refusal of a file left in place (a property list the library cannot keep
+    ///   exactly, a file named by path), which no write may replace.
+    func damageFound() throws -> PersistentPrefs.PrefsError? {
         do {
-            try update(change)
-        } catch {
-            guard let damage else { throw error }
-            DamageReport.warn(damage, starting: "the domain \(name)", console: console)
-            try update(change)
+            switch place {
+            case .file(let file): _ = try file.contents()
+            case .root(let store): _ = try store.load(root: name)
+            }
+        } catch let error as PersistentPrefs.PrefsError {
+            guard let notice = DamageReport.notice(in: error) else { throw HarnessError.refused(error) }
+            if DamageReport.isLeftInPlace(notice) { throw DamageReport.refusal(notice) }
+            return damage ?? notice
         }
+        return damage
+    }
+
+    /// ``update(_:)``, saying on stderr first when the file was damaged (moved aside by this
+    /// command or an earlier one): the write then starts the domain afresh.
+    func updateSayingDamage(_ console: Console, _ change: (inout [String: Any]) throws -> Void) throws {
+        if let damage = try damageFound() { DamageReport.warn(damage, starting: "the domain \(name)", console: console) }
+        try update(change)
     }
 
     /// Its keys and values, or a refusal naming the domain when it does not exist.

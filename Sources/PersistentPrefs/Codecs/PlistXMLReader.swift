@@ -13,7 +13,8 @@ extension PlistXML {
     }
 
     /// The dictionary at the top of an XML property list, read exactly as CoreFoundation reads
-    /// it, or why it was declined.
+    /// it (and `<data/>`, which CoreFoundation refuses, as the empty data every reader that reads
+    /// it takes it for), or why it was declined.
     ///
     /// Values come back in the shapes the library keeps: `String`, `Bool` for `<true/>` and
     /// `<false/>`, `NSNumber` for `<integer>` (of kind `q`, or `Q` above `Int64.max`) and

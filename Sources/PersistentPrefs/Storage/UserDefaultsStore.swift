@@ -281,6 +281,8 @@ extension UserDefaultsStore {
 
     func acknowledgeDamage(root: String) throws -> String? {
         guard let file = handle.file else { return nil }
+        // No file and no note: nothing to acknowledge, and no lock file to leave behind.
+        guard SharedFolders.kind(file.path) != nil || DamageNote.exists(forFileAt: file.path) else { return nil }
         // The suite's history ends with the damage: nothing from before is put back later.
         return try FileLock.withLock(for: file, label: root) { lock in
             let aside = try PlistFile.acknowledgeDamage(atPath: file.path)

@@ -111,13 +111,18 @@ struct HarnessParsingTests {
             ("string 'hello   world'", "String Value", "hello   world"),
             ("'String Value' ''", "String Value", ""),
             ("dict '{\"k\": \"v w\"}'", "Dictionary Value", #"{"k": "v w"}"#),
+            ("string value", "String Value", "value"),  // the alias and a value: a key must leave one
+            ("string value x", "String Value", "x"),  // the most leading words that name a key
         ]
         for (line, key, value) in cases {
             let (found, text) = try sample.keyAndValue(try Tokenizer.words(line))
             #expect(found.name == key && text == value, "\(line)")
         }
-        #expect(throws: HarnessError.usage("set needs VALUE after Integer Value (give one after the name)")) {
-            try sample.keyAndValue(["Integer", "Value"], command: "set")
+        let program = HarnessSet(
+            schema: PrefsSchema(root: "R", className: "App", schemaVersion: 0, keys: [PrefsSchema.Key(name: "User Name", type: "String", kind: "string")]),
+            file: "/schema.json", root: "R")
+        #expect(throws: HarnessError.usage("set needs VALUE after User Name (write '' for an empty string)")) {
+            try program.keyAndValue(["User", "Name"], command: "set")
         }
         #expect(throws: HarnessError.usage("String Value has no value (write '' for an empty string)")) {
             try sample.keyAndValue(["string"])

@@ -209,6 +209,29 @@ struct DamageSweepTests {
         #expect(again.status == 0 && again.stdout.hasPrefix("Nothing to acknowledge"), "\(again.stdout)")
     }
 
+    @Test("defaults commands that meet a damaged file first say so: a write warns and starts afresh, a key's delete or rename is refused")
+    func defaultsMeetDamage() throws {
+        let fixture = try Fixture()
+        defer { fixture.directory.remove() }
+        let bytes = Self.damaged(fixture.good, kind: 0, at: 170)
+        for words in [["delete", "S", "AppPrefs"], ["rename", "S", "AppPrefs", "Other"]] {
+            try fixture.place(bytes)
+            let refused = try fixture.child.run("prefs-harness", ["defaults"] + words)
+            #expect(refused.status == 1 && refused.stderr.contains("is unreadable: it is damaged") && !refused.stderr.contains("has no key"), "\(words): \(refused.stderr)")
+            #expect(try fixture.copies().map(fixture.copy) == [bytes], "\(words)")
+        }
+        for words in [["write", "S", "Foo", "1"], ["write", "S", "AppPrefs", "-dict-add", "Volume", "-int", "2"]] {
+            try fixture.place(bytes)
+            let written = try fixture.child.run("prefs-harness", ["defaults"] + words)
+            #expect(written.status == 0 && written.stderr.hasPrefix("prefs-harness: warning: ") && written.stderr.contains("moved aside to"), "\(words): \(written.stderr)")
+            #expect(try fixture.copies().map(fixture.copy) == [bytes], "\(words)")
+        }
+        // Nothing there: nothing to acknowledge, and nothing made.
+        let none = try fixture.child.run("prefs-harness", ["--suite", "NoSuch", "acknowledge"])
+        #expect(none.status == 0 && none.stdout == "Nothing to acknowledge: no damage is reported for the UserDefaults suite \"NoSuch\".\n", "\(none)")
+        #expect(!FileManager.default.fileExists(atPath: fixture.directory.path + "/NoSuch.plist.lock"))
+    }
+
     @Test("acknowledge after a damaged file was moved aside ends the report; the copy stays")
     func acknowledgeMovedAside() throws {
         let fixture = try Fixture()
@@ -218,7 +241,7 @@ struct DamageSweepTests {
         let get = try fixture.harness("get", "Volume")
         #expect(get.status == 1 && get.stderr.contains("'prefs-harness --suite S --key AppPrefs acknowledge' ends this report"), "\(get.stderr)")
         let acknowledge = try fixture.harness("acknowledge")
-        #expect(acknowledge.status == 0 && acknowledge.stdout.hasPrefix("Acknowledged the damage of \(fixture.file)"), "\(acknowledge.stdout)")
+        #expect(acknowledge.status == 0 && acknowledge.stdout.hasPrefix("Acknowledged, and no longer reported: The preferences store at \(fixture.file) is unreadable"), "\(acknowledge.stdout)")
         let after = try fixture.harness("get", "Volume")
         #expect(after.status == 0 && after.stdout == "5\n", "the set reads its defaults: \(after.stderr)")
         #expect(try fixture.program().hasSuffix("problems=0\n"))

@@ -50,8 +50,8 @@ enum DamageNote {
     /// ``notice(for:)`` for the store file at `filePath`.
     static func notice(forFileAt filePath: String) -> PersistentPrefs.PrefsError? {
         let path = path(forFileAt: filePath)
-        // One system call in the usual case, where there is no note. The note is the library's
-        // own file: never read through a link, a FIFO or a device.
+        // Cheap in the usual case, where there is no note. The note is the library's own file:
+        // never read through a link, a FIFO or a device.
         guard access(path, F_OK) == 0, SharedFolders.kind(filePath) == nil,
             let note = (try? AtomicFile.readRegular(path, following: false, limit: 1 << 16)) ?? nil
         else { return nil }
