@@ -288,8 +288,24 @@ public final class HarnessSession {
     /// The command line that acknowledges damage of this session's store file (see
     /// ``DamageReport``), naming the root key where the store keeps a file per set, or one was given.
     var acknowledgeCommand: String {
-        if case .directory = storeChoice { return DamageReport.command(store: storeChoice, root: rootKey) }
-        return DamageReport.command(store: storeChoice, root: rootGiven ? rootKey : nil)
+        DamageReport.command(store: storeChoice, root: fileRoot)
+    }
+
+    /// The root key that names the store file damage is acknowledged for: always in a folder,
+    /// which keeps a file per set; in a suite, whose one file holds every set, only when given.
+    private var fileRoot: String? {
+        if case .directory = storeChoice { return rootKey }
+        return rootGiven ? rootKey : nil
+    }
+
+    /// Acknowledges the damage of `view`'s store file (the library's `acknowledgeDamage()`),
+    /// Ctrl-C held back meanwhile; returns where a file was moved.
+    ///
+    /// - Throws: ``HarnessError/refused(_:)`` with the library's reason when it fails.
+    private func acknowledgeDamage(of view: PersistentPrefs) throws -> URL? {
+        let aside = try write { view.acknowledgeDamage() }
+        if let error = view.lastError { throw HarnessError.refused(error) }
+        return aside
     }
 
     private func run(_ command: Command, console: Console) throws {
@@ -363,10 +379,7 @@ public final class HarnessSession {
             // A set whose damaged file was moved aside holds nothing to remove: the reset is the
             // user's word that the values in the copy are done with (the warning named it).
             let after = PersistentPrefs(key: rootKey, store: store)
-            if DamageReport.notice(in: after.lastError) != nil {
-                try write { after.acknowledgeDamage() }
-                if let error = after.lastError { throw HarnessError.refused(error) }
-            }
+            if DamageReport.notice(in: after.lastError) != nil { _ = try acknowledgeDamage(of: after) }
             if command.json {
                 console.print(ValueFormatter.jsonText(try set.shown(session: self).map(\.json)))
             } else {
@@ -384,10 +397,8 @@ public final class HarnessSession {
             // administrator's, and not the library's to move).
             let view = PersistentPrefs(key: rootKey, store: store)
             let damage = DamageReport.notice(in: view.lastError)
-            let aside = try write { view.acknowledgeDamage() }
-            if let error = view.lastError { throw HarnessError.refused(error) }
-            let named: String?
-            if case .directory = storeChoice { named = rootKey } else { named = rootGiven ? rootKey : nil }
+            let aside = try acknowledgeDamage(of: view)
+            let named = fileRoot
             if command.json {
                 let fields: [String: Any] = [
                     "root": named ?? NSNull(), "movedTo": aside?.path ?? NSNull(), "acknowledged": damage?.description ?? NSNull(),

@@ -180,6 +180,12 @@ enum SchemaCommands {
         return ValueFormatter.text(value)
     }
 
+    /// The string inside `text` when it is in single quotes, as `gsettings` takes a string; else `nil`.
+    private static func singleQuoted(_ text: String) -> String? {
+        guard text.count >= 2, text.hasPrefix("'"), text.hasSuffix("'") else { return nil }
+        return String(text.dropFirst().dropLast())
+    }
+
     /// VALUE as the key's property-list type: `integer`, `real`, `boolean` (`true`, `false`),
     /// `string` (as it is, or in single quotes as `gsettings` takes it), `date` (ISO 8601),
     /// `data` (Base64), `array` and `dictionary` (JSON); for a key of no kind, a string in single
@@ -198,8 +204,7 @@ enum SchemaCommands {
         case "boolean"?:
             return try ValueParser.boolean(trimmed, for: "\(key.name) (\(key.type ?? "Bool"))")
         case "string"?:
-            if trimmed.count >= 2, trimmed.hasPrefix("'"), trimmed.hasSuffix("'") { return String(trimmed.dropFirst().dropLast()) }
-            return text
+            return singleQuoted(trimmed) ?? text
         case "date"?:
             guard let date = PlistDates.iso8601(trimmed) else { throw bad("an ISO 8601 date") }
             guard PlistDates.isStorable(date) else { throw bad("a date a set can store (years 1 to 9999)") }
@@ -218,7 +223,7 @@ enum SchemaCommands {
         default:
             // A key of no declared type: a string in single quotes (as gsettings takes one) is that
             // string, else a number when it reads as one, else the text.
-            if trimmed.count >= 2, trimmed.hasPrefix("'"), trimmed.hasSuffix("'") { return String(trimmed.dropFirst().dropLast()) }
+            if let string = singleQuoted(trimmed) { return string }
             if let number = Int(trimmed) { return number }
             if let number = Double(trimmed) { return number }
             return text
