@@ -178,6 +178,8 @@ enum Bench {
         readCases.append { time(iterations: config.readIterations) { _ in consume(audio.theme) } }
         readCases.append { time(iterations: config.readIterations) { _ in consume(audio.muted) } }
         readCases.append { time(iterations: config.readIterations) { _ in consume(prefs[intKey] as? Int) } }
+        // The subscript alone: what the library costs of the row above (the rest is the cast).
+        readCases.append { time(iterations: config.readIterations) { _ in consume(prefs[intKey]) } }
         if let kconfig, !config.readsOnly {  // KConfig's readEntry of an int and a string, in step
             readCases.append { kconfig.time("readint", iterations: config.readIterations) ?? .infinity }
             readCases.append { kconfig.time("readstring", iterations: config.readIterations) ?? .infinity }
@@ -190,6 +192,7 @@ enum Bench {
             print(String(format: "enum @Pref read   %6.1f ns  %.2f× Int read", reads[5], reads[5] / reads[0]))
             print(String(format: "default-key read  %6.1f ns  %.2f× Int read", reads[6], reads[6] / reads[0]))
             print(String(format: "subscript as? Int %6.1f ns  %.2f× bare", reads[7], reads[7] / reads[1]))
+            print(String(format: "subscript, no as? %6.1f ns  %.2f× bare", reads[8], reads[8] / reads[1]))
             return 0
         }
 
@@ -255,6 +258,7 @@ enum Bench {
             ("enum read   AudioPrefs.theme (stored)", reads[5], String(format: "%.2f× typed Int", reads[5] / reads[0])),
             ("default     AudioPrefs.muted (not stored)", reads[6], String(format: "%.2f× typed Int", reads[6] / reads[0])),
             ("subscript   prefs[\"Integer Value\"] as? Int", reads[7], String(format: "%.2f× bare", reads[7] / reads[1])),
+            ("subscript   prefs[\"Integer Value\"], no cast", reads[8], String(format: "%.2f× bare", reads[8] / reads[1])),
             ("durable write  prefs.int = n", writes[0], String(format: "%.3f× raw", writes[0] / writes[1])),
             ("raw write      set + synchronize()", writes[1], "1.000× raw"),
             ("shared write   prefs.int = n, plain writer too", writes[2], String(format: "%.1f× raw", writes[2] / writes[1])),
@@ -264,9 +268,9 @@ enum Bench {
                 String(format: "%.3f× 1 set", files[1] / files[0])
             ),
         ]
-        if reads.count == 10 {
-            rows.insert(("KConfig     readEntry(key, 0) of an int", reads[8], String(format: "SamplePrefs.int %.2f× it", reads[0] / reads[8])), at: 8)
-            rows.insert(("KConfig     readEntry(key, QString())", reads[9], String(format: "SamplePrefs.string %.2f× it", reads[2] / reads[9])), at: 9)
+        if reads.count == 11 {
+            rows.insert(("KConfig     readEntry(key, 0) of an int", reads[9], String(format: "SamplePrefs.int %.2f× it", reads[0] / reads[9])), at: 9)
+            rows.insert(("KConfig     readEntry(key, QString())", reads[10], String(format: "SamplePrefs.string %.2f× it", reads[2] / reads[10])), at: 10)
         }
         print("prefs-bench: medians of \(config.repetitions) repetitions (\(config.readIterations) reads, \(config.writeIterations) writes each)")
         print(String(repeating: "-", count: 78))

@@ -1,11 +1,11 @@
 import Foundation
 
-// The read path of an instance: every typed read goes through one generic body (`typed`). A
-// `@Pref` read whose remembered answer carries the shared set's current read stamp takes this
-// instance's lock and nothing else; a read served at once otherwise takes this instance's lock
-// (which set, no batch, nothing to report) and then the shared set's for the value; any other read
-// (a batch running, the set not loaded or damaged, an error to clear) goes the way of
-// ``PersistentPrefs/read(tracking:keepingError:_:)``.
+// The read path of an instance: every typed read by key goes through one generic body
+// (`typed`), served at once (this instance's lock, then the shared set's for the value) or the
+// way of ``PersistentPrefs/read(tracking:keepingError:_:)`` (a batch running, the set not loaded
+// or damaged, an error to clear). A `@Pref` read remembers its answer (see `value(of:)` in
+// `Pref.swift`): while the shared set's read stamp is the one it was worked out at, the read takes
+// this instance's lock and nothing else.
 
 extension PersistentPrefs {
     /// ``value(forKey:as:)``, telling the Observation framework that `tracking` was read.
@@ -14,31 +14,24 @@ extension PersistentPrefs {
         typed(type, forKey: key, tracking: tracking, keepingError: false)
     }
 
-    /// ``value(forKey:as:)`` for a ``Pref`` read, which leaves ``lastError`` alone.
-    @inlinable
-    func value<T>(as type: T.Type, _ pref: PrefKey) -> T? {
-        typed(type, forKey: pref.key, tracking: pref.observationKey, keepingError: true, remembering: pref)
-    }
-
-    /// The one body of every typed read: a value as `T`, from the answer that serves `T` — the
-    /// number's answers for `Int`, `Double`, `Float` and `Bool`, the string's for `String`, else
-    /// the stored value cast. Inlined and specialised in the caller: only one branch survives.
+    /// The one body of every typed read by key: a value as `T`, from the answer that serves `T`
+    /// — the number's answers for `Int`, `Double`, `Float` and `Bool`, the string's for
+    /// `String`, else the stored value cast. Inlined and specialised in the caller: only one
+    /// branch survives.
     ///
     /// - Parameters:
     ///   - tracking: What the Observation framework is told was read (a key, or the whole set).
-    ///   - keepingError: Whether the read leaves ``lastError`` as it is (a ``Pref`` read) rather
-    ///     than clearing it on success, as RVS's reads do.
-    ///   - pref: The ``Pref`` read, which remembers its answer for the next read (see
-    ///     ``PrefKey/rememberedStamp``); `nil` for a read by key.
+    ///   - keepingError: Whether the read leaves ``lastError`` as it is rather than clearing it
+    ///     on success, as RVS's reads do.
     @inlinable @inline(__always)
-    func typed<T>(_ type: T.Type, forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, remembering pref: PrefKey? = nil) -> T? {
-        if T.self == Int.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref)?.int.map { $0 as! T } }
-        if T.self == Double.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref)?.double.map { $0 as! T } }
-        if T.self == Float.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref)?.float.map { $0 as! T } }
-        if T.self == Bool.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref)?.bool.map { $0 as! T } }
-        if T.self == String.self { return cachedString(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref).map { $0 as! T } }
+    func typed<T>(_ type: T.Type, forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> T? {
+        if T.self == Int.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.int.map { $0 as! T } }
+        if T.self == Double.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.double.map { $0 as! T } }
+        if T.self == Float.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.float.map { $0 as! T } }
+        if T.self == Bool.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.bool.map { $0 as! T } }
+        if T.self == String.self { return cachedString(forKey: key, tracking: tracking, keepingError: keepingError).map { $0 as! T } }
         // Unwrapped first: a cast from `Any?` looks into the optional in a second, nested cast.
-        guard let value = rawValue(forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref) else { return nil }
+        guard let value = rawValue(forKey: key, tracking: tracking, keepingError: keepingError) else { return nil }
         return value as? T
     }
 
@@ -50,88 +43,46 @@ extension PersistentPrefs {
     /// The `as?` answers for a stored number (worked out once per value), callable from
     /// inlinable code.
     @usableFromInline
-    func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, remembering pref: PrefKey? = nil) -> NumberCasts? {
-        answer(
-            forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref, \.rememberedNumber,
-            { $0.loadedNumber(forKey: $1) }, { try $1.number(forKey: $0) })
+    func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> NumberCasts? {
+        readPublished(tracking: tracking, keepingError: keepingError) { $0.loadedNumber(forKey: key) }
+            ?? read(tracking: tracking, keepingError: keepingError) { try $0.number(forKey: key) } ?? nil
     }
 
     /// A value as a `String` (worked out once per value, no cast per read), callable from
     /// inlinable code.
     @usableFromInline
-    func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, remembering pref: PrefKey? = nil) -> String? {
-        answer(
-            forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref, \.rememberedString,
-            { $0.loadedString(forKey: $1) }, { try $1.string(forKey: $0) })
+    func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> String? {
+        readPublished(tracking: tracking, keepingError: keepingError) { $0.loadedString(forKey: key) }
+            ?? read(tracking: tracking, keepingError: keepingError) { try $0.string(forKey: key) } ?? nil
     }
 
     /// The stored value under `key` (the subscript getter), callable from inlinable code.
     @usableFromInline
-    func rawValue(
-        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, keepingError: Bool = false, remembering pref: PrefKey? = nil
-    ) -> Any? {
-        answer(
-            forKey: key, tracking: tracking, keepingError: keepingError, remembering: pref, \.rememberedValue, { $0.loadedValue(forKey: $1) }, { try $1.value(forKey: $0) })
+    func rawValue(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, keepingError: Bool = false) -> Any? {
+        readPublished(tracking: tracking, keepingError: keepingError) { $0.loadedValue(forKey: key) }
+            ?? read(tracking: tracking, keepingError: keepingError) { try $0.value(forKey: key) } ?? nil
     }
 
-    /// The answer for the value under `key`: `pref`'s remembered answer while the shared set's
-    /// ``SharedSet/readStamp`` is the one it was worked out at, else `known`'s from the shared
-    /// set's state when the read can be served at once, else `slow`'s by way of
-    /// ``read(tracking:keepingError:_:)``.
-    ///
-    /// `pref` remembers only an answer `known` worked out from one shared set whose stamp was the
-    /// same before and after: the stamp then names exactly the state the answer came from (no two
-    /// states of any set share one), whatever this instance was bound to meanwhile. An answer
-    /// read through the instance (a batch's pending value, a set resolved anew) is never
-    /// remembered.
-    ///
-    /// The closures capture nothing (the key is passed to them): a context would cost a retain
-    /// and a release of what it holds on every read.
-    @inline(__always)
-    private func answer<Answer>(
-        forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, remembering pref: PrefKey?,
-        _ memo: ReferenceWritableKeyPath<PrefKey, Answer?>, _ known: (SharedSet, String) -> Answer??,
-        _ slow: (String, SetView) throws -> Answer?
-    ) -> Answer? {
-        // `pref` stays optional until an answer is remembered: binding it costs a retain and a
-        // release on every read (65 against 86 ns a typed read; Benchmarks/README.md).
-        if pref != nil {
-            var stamp = 0
-            var sharedSet: SharedSet?
-            if let recalled = recall(pref, tracking: tracking, keepingError: keepingError, memo, stamp: &stamp, missed: &sharedSet) { return recalled }
-            if let sharedSet, let found = known(sharedSet, key) {
-                sharedSet.feed.access(tracking)
-                if let pref, let answer = found, sharedSet.readStamp.load() == stamp {
-                    state.withLock { _ in (pref.rememberedStamp, pref[keyPath: memo]) = (stamp, answer) }
-                }
-                return found
-            }
-        }
-        return readPublished(tracking: tracking, keepingError: keepingError, { known($0, key) })
-            ?? read(tracking: tracking, keepingError: keepingError) { try slow(key, $0) } ?? nil
-    }
-
-    /// `pref`'s remembered answer when the read can be served at once and the shared set's
-    /// ``SharedSet/readStamp`` is the one it was worked out at: one lock and one atomic load, no
-    /// look-up of the key, no lock of the shared set. Else `nil`; when the read can be served
-    /// at once, `stamp` is the set's stamp then (never 0) and `missed` the set.
-    @inline(__always)
-    private func recall<Answer>(
-        _ pref: PrefKey?, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool, _ memo: ReferenceWritableKeyPath<PrefKey, Answer?>,
-        stamp: inout Int, missed: inout SharedSet?
-    ) -> Answer?? {
+    /// Calls `take` (which copies `pref`'s remembered answer) under this instance's lock when the
+    /// read can be served at once and the shared set's ``SharedSet/readStamp`` is the one the
+    /// answer was worked out at, and tells the Observation framework the key was read; then
+    /// returns an empty miss. Otherwise `take` is not called, and the miss names the set and its
+    /// stamp when the read can be served at once.
+    @usableFromInline
+    func recall(_ pref: PrefKey, _ take: () -> Void) -> RecallMiss {
         let generation = currentGeneration()
-        return state.withLock { state -> Answer?? in
-            stamp = state.quickStamp(generation: generation, keepingError: keepingError)
-            guard stamp != 0 else { return .none }
-            guard pref?.rememberedStamp == stamp, let answer = pref?[keyPath: memo] else {
-                missed = state.lease?.sharedSet
-                return .none
-            }
-            // A stamp is never 0 without a lease. `access` records the read for this thread's
-            // `withObservationTracking`, if any, and calls no one.
-            state.lease!.sharedSet.feed.access(tracking)
-            return answer
+        return state.withLock { state -> RecallMiss in
+            // A `Pref` read leaves `lastError` as it is.
+            let stamp = state.quickStamp(generation: generation, keepingError: true)
+            guard stamp != 0 else { return RecallMiss(stamp: 0, sharedSet: nil) }
+            // A stamp is never 0 without a lease.
+            let sharedSet = state.lease!.sharedSet
+            guard pref.rememberedStamp == stamp else { return RecallMiss(stamp: stamp, sharedSet: sharedSet) }
+            take()
+            // `access` records the read for this thread's `withObservationTracking`, if any, and
+            // calls no one.
+            sharedSet.feed.access(pref.observationKey)
+            return RecallMiss(stamp: 0, sharedSet: nil)
         }
     }
 
@@ -232,4 +183,13 @@ struct SetView {
         guard pending != nil else { return try sharedSet.string(forKey: key) }
         return try value(forKey: key) as? String
     }
+}
+
+/// What ``PersistentPrefs/recall(_:_:)`` found when a ``Pref``'s remembered answer was not the
+/// current one: the shared set a read can be served from at once and its
+/// ``SharedSet/readStamp`` then, or no set (the read must take the slow way).
+@usableFromInline
+struct RecallMiss {
+    let stamp: Int
+    let sharedSet: SharedSet?
 }

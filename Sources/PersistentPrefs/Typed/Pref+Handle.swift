@@ -26,7 +26,7 @@ extension Pref {
         let pref: Pref<Value>
 
         /// The property's value, read as the property reads it.
-        public var value: Value { owner.read(pref) }
+        public var value: Value { owner.value(of: pref.core, pref) }
 
         /// Returns the property to its default by removing its key from the set, as
         /// ``PersistentPrefs/reset(_:)`` does with the key; a failure (a locked key, a store
@@ -78,5 +78,5 @@ private final class Reader<Value>: @unchecked Sendable {
         self.pref = pref
     }
 
-    var value: Value { owner.read(pref) }
+    var value: Value { owner.value(of: pref.core, pref) }
 }

@@ -48,13 +48,10 @@ public struct Pref<Value> {
     /// the `Pref`, and a copy then retains one reference rather than several.
     @usableFromInline let core: PrefCore<Value>
 
-    /// What the Observation framework tracks this key by (made once, not on every read).
-    @inlinable var observationKey: KeyPath<PrefsKeySpace, Int> { core.observationKey }
-
     /// How values are stored.
-    @inlinable var codec: PrefCodec<Value> { core.codec }
+    var codec: PrefCodec<Value> { core.codec }
     /// Why a value is not allowed (`nil` when it is), or `nil` without a rule.
-    @inlinable var rule: ((Value) -> String?)? { core.rule }
+    var rule: ((Value) -> String?)? { core.rule }
 
     /// The one initialiser behind the public ones (see `Pref+Storable.swift`, which admits only
     /// the types a property list can hold).
@@ -76,9 +73,19 @@ public struct Pref<Value> {
     }
 
     /// The reason `value` is not allowed, or `nil` when it is.
-    @usableFromInline
     func problem(with value: Value) -> String? {
         rule?(value)
+    }
+
+    /// What a read of `stored` returns when it reads without a problem: the stored value
+    /// decoded and allowed by the rule; for a key that is not stored, `fileDefaults`' value
+    /// (when it decodes), else the declared default. `nil` when the stored value cannot be
+    /// decoded or the rule refuses it.
+    func answer(_ stored: Any?, fileDefaults: @autoclosure () -> [String: Any]) -> Value? {
+        guard let stored else {
+            return fileDefaults()[key].flatMap { codec.decode($0) } ?? defaultValue
+        }
+        return codec.decode(stored).flatMap { problem(with: $0) == nil ? $0 : nil }
     }
 
     /// Not available: `@Pref` reaches its value through the enclosing ``PersistentPrefs``.
@@ -119,25 +126,15 @@ public struct Pref<Value> {
     ) -> Value {
         // Always inlined: only then is the key path a literal the compiler turns into a field
         // access.
-        @inline(__always) get {
-            let core = owner[keyPath: storageKeyPath].core
-            if let value = owner.value(as: Value.self, core) {
-                guard core.hasRule else { return value }
-                let pref = owner[keyPath: storageKeyPath]
-                if let reason = pref.problem(with: value) {
-                    owner.reportInvalid(key: pref.key, reason: reason)
-                    return pref.defaultValue
-                }
-                return value
-            }
-            return owner.read(owner[keyPath: storageKeyPath])
-        }
+        // Only the core is taken on the way that finds the remembered answer: a copy of the whole
+        // `Pref` retains its key and default too.
+        @inline(__always) get { owner.value(of: owner[keyPath: storageKeyPath].core, owner[keyPath: storageKeyPath]) }
         set { owner.write(newValue, owner[keyPath: storageKeyPath]) }
     }
 }
 
 /// What the read path needs of a ``Pref``, without its value type: the key, what the
-/// Observation framework tracks it by, and whether a rule must see the value read.
+/// Observation framework tracks it by, and which state its remembered answer came from.
 ///
 /// Not generic, so the library's read functions take it as it is (an upcast of the
 /// ``PrefCore``), and read its fields in place.
@@ -147,23 +144,15 @@ class PrefKey {
     @usableFromInline let key: String
     /// What the Observation framework tracks the key by.
     @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
-    /// Whether the `Pref` has a rule, which each value read must pass.
-    @usableFromInline let hasRule: Bool
-    /// The ``SharedSet/readStamp`` of the state this key's remembered answer was worked out
-    /// from (0: none): while the set's stamp is the same, a read takes the answer from here
-    /// without looking the key up. This and the answers are read and written only under the
+    /// The ``SharedSet/readStamp`` of the state ``PrefCore/remembered`` was worked out from
+    /// (0: none): while the set's stamp is the same, a read returns that answer without looking
+    /// the key up or decoding anything. This and the answer are read and written only under the
     /// lock of the instance whose `Pref` this is (a `Pref` belongs to one instance).
     var rememberedStamp = 0
-    /// The remembered answer: the `as?` answers of a number, a string, or the stored value,
-    /// whichever the `Pref`'s type reads.
-    var rememberedNumber: NumberCasts?
-    var rememberedString: String?
-    var rememberedValue: Any?
 
-    init(key: String, observationKey: KeyPath<PrefsKeySpace, Int>, hasRule: Bool) {
+    init(key: String, observationKey: KeyPath<PrefsKeySpace, Int>) {
         self.key = key
         self.observationKey = observationKey
-        self.hasRule = hasRule
     }
 }
 
@@ -171,8 +160,13 @@ class PrefKey {
 /// what the Observation framework tracks the key by.
 @usableFromInline
 final class PrefCore<Value>: PrefKey {
-    @usableFromInline let codec: PrefCodec<Value>
-    @usableFromInline let rule: ((Value) -> String?)?
+    let codec: PrefCodec<Value>
+    let rule: ((Value) -> String?)?
+    /// What a read of the property returned at ``PrefKey/rememberedStamp``: the stored value
+    /// decoded and passed by the rule, or the default of a key that is not stored. A value
+    /// that reads with a problem (see ``PersistentPrefs/read(_:)``) is never remembered, so
+    /// each read reports it.
+    @usableFromInline var remembered: Value?
     /// What the value is for, for the schema.
     let summary: String?
     /// The ends of an `in:` range, for the schema.
@@ -183,7 +177,7 @@ final class PrefCore<Value>: PrefKey {
         self.rule = rule
         self.summary = summary
         self.bounds = bounds
-        super.init(key: key, observationKey: PrefsKeySpace.keyPath(key), hasRule: rule != nil)
+        super.init(key: key, observationKey: PrefsKeySpace.keyPath(key))
     }
 }
 
@@ -263,16 +257,43 @@ extension Pref: DeclaredPref {
 // MARK: - Reading and writing typed values
 
 extension PersistentPrefs {
-    /// The slow path of a ``Pref`` read: a value that is not stored as the declared type
-    /// (absent, `RawRepresentable`, `URL`, `Codable`, or of the wrong type).
+    /// A ``Pref`` property's value (`core` is `pref`'s): the answer the property remembers while the shared set's
+    /// ``SharedSet/readStamp`` is the one it was worked out at (this instance's lock and one
+    /// atomic load, no look-up, no decoding), else ``read(_:missed:)``'s.
+    ///
+    /// Inlinable, so the read is specialised for the property's type in the subclass's module.
+    @inlinable @inline(__always)
+    func value<Value>(of core: PrefCore<Value>, _ pref: @autoclosure () -> Pref<Value>) -> Value {
+        var remembered: Value?
+        let missed = recall(core) { remembered = core.remembered }
+        if let remembered { return remembered }
+        return read(pref(), missed: missed)
+    }
+
+    /// A ``Pref`` read whose remembered answer is not the current one: worked out from the set
+    /// `missed` names when it can be served at once and the value reads without a problem,
+    /// and remembered if the set's stamp is still the one `missed` read (the stamp then names
+    /// exactly the state the answer came from). Otherwise ``read(_:)``, which reports problems.
     @usableFromInline
+    func read<Value>(_ pref: Pref<Value>, missed: RecallMiss) -> Value {
+        if let sharedSet = missed.sharedSet, case .some(let stored) = sharedSet.loadedValue(forKey: pref.key),
+            let value = pref.answer(stored, fileDefaults: fileDefaults)
+        {
+            sharedSet.feed.access(pref.core.observationKey)
+            if sharedSet.readStamp.load() == missed.stamp {
+                state.withLock { _ in (pref.core.rememberedStamp, pref.core.remembered) = (missed.stamp, value) }
+            }
+            return value
+        }
+        return read(pref)
+    }
+
+    /// The read of a ``Pref`` that reports what it finds: a value that is not stored reads as
+    /// the defaults file's value, then the declared one; a stored value of another type, or
+    /// one its rule refuses, reads as the default and is reported in ``lastError``.
     func read<Value>(_ pref: Pref<Value>) -> Value {
         guard let stored = rawValue(forKey: pref.key, tracking: pref.core.observationKey, keepingError: true) else {
-            // Not stored: the defaults file's value, then the declared one.
-            if let fileDefault = fileDefaults[pref.key], let value = pref.codec.decode(fileDefault) {
-                return value
-            }
-            return pref.defaultValue
+            return pref.answer(nil, fileDefaults: fileDefaults) ?? pref.defaultValue
         }
         if let value = pref.codec.decode(stored) {
             guard let reason = pref.problem(with: value) else { return value }

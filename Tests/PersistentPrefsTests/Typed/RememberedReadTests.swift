@@ -93,6 +93,68 @@ struct RememberedReadTests {
         #expect(prefs.lastError == .invalidValue(key: "Volume", reason: "11 is outside the range 0...10"))
     }
 
+    /// A `Codable` value that counts how often it is decoded.
+    struct Counted: Codable, Equatable {
+        nonisolated(unsafe) static var decodes = 0  // read and written by one test, on its own thread
+        var width = 1.0
+
+        init(width: Double = 1.0) { self.width = width }
+
+        init(from decoder: any Decoder) throws {
+            Self.decodes += 1
+            width = try decoder.container(keyedBy: CodingKeys.self).decode(Double.self, forKey: .width)
+        }
+    }
+
+    enum Theme: String { case light, dark }
+
+    final class Decoding: PersistentPrefs {
+        @Pref("Theme") var theme = Theme.light
+        @Pref("Frame") var frame = Counted()
+        @Pref("Folder") var folder: URL?
+        @Pref("Unset") var unset = 42
+    }
+
+    @Test("enum, URL and Codable values are decoded once per stored value; a key at its default is answered from memory too")
+    func decodedOncePerValue() {
+        let store = InMemoryStore()
+        let prefs = Decoding(key: "D", store: store)
+        prefs.frame = Counted(width: 2)
+        prefs.theme = .dark
+        prefs.folder = URL(fileURLWithPath: "/tmp")
+        Counted.decodes = 0
+        for _ in 0..<100 {
+            #expect(prefs.frame == Counted(width: 2) && prefs.theme == .dark && prefs.unset == 42)
+            #expect(prefs.folder == URL(fileURLWithPath: "/tmp"))
+        }
+        #expect(Counted.decodes == 1, "decoded once for the stored value, then remembered")
+        Decoding(key: "D", store: store).frame = Counted(width: 3)  // another instance writes the set
+        for _ in 0..<100 { #expect(prefs.frame == Counted(width: 3)) }
+        #expect(Counted.decodes == 2, "decoded again once, for the new value")
+        Decoding(key: "D", store: store).unset = 7  // a key read at its default is then stored
+        #expect(prefs.unset == 7)
+        prefs.reset("Unset")
+        #expect(prefs.unset == 42)
+    }
+
+    @Test("a value that reads with a problem is reported by every read, never remembered")
+    func problemsAreNotRemembered() throws {
+        let store = InMemoryStore()
+        try store.save(["Theme": "purple" as NSString], root: "D")
+        let prefs = Decoding(key: "D", store: store)
+        for _ in 0..<3 {
+            prefs.lastError = nil
+            #expect(prefs.theme == .light)
+            guard case .typeMismatch(key: "Theme", _, _)? = prefs.lastError else {
+                Issue.record("expected a type mismatch reported, got \(String(describing: prefs.lastError))")
+                return
+            }
+        }
+        prefs.theme = .dark
+        prefs.lastError = nil
+        #expect(prefs.theme == .dark && prefs.theme == .dark && prefs.lastError == nil)
+    }
+
     #if canImport(Observation)
         @Test("withObservationTracking hears a read served from a remembered answer")
         func observationTracking() {
