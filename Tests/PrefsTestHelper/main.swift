@@ -142,10 +142,14 @@ PersistentPrefs.groupID = suite == "standard" ? nil : suite
 let explicitStore: (any PrefsStore)? = {
     if suite.hasPrefix("/") { return PlistFileStore(directory: URL(fileURLWithPath: suite)) }
     if suite.hasPrefix("apple:") {
-        guard let store = UserDefaultsStore.throughUserDefaults(suiteName: String(suite.dropFirst("apple:".count))) else {
-            fail("cannot open suite \(suite)")
-        }
-        return store
+        #if DEBUG
+            guard let store = UserDefaultsStore.throughUserDefaults(suiteName: String(suite.dropFirst("apple:".count))) else {
+                fail("cannot open suite \(suite)")
+            }
+            return store
+        #else
+            fail("\(suite): the Apple code path is there in debug builds only")
+        #endif
     }
     return nil
 }()

@@ -31,7 +31,7 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
         var delivering = false
     }
 
-    private let state = Locked(State())
+    private let state = Locked(State(), level: .feed)
     private let root: String
     private let storeIdentifier: String
     /// The Observation framework's registrar for this set, or `nil`

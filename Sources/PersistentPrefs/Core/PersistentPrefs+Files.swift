@@ -1,8 +1,41 @@
 import Foundation
 
-// MARK: - Defaults from a file
-
 extension PersistentPrefs {
+    // MARK: - Damage
+
+    /// Acknowledges that the store holding this set was damaged, so its readers stop reporting it.
+    ///
+    /// When a store file cannot be read by any property-list reader, the library moves it aside
+    /// (it is never overwritten) and every set that was in it reads as empty. Until that file is
+    /// written again by the library, a file is put back in its place, or the damage is
+    /// acknowledged, every reader of those sets — every instance, root key, style and process —
+    /// reports ``PrefsError/corruptStore(path:reason:)`` in ``lastError``, naming the file and
+    /// where the damaged copy was moved. Call this once the app has dealt with it (for example
+    /// restored what it could from the moved copy, or told the user); the set is then read again.
+    ///
+    /// A file that other readers read but this library cannot keep exactly (its reason says
+    /// "left as it is") is never moved by a read or a write, and every write of it is refused.
+    /// Acknowledging it moves it aside, byte for byte, on the app's word: the set then reads as
+    /// empty and the next write starts the file afresh.
+    ///
+    /// ```swift
+    /// if case .corruptStore(let path, _)? = prefs.lastError {
+    ///     log("preferences at \(path) were damaged and reset")
+    ///     prefs.acknowledgeDamage()
+    /// }
+    /// ```
+    ///
+    /// - Returns: Where this call moved a file (a property list left as it is until now), or
+    ///   `nil`. A failure is reported in ``lastError``.
+    @discardableResult
+    public func acknowledgeDamage() -> URL? {
+        var aside: String?
+        reportingErrors { aside = try resolvedSet().acknowledgeDamage() }
+        return aside.map { URL(fileURLWithPath: $0, isDirectory: false) }
+    }
+
+    // MARK: - Defaults from a file
+
     /// The defaults in ``defaultsFileURL``, vetted and normalised; empty when there is no file
     /// or it was refused (the refusal is reported in ``lastError`` when the instance is made).
     ///

@@ -50,7 +50,7 @@ open class PersistentPrefs: NSObject {
 
     /// This instance's own state (see ``InstanceState``), under its lock; the set itself is in
     /// the shared set it resolves (see `PersistentPrefs+SetResolution.swift`).
-    let state = Locked(InstanceState())
+    let state = Locked(InstanceState(), level: .instance)
     /// The store given to ``init(key:values:store:)``; `nil`: the ``groupID`` suite.
     let explicitStore: (any PrefsStore)?
     /// `explicitStore == nil`, kept apart so the read path need not copy the existential.
@@ -122,44 +122,7 @@ open class PersistentPrefs: NSObject {
     ///
     /// Reading it reads the set (as any read does) and leaves ``lastError`` alone.
     public var problems: [PrefsError] {
-        let saved = lastError
-        defer { lastError = saved }
-        var found: [PrefsError] = []
-        let stored: [String: Any]
-        let effective: [String: Any]
-        let sharedSet: SharedSet
-        do {
-            sharedSet = try resolvedSet()
-            stored = try sharedSet.values()
-            effective = try sharedSet.effectiveValues()
-        } catch {
-            return [SharedSet.mapped(error)] + declarationConflicts
-        }
-        if let notice = sharedSet.damageNotice() { found.append(notice) }
-        if let failure = sharedSet.stagingFailure, !found.contains(failure) { found.append(failure) }
-        if let degraded = sharedSet.watchProblem() { found.append(degraded) }
-        let layers = try? sharedSet.layers()
-        found += layers?.problems ?? []
-        var checked = Set<String>()
-        for pref in declaredPrefs() where checked.insert(pref.key).inserted {
-            if let value = effective[pref.key], let problem = pref.readingProblem(value) { found.append(problem) }
-        }
-        for (key, validator) in validators.sorted(by: { $0.key < $1.key }) {
-            if let value = effective[key], let reason = validator.problem(with: value) {
-                found.append(.invalidValue(key: key, reason: reason))
-            }
-        }
-        found += declarationConflicts
-        if let version = try? sharedSet.schemaVersion() {
-            do {
-                _ = try schemaPlan.report(on: stored, from: version, root: key, locks: layers)
-            } catch {
-                // A refused background write may have listed the same refusal already.
-                let refusal = SharedSet.mapped(error)
-                if !found.contains(refusal) { found.append(refusal) }
-            }
-        }
-        return found
+        currentProblems()
     }
 
     /// Rules for the values of keys, beside those of `@Pref` declarations (`in:`, `validate:`):
@@ -285,8 +248,6 @@ open class PersistentPrefs: NSObject {
     // MARK: - Shared configuration
 
     private static let group = Locked<String?>(nil)
-    /// Bumped by every change of ``groupID``; instances re-resolve their set when it moves.
-    static let groupGeneration = SharedInt()
 
     /// The `UserDefaults` suite used by every instance that was not given a store; `nil` or
     /// `""` selects `.standard`.
@@ -378,21 +339,6 @@ open class PersistentPrefs: NSObject {
         start(key: key, merging: values ?? [:])
     }
 
-    private func start(key: String?, merging initial: [String: Any]) {
-        let name = key ?? String(describing: type(of: self))
-        state.withLock { $0.key = name }
-        reportingErrors {
-            _ = try loadedFileDefaults()
-            let sharedSet = try resolvedSet()
-            _ = try sharedSet.values()
-            if !initial.isEmpty {
-                let accepted = try vetted(initial)
-                try sharedSet.write(.merge(accepted), schema: schemaPlan)
-            }
-            if let conflict = declarationConflicts.first { throw conflict }
-        }
-    }
-
     // MARK: - Reading and writing
 
     // One declaration per platform (`@objc` needs the Objective-C runtime), the same documentation.
@@ -403,9 +349,8 @@ open class PersistentPrefs: NSObject {
         /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
         /// every value must be a property-list value. On success the set is stored when the
         /// setter returns (<doc:ApplePlatforms> says how durably) and ``lastError`` is `nil`;
-        /// otherwise nothing changes and
-        /// ``lastError`` names the refused keys. Assigning `[:]` removes the root key from the
-        /// store.
+        /// otherwise nothing changes and ``lastError`` names the refused keys. Assigning `[:]`
+        /// removes the root key from the store.
         ///
         /// Live: another process's write is seen without ``flush()`` (see ``observeChanges(to:_:)``).
         /// On Apple platforms `values` is `@objc` and key-value observable: KVO observers of
@@ -456,9 +401,8 @@ open class PersistentPrefs: NSObject {
         /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
         /// every value must be a property-list value. On success the set is stored when the
         /// setter returns (<doc:ApplePlatforms> says how durably) and ``lastError`` is `nil`;
-        /// otherwise nothing changes and
-        /// ``lastError`` names the refused keys. Assigning `[:]` removes the root key from the
-        /// store.
+        /// otherwise nothing changes and ``lastError`` names the refused keys. Assigning `[:]`
+        /// removes the root key from the store.
         ///
         /// Live: another process's write is seen without ``flush()`` (see ``observeChanges(to:_:)``).
         /// On Apple platforms `values` is `@objc` and key-value observable: KVO observers of
@@ -544,41 +488,6 @@ open class PersistentPrefs: NSObject {
         try submit { .set(key: key, value: try vetting(oneKey: true).vet(value, forKey: key)) }
     }
 
-    /// Writes the change `make` returns, or inside a ``batch(_:)`` adds it to the batch.
-    ///
-    /// `make` vets the change; what it throws is rethrown, and inside a batch also spoils the
-    /// batch (all or nothing), naming the refused keys.
-    func submit(_ make: () throws -> PrefsChange) throws {
-        let change: PrefsChange
-        do {
-            change = try make()
-        } catch {
-            let refusal = SharedSet.mapped(error)
-            state.withLock { $0.pending?.refuse(refusal) }
-            throw refusal
-        }
-        let collected = state.withLock { state -> Bool in
-            guard state.pending != nil else { return false }
-            state.pending!.collect(change)
-            return true
-        }
-        guard !collected else { return }
-        let sharedSet = try resolvedSet()
-        if let interval = stagingInterval, change.isStageable {
-            let owner = ObjectIdentifier(type(of: self))
-            let plan = sharedSet.stagingPlanOwner == owner ? nil : detachedSchemaPlan(for: sharedSet)
-            if try sharedSet.stage(change, plan: plan, owner: owner, interval: interval) { return }
-        }
-        try sharedSet.write(change, schema: schemaPlan)
-    }
-
-    /// ``coalescingInterval`` when it makes this class's setters coalesce (a positive, finite
-    /// interval), else `nil`.
-    private var stagingInterval: TimeInterval? {
-        guard let interval = Self.coalescingInterval, interval > 0, interval.isFinite else { return nil }
-        return interval
-    }
-
     /// Stores each of `values` whose key holds nothing yet, in one step under the store's lock,
     /// so defaults written by one process never overwrite a value another process just set.
     ///
@@ -647,45 +556,6 @@ open class PersistentPrefs: NSObject {
     /// ```
     public func flush() {
         reportingErrors { try reload() }
-    }
-
-    /// Whether the sets used in this scope watch their stores for other programs' changes
-    /// without being observed (`true`, the default): a set starts its watch when it is first
-    /// used, so its values stay current however it is used. A program that reads and writes once
-    /// and exits (`prefs-harness get` and `set`) runs with it bound to `false`: its sets are then
-    /// read as loaded or last written, and no watcher thread is started for them. Observing a
-    /// set starts its watch either way.
-    @TaskLocal package static var watchesSets = true
-
-    /// Acknowledges that the store holding this set was damaged, so its readers stop reporting it.
-    ///
-    /// When a store file cannot be read by any property-list reader, the library moves it aside
-    /// (it is never overwritten) and every set that was in it reads as empty. Until that file is
-    /// written again by the library, a file is put back in its place, or the damage is
-    /// acknowledged, every reader of those sets — every instance, root key, style and process —
-    /// reports ``PrefsError/corruptStore(path:reason:)`` in ``lastError``, naming the file and
-    /// where the damaged copy was moved. Call this once the app has dealt with it (for example
-    /// restored what it could from the moved copy, or told the user); the set is then read again.
-    ///
-    /// A file that other readers read but this library cannot keep exactly (its reason says
-    /// "left as it is") is never moved by a read or a write, and every write of it is refused.
-    /// Acknowledging it moves it aside, byte for byte, on the app's word: the set then reads as
-    /// empty and the next write starts the file afresh.
-    ///
-    /// ```swift
-    /// if case .corruptStore(let path, _)? = prefs.lastError {
-    ///     log("preferences at \(path) were damaged and reset")
-    ///     prefs.acknowledgeDamage()
-    /// }
-    /// ```
-    ///
-    /// - Returns: Where this call moved a file (a property list left as it is until now), or
-    ///   `nil`. A failure is reported in ``lastError``.
-    @discardableResult
-    public func acknowledgeDamage() -> URL? {
-        var aside: String?
-        reportingErrors { aside = try resolvedSet().acknowledgeDamage() }
-        return aside.map { URL(fileURLWithPath: $0, isDirectory: false) }
     }
 
     /// Returns one key to its default by removing it from the set.

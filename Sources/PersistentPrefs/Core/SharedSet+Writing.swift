@@ -371,6 +371,10 @@ extension SharedSet {
                 if let circle = heldCircle(from: me, waits) { throw PersistentPrefs.PrefsError.transactionInProgress(root: circle) }
                 waits[me] = self
             }
+            #if DEBUG
+                LockLevel.entering(.turn)
+                defer { LockLevel.leaving(.turn) }
+            #endif
             lock.lock()
             Self.waits.withLock { waits in
                 waits[me] = nil

@@ -168,7 +168,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         layerReader = LayerReader(files: storage.layerFiles(root: root))
         let stamp = SharedInt()
         readStamp = stamp
-        cell = Locked(Cell(unwatched: storage.canWatch || !layerReader.files.isEmpty, readStamp: stamp))
+        cell = Locked(Cell(unwatched: storage.canWatch || !layerReader.files.isEmpty, readStamp: stamp), level: .cell)
     }
 
     /// The user's whole set (without the system layers: what writes replace).

@@ -311,19 +311,21 @@ extension UserDefaultsStore {
         }
     }
 
-    /// The store for `suiteName` (`nil`: `.standard`) that goes through `UserDefaults` —
-    /// `set`, `synchronize()`, `persistentDomain(forName:)` — as it does on Apple platforms,
-    /// whatever the platform.
-    ///
-    /// For tests of the Apple code path on Linux; not part of the supported API. On Linux,
-    /// `UserDefaults` rewrites the suite file in place without a lock, so this road is not
-    /// crash-safe or multi-process-safe there.
-    ///
-    /// - Parameter suiteName: The suite; `nil` or `""` selects `.standard`.
-    /// - Returns: The store, or `nil` when the name is refused.
-    package static func throughUserDefaults(suiteName: String?) -> UserDefaultsStore? {
-        DefaultsHandle.forSuite(suiteName, backend: .userDefaults).map(UserDefaultsStore.init(handle:))
-    }
+    #if DEBUG
+        /// The store for `suiteName` (`nil`: `.standard`) that goes through `UserDefaults` —
+        /// `set`, `synchronize()`, `persistentDomain(forName:)` — as it does on Apple platforms,
+        /// whatever the platform.
+        ///
+        /// For tests of the Apple code path on Linux, in debug builds only; not part of the
+        /// supported API. On Linux, `UserDefaults` rewrites the suite file in place without a
+        /// lock, so this road is not crash-safe or multi-process-safe there.
+        ///
+        /// - Parameter suiteName: The suite; `nil` or `""` selects `.standard`.
+        /// - Returns: The store, or `nil` when the name is refused.
+        package static func throughUserDefaults(suiteName: String?) -> UserDefaultsStore? {
+            DefaultsHandle.forSuite(suiteName, backend: .userDefaults).map(UserDefaultsStore.init(handle:))
+        }
+    #endif
 }
 
 // MARK: - Shared handles

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#endif
+
 /// A value guarded by one `NSLock`.
 ///
 /// `NSLock` rather than `Synchronization.Mutex`: `Mutex` needs macOS 15 / iOS 18, and a
@@ -7,13 +13,26 @@ import Foundation
 /// pointer rather than in a stored `var`, so the hot read path pays for the lock only, not
 /// also for Swift's dynamic exclusivity checks (the lock already gives exclusive access).
 /// Callers never run user code (overridable members, observers) inside `withLock`.
+///
+/// A lock given a ``LockLevel`` takes part in the library's lock order, which debug builds check
+/// on every acquisition; one without a level guards a table and takes no other lock inside.
 final class Locked<State>: @unchecked Sendable {  // `storage` is only touched while holding `lock`
     private let lock = NSLock()
     private let storage: UnsafeMutablePointer<State>
+    #if DEBUG
+        private let level: LockLevel?
+    #endif
 
-    init(_ state: State) {
+    /// - Parameters:
+    ///   - state: The guarded value.
+    ///   - level: Where the lock stands in the library's lock order (see ``LockLevel``), or
+    ///     `nil` for a lock that guards a table and takes no other lock inside.
+    init(_ state: State, level: LockLevel? = nil) {
         storage = .allocate(capacity: 1)
         storage.initialize(to: state)
+        #if DEBUG
+            self.level = level
+        #endif
     }
 
     deinit {
@@ -23,8 +42,72 @@ final class Locked<State>: @unchecked Sendable {  // `storage` is only touched w
 
     /// Runs `body` with exclusive access to the state.
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+        #if DEBUG
+            if let level { LockLevel.entering(level) }
+            defer { if let level { LockLevel.leaving(level) } }
+        #endif
         lock.lock()
         defer { lock.unlock() }
         return try body(&storage.pointee)
     }
+}
+
+/// The library's lock order, in one place: a thread holding a lock of one level takes only locks
+/// of later levels, never one of its own level or an earlier one. A total order of the locks that
+/// may nest is what rules out a deadlock among them.
+///
+/// 1. ``turn``: a set's turn (`SharedSet.Turn`), held by a write or reload of the set for its
+///    whole length, the store's cross-process lock taken inside it. Turns of several sets may
+///    nest (a transaction over two sets); a wait for a turn that would wait for itself is refused
+///    with `transactionInProgress` (the turn's own check), not checked here;
+/// 2. ``cell``: the set's one `Locked` state (`SharedSet.Cell`), held to take or install a state;
+/// 3. ``feed``: the set's `ChangeFeed` queue, taken under the cell to queue an event in the order
+///    the state changed (its observers are called by `ChangeFeed.deliver()` with no lock held);
+/// 4. ``instance``: an instance's own state, which takes no lock inside (a read holding it only
+///    loads the set's read stamp, an atomic).
+///
+/// Debug builds check the order on every acquisition and stop at the first breach, naming both
+/// levels; release builds carry no check.
+enum LockLevel: Int, CaseIterable, Sendable {
+    case turn = 0
+    case cell
+    case feed
+    case instance
+
+    #if DEBUG
+        /// How many locks of each level this thread holds: a byte per level in one word, kept in
+        /// thread-local storage (no allocation).
+        private static let key: pthread_key_t = {
+            var key = pthread_key_t()
+            precondition(pthread_key_create(&key, nil) == 0, "no thread-local key for the lock order")
+            return key
+        }()
+
+        private static var held: UInt {
+            get { UInt(bitPattern: pthread_getspecific(key)) }
+            set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
+        }
+
+        /// Why this thread may not take a lock of `level` now, or `nil` when it may.
+        static func breach(taking level: LockLevel) -> String? {
+            let held = held
+            for other in LockLevel.allCases where other.rawValue >= level.rawValue && (held >> (8 * other.rawValue)) & 0xFF != 0 {
+                if other == .turn && level == .turn { continue }
+                return "lock order broken: a \(level) lock taken while this thread holds a \(other) lock (see LockLevel)"
+            }
+            return nil
+        }
+
+        /// Checks that this thread may take a lock of `level` now (stopping the program if not),
+        /// and counts it as held.
+        static func entering(_ level: LockLevel) {
+            if let breach = breach(taking: level) { preconditionFailure(breach) }
+            held += 1 << (8 * level.rawValue)
+        }
+
+        /// Counts a lock of `level` as released.
+        static func leaving(_ level: LockLevel) {
+            held -= 1 << (8 * level.rawValue)
+        }
+    #endif
 }

@@ -174,9 +174,11 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
         stopped?.1?.cancel()
     }
 
-    /// Whether a backend or the poller is running (for tests: they stop ``linger`` after the
-    /// last registration).
-    var isRunning: Bool { state.withLock { $0.backend != nil || $0.poller != nil } }
+    #if DEBUG
+        /// Whether a backend or the poller is running (debug builds, for the tests: they stop
+        /// ``linger`` after the last registration).
+        var isRunning: Bool { state.withLock { $0.backend != nil || $0.poller != nil } }
+    #endif
 
     /// Signals the listeners of the files that changed: by folder, the names that changed, or
     /// `nil` when anything in the folder may have.
