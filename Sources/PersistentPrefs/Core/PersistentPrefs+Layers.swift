@@ -1,8 +1,5 @@
 import Foundation
 
-/// The folder of vendor defaults, see ``PersistentPrefs/vendorDefaultsDirectory``.
-private let vendorDirectory = Locked<URL?>(nil)
-
 // MARK: - Layered defaults and locked keys
 
 extension PersistentPrefs {
@@ -17,8 +14,8 @@ extension PersistentPrefs {
     /// PersistentPrefs.vendorDefaultsDirectory = URL(fileURLWithPath: "/usr/share/myapp/defaults")
     /// ```
     public static var vendorDefaultsDirectory: URL? {
-        get { vendorDirectory.withLock { $0 } }
-        set { vendorDirectory.withLock { $0 = newValue } }
+        get { LayerStack.vendorDirectory.withLock { $0 } }
+        set { LayerStack.vendorDirectory.withLock { $0 = newValue } }
     }
 
     /// The system configuration folders searched for site defaults, the most important first:

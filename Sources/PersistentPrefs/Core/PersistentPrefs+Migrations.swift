@@ -6,7 +6,7 @@ extension PersistentPrefs {
     /// The library writes it; it is not one of ``keys``, never shows in ``values`` or the
     /// subscript, and never makes a write fail (a value given for it is ignored). A set without
     /// it is at version 0.
-    public static let schemaVersionKey = "PersistentPrefs.schemaVersion"
+    public static let schemaVersionKey = LayerStack.schemaVersionKey
 
     /// The schema version this instance's set is stored at (0 for a set stored without one),
     /// or `nil` when the set cannot be read.

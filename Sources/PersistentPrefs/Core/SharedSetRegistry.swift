@@ -36,10 +36,16 @@ extension SharedSet {
     /// every retain and release, and the read path retains the shared set on every read.
     private static let registry = Locked<[Key: (sharedSet: SharedSet, leases: Int)]>([:])
 
+    /// Makes the registry the listener of ``PrefsStore/setDidChange(root:)`` (once).
+    private static let listening: Void = StoreChanges.listener.withLock {
+        $0 = { identifier, root in existing(storeIdentifier: identifier, root: root)?.storeChanged() }
+    }
+
     /// A lease on the shared set for `root` in `store`. A new shared set starts watching its
     /// store for outside changes (unless ``PersistentPrefs/watchesSets`` is `false` here: then its
     /// first observation starts the watch).
     static func acquire(store: any PrefsStore, root: String) -> SetLease {
+        _ = listening
         let key = Key(store: store.identifier, root: root)
         let (sharedSet, isNew) = registry.withLock { registry in
             if let entry = registry[key] {

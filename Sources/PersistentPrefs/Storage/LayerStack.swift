@@ -33,6 +33,12 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
     /// The name of the entry that locks keys, in a set's dictionary or at the top of a suite's
     /// layer file: an array of key names, or `true` for every key at that level.
     static let lockKey = "PersistentPrefs.locked"
+    /// The key a set's schema version is stored under (``PersistentPrefs/schemaVersionKey``),
+    /// which no layer gives and no lock holds.
+    static let schemaVersionKey = "PersistentPrefs.schemaVersion"
+    /// The folder of vendor defaults (``PersistentPrefs/vendorDefaultsDirectory``), a process
+    /// setting.
+    static let vendorDirectory = Locked<URL?>(nil)
 
     struct Layer {
         /// What kind of layer it is.
@@ -116,7 +122,7 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
     func lockedChange(from old: [String: Any], to new: [String: Any]) -> String? {
         guard hasLocks else { return nil }
         var changed = PlistValue.changedKeys(old, new)
-        changed.remove(PersistentPrefs.schemaVersionKey)
+        changed.remove(Self.schemaVersionKey)
         return changed.filter(isLocked).min()
     }
 
@@ -335,7 +341,7 @@ enum LayerPaths {
     /// configuration folder): one per system folder, then the vendor folder's.
     static func files(relativeFolder: String, name: String, holdsRoots: Bool) -> [LayerFile] {
         // Every write asks: made once per file name and vendor folder (building URLs is dear).
-        let vendor = PersistentPrefs.vendorDefaultsDirectory
+        let vendor = LayerStack.vendorDirectory.withLock { $0 }
         let key = MadeKey(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)
         if let known = madeFiles.withLock({ $0[key] }) { return known }
         let files = makeFiles(relativeFolder: relativeFolder, name: name, holdsRoots: holdsRoots, vendor: vendor)

@@ -218,8 +218,17 @@ extension PrefsStore {
     ///
     /// - Parameter root: The root key of the set that changed.
     public func setDidChange(root: String) {
-        SharedSet.existing(storeIdentifier: identifier, root: root)?.storeChanged()
+        let listener = StoreChanges.listener.withLock { $0 }
+        listener?(identifier, root)
     }
+}
+
+/// Who hears ``PrefsStore/setDidChange(root:)``: the engine's registry of shared sets, which
+/// puts its listener here when it makes its first set (before that, no set is there to tell).
+/// Kept here so the stores know nothing of the engine above them.
+enum StoreChanges {
+    /// Called with a store's identifier and a root key; `nil` until the engine listens.
+    static let listener = Locked<(@Sendable (_ storeIdentifier: String, _ root: String) -> Void)?>(nil)
 }
 
 extension ChangeWatcher {
@@ -277,7 +286,7 @@ struct SetChange {
     /// library keeps in a set, whatever `body` reported.
     func applied(to current: [String: Any]) throws -> Applied {
         var applied = try body(current)
-        applied.changed.remove(PersistentPrefs.schemaVersionKey)
+        applied.changed.remove(LayerStack.schemaVersionKey)
         return applied
     }
 

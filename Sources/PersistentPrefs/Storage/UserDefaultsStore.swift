@@ -171,7 +171,7 @@ public struct UserDefaultsStore: PrefsStore {
                 result = try change.applied(to: change.buildsOnCurrent ? current : [:])
                 if !change.buildsOnCurrent {
                     result.changed = PlistValue.changedKeys(current, result.set)
-                    result.changed.remove(PersistentPrefs.schemaVersionKey)
+                    result.changed.remove(LayerStack.schemaVersionKey)
                 }
                 return result.set.isEmpty ? nil : result.set
             }, reading: { readVersion = $0 })
