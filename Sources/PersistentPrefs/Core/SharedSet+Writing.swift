@@ -362,11 +362,13 @@ extension SharedSet {
         /// Runs `body` once no other write or reload of the set runs.
         ///
         /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the set
-        ///   this thread is writing, when it holds this turn already or when waiting for it would
-        ///   wait for itself (its holder waits, maybe through others, for a turn this thread
-        ///   holds); otherwise what `body` throws.
+        ///   this thread is writing, when it holds this turn already (see ``WriteScope``) or when
+        ///   waiting for it would wait for itself (its holder waits, maybe through others, for a
+        ///   turn this thread holds); otherwise what `body` throws.
         func take<Result>(root: String, _ body: () throws -> Result) throws -> Result {
             let me = ObjectIdentifier(Thread.current)
+            let scope = "turn \(ObjectIdentifier(self).hashValue)"
+            try WriteScope.check(scope)
             try Self.waits.withLock { waits in
                 if let circle = heldCircle(from: me, waits) { throw PersistentPrefs.PrefsError.transactionInProgress(root: circle) }
                 waits[me] = self
@@ -384,7 +386,7 @@ extension SharedSet {
                 Self.waits.withLock { _ in holder = nil }
                 lock.unlock()
             }
-            return try body()
+            return try WriteScope.holding(scope, label: root, body)
         }
 
         /// The set whose turn `thread` holds at the end of the chain of holders this turn waits

@@ -363,8 +363,8 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     private let lock = NSRecursiveLock()
     /// Serialises the writes of this object (``withWrite``), held for the whole read-modify-write.
     private let writeLock = NSLock()
-    /// The thread inside a write of this object (``withWrite``) and the root key it writes.
-    private let writer = Locked<Writer?>(nil)
+    /// What ``WriteScope`` knows this object's write lock by.
+    private var writeScope: String { "defaults \(ObjectIdentifier(self).hashValue)" }
     /// The name of the suite's persistent domain, or `nil` when it cannot be known (an object
     /// passed to ``UserDefaultsStore/init(userDefaults:)`` on Apple platforms, other than
     /// `.standard`).
@@ -383,12 +383,6 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     }
     /// The name of ``watchedFile`` (every write looks for the layer files it names).
     private let watchedName: String?
-
-    /// A thread inside a write, and the root key it writes.
-    private struct Writer {
-        let thread: pthread_t
-        let root: String
-    }
 
     /// - Parameter defaults: The object; `nil` (the suite-file road only) to make it when first
     ///   asked for.
@@ -511,10 +505,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     ///   naming the suite and this process when another thread's write held the lock for longer;
     ///   or what `body` throws.
     func withWrite<Result>(root: String, waitingAtMost limit: TimeInterval? = nil, _ body: () throws -> Result) throws -> Result {
-        let me = pthread_self()
-        if let outer = writer.withLock({ $0 }), pthread_equal(outer.thread, me) != 0 {
-            throw PersistentPrefs.PrefsError.transactionInProgress(root: outer.root)
-        }
+        try WriteScope.check(writeScope)
         let limit = limit ?? FileLock.timeout.withLock { $0 }
         let started = ProcessInfo.processInfo.systemUptime
         var waited: TimeInterval = 0
@@ -525,9 +516,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
             if waited >= limit { throw PersistentPrefs.PrefsError.lockTimeout(path: displayName, holderPID: getpid(), waited: waited) }
         }
         defer { writeLock.unlock() }
-        writer.withLock { $0 = Writer(thread: me, root: root) }
-        defer { writer.withLock { $0 = nil } }
-        return try body()
+        return try WriteScope.holding(writeScope, label: root, body)
     }
 
     /// The suite's persistent domain: what it stores, without the values `UserDefaults` layers

@@ -75,3 +75,40 @@ struct LockOrderTests {
         #expect(prefs.volume == 8 && heard.isSet && prefs.lastError == nil)
     }
 }
+
+/// The one reentrancy rule (`WriteScope`): a write never waits for itself.
+@Suite("Write scope")
+struct WriteScopeTests {
+    @Test("a resource this thread holds is refused naming the outer write; another thread, or the same after, is not")
+    func scope() throws {
+        #expect(WriteScope.label(holding: "r") == nil)
+        try WriteScope.holding("r", label: "Outer") {
+            #expect(throws: PersistentPrefs.PrefsError.transactionInProgress(root: "Outer")) { try WriteScope.check("r") }
+            try WriteScope.check("other")
+            WriteScope.holding("other", label: "Inner") {
+                #expect(WriteScope.label(holding: "r") == "Outer" && WriteScope.label(holding: "other") == "Inner")
+            }
+            #expect(WriteScope.label(holding: "other") == nil)
+            LockOrderTests.onThread { #expect(WriteScope.label(holding: "r") == nil) }
+        }
+        #expect(WriteScope.label(holding: "r") == nil)
+        try WriteScope.check("r")
+    }
+
+    @Test("an update body that writes its own set is refused with transactionInProgress; one that writes a set of another file is not")
+    func nestedWrites() throws {
+        final class Nested: PersistentPrefs {
+            @Pref("Volume") var volume = 5
+        }
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        let prefs = Nested(key: "A", store: store)
+        let other = Nested(key: "B", store: store)
+        #expect(throws: PersistentPrefs.PrefsError.transactionInProgress(root: "A")) {
+            try prefs.update { _ in try prefs.set(7, forKey: "Volume") }
+        }
+        try prefs.update { _ in try other.set(8, forKey: "Volume") }  // another file: no wait for itself
+        #expect(prefs.volume == 5 && other.volume == 8)
+    }
+}

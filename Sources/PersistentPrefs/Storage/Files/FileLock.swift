@@ -193,7 +193,7 @@ enum FileLock {
     /// ``withLock(for:label:_:)`` for the file at `path`.
     static func withLock<Result>(atPath path: String, label: String, _ body: (Held) throws -> Result) throws -> Result {
         let lockPath = path + ".lock"
-        if let outer = heldByThisThread(lockPath) { throw PersistentPrefs.PrefsError.transactionInProgress(root: outer) }
+        try WriteScope.check(lockPath)
         do {
             try AtomicFile.createFolder(ofPath: path)
         } catch {
@@ -219,7 +219,7 @@ enum FileLock {
     static func withLockIfFree<Result>(for file: URL, _ body: () throws -> Result) throws -> Result? {
         let path = file.path
         let lockPath = path + ".lock"
-        if heldByThisThread(lockPath) != nil { return try body() }
+        if WriteScope.label(holding: lockPath) != nil { return try body() }
         let descriptor: Int32
         do {
             descriptor = try lockedFile(lockPath, file: path, waiting: false).descriptor
@@ -246,26 +246,6 @@ enum FileLock {
     }
 
     // MARK: - Private
-
-    /// Which thread of this process holds which lock file, and for what.
-    private struct Holder {
-        let thread: pthread_t
-        let label: String
-
-        init(thread: pthread_t, label: String) {
-            self.thread = thread
-            self.label = label
-        }
-    }
-
-    /// ``Holder``s by lock path.
-    private static let holders = Locked<[String: Holder]>([:])
-
-    /// What this thread holds `lockPath` for, or `nil` when it does not hold it.
-    private static func heldByThisThread(_ lockPath: String) -> String? {
-        let me = pthread_self()
-        return holders.withLock { $0[lockPath] }.flatMap { pthread_equal($0.thread, me) != 0 ? $0.label : nil }
-    }
 
     /// Opens the lock file at `lockPath` and takes its lock: waiting at most ``timeout`` when
     /// `waiting`, else throwing ``Busy`` when another writer holds it. The descriptor returned is
@@ -310,18 +290,12 @@ enum FileLock {
     ) rethrows -> Result {
         var pid = pid
         _ = pwrite(descriptor, &pid, 8, holderOffset)
-        holders.withLock { $0[lockPath] = Holder(thread: pthread_self(), label: label) }
         defer {
-            // Only this thread's entry: once `body` removed the lock file, another thread may
-            // already hold the lock of the new one at the same path.
-            holders.withLock { holders in
-                if let holder = holders[lockPath], pthread_equal(holder.thread, pthread_self()) != 0 { holders[lockPath] = nil }
-            }
             var none: Int64 = 0
             _ = pwrite(descriptor, &none, 8, holderOffset)
             flock(descriptor, LOCK_UN)
         }
-        return try body()
+        return try WriteScope.holding(lockPath, label: label, body)
     }
 
     /// Opens (creating it, mode 0600) the lock file, refusing one that is a link, not a regular
