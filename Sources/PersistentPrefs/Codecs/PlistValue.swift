@@ -553,6 +553,7 @@ package enum PlistWriting {
     /// - Returns: The encoded property list.
     /// - Throws: Foundation's error when a property list cannot hold `value`.
     package static func portableData(_ value: Any) throws -> Data {
-        try PlistFile.portableData(value)
+        if let (xml, portable) = PlistXML.portableDocument(value), portable { return xml }
+        return try PlistValue.foundationData(value, format: .binary)
     }
 }

@@ -115,7 +115,7 @@ enum PlistXML {
         /// Foundation and CoreFoundation write such characters as they are, and `plistlib`,
         /// `xmllint` and every other XML parser refuse the whole file. What the library writes
         /// for others to read is therefore written as a binary property list when this is `false`
-        /// (see `PlistFile.encoded(_:format:for:)` and `PlistFile.portableData(_:)`): every
+        /// (see `PlistFile.encoded(_:format:for:)` and `PlistWriting.portableData(_:)`): every
         /// property-list reader reads binary, and reads every character and date back.
         var portable = true
 

@@ -355,6 +355,8 @@ extension SharedSet {
         private let lock = NSLock()
         /// The thread holding the turn, and the set it holds it for.
         private var holder: (thread: ObjectIdentifier, root: String)?
+        /// What ``WriteScope`` knows this turn by.
+        private let scope = "turn " + UUID().uuidString
 
         /// The turn each thread is waiting for, by thread.
         private static let waits = Locked<[ObjectIdentifier: Turn]>([:])
@@ -367,7 +369,6 @@ extension SharedSet {
         ///   turn this thread holds); otherwise what `body` throws.
         func take<Result>(root: String, _ body: () throws -> Result) throws -> Result {
             let me = ObjectIdentifier(Thread.current)
-            let scope = "turn \(ObjectIdentifier(self).hashValue)"
             try WriteScope.check(scope)
             try Self.waits.withLock { waits in
                 if let circle = heldCircle(from: me, waits) { throw PersistentPrefs.PrefsError.transactionInProgress(root: circle) }

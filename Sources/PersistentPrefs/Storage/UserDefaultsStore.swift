@@ -364,7 +364,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     /// Serialises the writes of this object (``withWrite``), held for the whole read-modify-write.
     private let writeLock = NSLock()
     /// What ``WriteScope`` knows this object's write lock by.
-    private var writeScope: String { "defaults \(ObjectIdentifier(self).hashValue)" }
+    private let writeScope = "defaults " + UUID().uuidString
     /// The name of the suite's persistent domain, or `nil` when it cannot be known (an object
     /// passed to ``UserDefaultsStore/init(userDefaults:)`` on Apple platforms, other than
     /// `.standard`).

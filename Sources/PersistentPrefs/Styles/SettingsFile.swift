@@ -198,7 +198,7 @@ extension SettingsFile where Settings: Codable {
         result[PersistentPrefs.schemaVersionKey] = version
         let encoded: Data
         do {
-            encoded = try PlistFile.portableData(result)
+            encoded = try PlistWriting.portableData(result)
             _ = try PropertyListDecoder().decode(Settings.self, from: encoded)
         } catch {
             let last = Settings.migrations[version - 1]
@@ -210,13 +210,13 @@ extension SettingsFile where Settings: Codable {
     }
 
     /// `data` (an encoded settings value) with the type's schema version added, when it has one,
-    /// in the form every reader reads back the same (see `PlistFile.portableData(_:)`); an
+    /// in the form every reader reads back the same (see `PlistWriting.portableData(_:)`); an
     /// unversioned file's bytes are kept as they are unless `rewriting`.
     private static func stamped(_ data: Data, rewriting: Bool = false) -> Data {
         let version = Settings.schemaVersion
         guard version > 0 || rewriting, var set = dictionary(data) else { return data }
         if version > 0 { set[PersistentPrefs.schemaVersionKey] = version }
-        return (try? PlistFile.portableData(set)) ?? data
+        return (try? PlistWriting.portableData(set)) ?? data
     }
 
     /// A property list's top-level dictionary, normalised; `nil` when it is not one.

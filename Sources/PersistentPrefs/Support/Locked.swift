@@ -15,7 +15,8 @@ import Foundation
 /// Callers never run user code (overridable members, observers) inside `withLock`.
 ///
 /// A lock given a ``LockLevel`` takes part in the library's lock order, which debug builds check
-/// on every acquisition; one without a level guards a table and takes no other lock inside.
+/// on every acquisition; one without a level is outside that order (it guards one object's state
+/// or one table, and is never held while a lock of the order is taken).
 final class Locked<State>: @unchecked Sendable {  // `storage` is only touched while holding `lock`
     private let lock = NSLock()
     private let storage: UnsafeMutablePointer<State>
@@ -26,7 +27,7 @@ final class Locked<State>: @unchecked Sendable {  // `storage` is only touched w
     /// - Parameters:
     ///   - state: The guarded value.
     ///   - level: Where the lock stands in the library's lock order (see ``LockLevel``), or
-    ///     `nil` for a lock that guards a table and takes no other lock inside.
+    ///     `nil` for a lock outside it.
     init(_ state: State, level: LockLevel? = nil) {
         storage = .allocate(capacity: 1)
         storage.initialize(to: state)
@@ -43,8 +44,8 @@ final class Locked<State>: @unchecked Sendable {  // `storage` is only touched w
     /// Runs `body` with exclusive access to the state.
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         #if DEBUG
-            if let level { LockLevel.entering(level) }
-            defer { if let level { LockLevel.leaving(level) } }
+            LockLevel.entering(level)
+            defer { LockLevel.leaving(level) }
         #endif
         lock.lock()
         defer { lock.unlock() }
@@ -63,8 +64,9 @@ final class Locked<State>: @unchecked Sendable {  // `storage` is only touched w
 /// 2. ``cell``: the set's one `Locked` state (`SharedSet.Cell`), held to take or install a state;
 /// 3. ``feed``: the set's `ChangeFeed` queue, taken under the cell to queue an event in the order
 ///    the state changed (its observers are called by `ChangeFeed.deliver()` with no lock held);
-/// 4. ``instance``: an instance's own state, which takes no lock inside (a read holding it only
-///    loads the set's read stamp, an atomic).
+/// 4. ``instance``: an instance's own state, which takes no lock of the order inside (a read
+///    holding it loads the set's read stamp: an atomic, on Apple platforms a `LockedInt`, whose
+///    lock takes none).
 ///
 /// Debug builds check the order on every acquisition and stop at the first breach, naming both
 /// levels; release builds carry no check.
@@ -88,9 +90,15 @@ enum LockLevel: Int, CaseIterable, Sendable {
             set { pthread_setspecific(key, UnsafeRawPointer(bitPattern: newValue)) }
         }
 
+        /// The byte of ``held`` that counts the locks outside the order (`Locked`s without a level).
+        private static let outsideShift = 8 * allCases.count
+
         /// Why this thread may not take a lock of `level` now, or `nil` when it may.
         static func breach(taking level: LockLevel) -> String? {
             let held = held
+            if (held >> outsideShift) & 0xFF != 0 {
+                return "lock order broken: a \(level) lock taken while this thread holds a lock outside the order (see LockLevel)"
+            }
             for other in LockLevel.allCases where other.rawValue >= level.rawValue && (held >> (8 * other.rawValue)) & 0xFF != 0 {
                 if other == .turn && level == .turn { continue }
                 return "lock order broken: a \(level) lock taken while this thread holds a \(other) lock (see LockLevel)"
@@ -99,15 +107,20 @@ enum LockLevel: Int, CaseIterable, Sendable {
         }
 
         /// Checks that this thread may take a lock of `level` now (stopping the program if not),
-        /// and counts it as held.
-        static func entering(_ level: LockLevel) {
+        /// and counts it as held; `nil` counts a lock outside the order, which may be taken
+        /// under any lock.
+        static func entering(_ level: LockLevel?) {
+            guard let level else {
+                held += 1 << outsideShift
+                return
+            }
             if let breach = breach(taking: level) { preconditionFailure(breach) }
             held += 1 << (8 * level.rawValue)
         }
 
-        /// Counts a lock of `level` as released.
-        static func leaving(_ level: LockLevel) {
-            held -= 1 << (8 * level.rawValue)
+        /// Counts a lock of `level` (`nil`: outside the order) as released.
+        static func leaving(_ level: LockLevel?) {
+            held -= 1 << (level.map { 8 * $0.rawValue } ?? outsideShift)
         }
     #endif
 }

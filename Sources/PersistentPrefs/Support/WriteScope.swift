@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Darwin)
+    import Darwin
+#elseif canImport(Glibc)
+    import Glibc
+#endif
+
 /// The library's one reentrancy rule: a write never waits for itself.
 ///
 /// A thread inside a write holds what the write excludes others by — a store file's lock
@@ -8,17 +14,33 @@ import Foundation
 /// another set of the same file, a style writing inside its own update) that needs one of them
 /// again is refused with ``PersistentPrefs/PrefsError/transactionInProgress(root:)``, naming the
 /// write it is inside, rather than left to wait forever. This type answers "does this thread hold
-/// it?" for every one of them, from one record kept per thread; a wait that would come back to
+/// it?" for every one of them, from one record kept per thread (thread-local storage: a
+/// `threadDictionary` look-up, bridged on Linux, cost more than a durable write's own code); a wait that would come back to
 /// this thread through other threads' turns is the turn's to find (its table of waits), with the
 /// same error.
 enum WriteScope {
-    /// The key of this thread's record in `Thread.current.threadDictionary`: by resource, the
-    /// label of the write holding it.
-    private static let recordKey = "PersistentPrefs.WriteScope"
+    /// What this thread's writes hold: by resource, the label of the write holding it. Kept in
+    /// thread-local storage while the thread holds anything, dropped when it holds nothing (so no
+    /// destructor is needed at the thread's end).
+    private final class Record {
+        var held: [String: String] = [:]
+    }
+
+    /// The thread-local slot of this thread's ``Record``.
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "no thread-local key for the write scope")
+        return key
+    }()
+
+    /// This thread's record, or `nil` when it holds nothing.
+    private static var record: Record? {
+        pthread_getspecific(key).map { Unmanaged<Record>.fromOpaque($0).takeUnretainedValue() }
+    }
 
     /// The label of the write this thread is inside that holds `resource`, or `nil`.
     static func label(holding resource: String) -> String? {
-        (Thread.current.threadDictionary[recordKey] as? [String: String])?[resource]
+        record?.held[resource]
     }
 
     /// Throws ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the write this
@@ -30,14 +52,20 @@ enum WriteScope {
     /// Runs `body` with `resource` recorded as held by this thread for the write `label` (the
     /// caller has taken it); the record ends with `body`.
     static func holding<Result>(_ resource: String, label: String, _ body: () throws -> Result) rethrows -> Result {
-        let dictionary = Thread.current.threadDictionary
-        var record = dictionary[recordKey] as? [String: String] ?? [:]
-        let outer = record.updateValue(label, forKey: resource)
-        dictionary[recordKey] = record
+        let record: Record
+        if let existing = Self.record {
+            record = existing
+        } else {
+            record = Record()
+            pthread_setspecific(key, Unmanaged.passRetained(record).toOpaque())
+        }
+        let outer = record.held.updateValue(label, forKey: resource)
         defer {
-            var record = dictionary[recordKey] as? [String: String] ?? [:]
-            record[resource] = outer
-            dictionary[recordKey] = record.isEmpty ? nil : record
+            record.held[resource] = outer
+            if record.held.isEmpty {
+                pthread_setspecific(key, nil)
+                Unmanaged.passUnretained(record).release()
+            }
         }
         return try body()
     }

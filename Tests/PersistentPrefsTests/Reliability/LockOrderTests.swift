@@ -42,7 +42,7 @@ struct LockOrderTests {
         }
     }
 
-    @Test("a Locked with a level counts itself as held while its body runs, and not after")
+    @Test("a Locked counts itself as held while its body runs, and not after; under a lock outside the order, no lock of it is taken")
     func lockedCounts() {
         Self.onThread {
             let cell = Locked(0, level: .cell)
@@ -51,8 +51,14 @@ struct LockOrderTests {
                 #expect(LockLevel.breach(taking: .feed) == nil)
             }
             #expect(LockLevel.breach(taking: .turn) == nil)
-            let table = Locked(0)  // a table's lock has no level
-            table.withLock { _ in #expect(LockLevel.breach(taking: .turn) == nil) }
+            let table = Locked(0)  // a table's lock is outside the order: taken under any lock, none under it
+            cell.withLock { _ in table.withLock { _ in } }
+            table.withLock { _ in
+                #expect(LockLevel.breach(taking: .turn) == "lock order broken: a turn lock taken while this thread holds a lock outside the order (see LockLevel)")
+                #expect(LockLevel.breach(taking: .instance) != nil)
+                Locked(1).withLock { _ in }  // two locks outside the order may nest
+            }
+            #expect(LockLevel.breach(taking: .turn) == nil)
         }
     }
 

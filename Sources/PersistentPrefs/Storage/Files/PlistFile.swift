@@ -333,13 +333,6 @@ enum PlistFile {
         return data
     }
 
-    /// `object` (a property list) in the form every reader reads back the same: XML when the
-    /// library's writer writes it exactly and portably (see ``PlistXML/Writer/portable``), else
-    /// a binary property list.
-    static func portableData(_ object: Any) throws -> Data {
-        if let (xml, portable) = PlistXML.portableDocument(object), portable { return xml }
-        return try PlistValue.foundationData(object, format: .binary)
-    }
 
     /// Refuses `data` when it exceeds ``maximumWriteSize``.
     private static func checkSize(_ data: Data, for url: URL) throws {
