@@ -71,8 +71,11 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
     }
 
     /// Delivers the queued events in order, when one of them was posted by this thread and no
-    /// other thread is delivering. Call it with no lock held.
+    /// other thread is delivering. Call it with no lock held; called inside a write of this
+    /// thread (a set written from an `update` body of another), it delivers once that write ends
+    /// (see ``WriteScope/afterWrites(_:)``), so no observer runs while a lock is held.
     func deliver() {
+        guard !WriteScope.isInsideWrite else { return WriteScope.afterWrites { self.deliver() } }
         let me = ObjectIdentifier(Thread.current)
         let starts = state.withLock { state in
             guard !state.delivering, state.pending.contains(where: { $0.poster == me }) else { return false }

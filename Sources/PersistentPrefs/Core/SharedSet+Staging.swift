@@ -88,7 +88,7 @@ extension SharedSet {
         // one taken by a change that then stages nothing (refused, or not staged) ends when this
         // returns, outside the lock.
         var taken: SetLease?
-        defer { withExtendedLifetime(taken) {} }
+        defer { WriteScope.ending(taken) }
         while true {
             if taken == nil, cell.withLock({ $0.staging.lease == nil }) {
                 // A set no longer shared (its last lease ended meanwhile) stages nothing.

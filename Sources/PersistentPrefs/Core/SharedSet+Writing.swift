@@ -203,10 +203,13 @@ extension SharedSet {
     ///   - log: Receives what a migration did, when one ran.
     func write(_ change: SetChange?, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil) throws {
         defer { feed.deliver() }
-        // The lease staged changes held once they are all written or dropped; it ends when this
-        // returns, outside the turn and every lock.
+        // The lease staged changes held once they are all written or dropped; it ends outside the
+        // turn and every lock, once this thread's writes end (see ``WriteScope/afterWrites(_:)``).
         var endedLease: SetLease?
-        defer { withExtendedLifetime(endedLease) {} }
+        defer { WriteScope.ending(endedLease) }
+        // A write from inside another that holds this store's lock would wait for itself there:
+        // refused before it takes the turn, so it never holds a turn another thread waits for.
+        if let scope = store.writeScope(root: root) { try WriteScope.check(scope) }
         try turn.take(root: root) {
             // Staged changes go first, in the same store write (a migration alone leaves them).
             let staged = onlyMigrate ? nil : takeStaged()
@@ -374,20 +377,23 @@ extension SharedSet {
                 if let circle = heldCircle(from: me, waits) { throw PersistentPrefs.PrefsError.transactionInProgress(root: circle) }
                 waits[me] = self
             }
-            #if DEBUG
-                LockLevel.entering(.turn)
-                defer { LockLevel.leaving(.turn) }
-            #endif
-            lock.lock()
-            Self.waits.withLock { waits in
-                waits[me] = nil
-                holder = (me, root)
+            // Recorded from before the turn is taken until after it is let go (see ``WriteScope``).
+            return try WriteScope.holding(scope, label: root) {
+                #if DEBUG
+                    LockLevel.entering(.turn)
+                    defer { LockLevel.leaving(.turn) }
+                #endif
+                lock.lock()
+                Self.waits.withLock { waits in
+                    waits[me] = nil
+                    holder = (me, root)
+                }
+                defer {
+                    Self.waits.withLock { _ in holder = nil }
+                    lock.unlock()
+                }
+                return try body()
             }
-            defer {
-                Self.waits.withLock { _ in holder = nil }
-                lock.unlock()
-            }
-            return try WriteScope.holding(scope, label: root, body)
         }
 
         /// The set whose turn `thread` holds at the end of the chain of holders this turn waits

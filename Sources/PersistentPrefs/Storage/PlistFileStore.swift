@@ -318,6 +318,10 @@ extension PlistFileStore {
         return StoreRead(set: set, version: digest)
     }
 
+    func writeScope(root: String) -> String? {
+        (try? fileURL(forRoot: root)).map { FileLock.scope(ofFile: $0.path) }
+    }
+
     func write(_ change: SetChange, root: String) throws -> StoreWrite {
         let url = try fileURL(forRoot: root)
         let memory = memoryLayers(root: root)

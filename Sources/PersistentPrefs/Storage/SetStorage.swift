@@ -28,6 +28,12 @@ protocol SetStorage: PrefsStore {
     /// Default: `nil`.
     func currentVersion(root: String) -> UInt64?
 
+    /// What ``WriteScope`` knows the lock a write of `root` takes by, so a write started inside
+    /// one that holds it is refused before it waits for anything (`nil`: no such lock).
+    ///
+    /// Default: `nil`.
+    func writeScope(root: String) -> String?
+
     /// Whether the file went from version `old` to `new` through this process's own writes
     /// alone, none of which changed `root` (a suite file holds many sets: a write of one need not
     /// make the others read the file again).
@@ -135,6 +141,7 @@ extension SetStorage {
     }
 
     func currentVersion(root: String) -> UInt64? { nil }
+    func writeScope(root: String) -> String? { nil }
     func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool { false }
     func damageNotice(root: String) -> PersistentPrefs.PrefsError? { nil }
     func acknowledgeDamage(root: String) throws -> String? { nil }

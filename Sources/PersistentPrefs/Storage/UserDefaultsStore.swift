@@ -263,6 +263,10 @@ extension UserDefaultsStore {
         return StoreRead(set: dictionary, version: version)
     }
 
+    func writeScope(root: String) -> String? {
+        handle.file.map { FileLock.scope(ofFile: $0.path) } ?? handle.writeScope
+    }
+
     func currentVersion(root: String) -> UInt64? {
         handle.file.flatMap(PlistFile.digest(of:))
     }
@@ -364,7 +368,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     /// Serialises the writes of this object (``withWrite``), held for the whole read-modify-write.
     private let writeLock = NSLock()
     /// What ``WriteScope`` knows this object's write lock by.
-    private let writeScope = "defaults " + UUID().uuidString
+    let writeScope = "defaults " + UUID().uuidString
     /// The name of the suite's persistent domain, or `nil` when it cannot be known (an object
     /// passed to ``UserDefaultsStore/init(userDefaults:)`` on Apple platforms, other than
     /// `.standard`).
@@ -507,16 +511,19 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     func withWrite<Result>(root: String, waitingAtMost limit: TimeInterval? = nil, _ body: () throws -> Result) throws -> Result {
         try WriteScope.check(writeScope)
         let limit = limit ?? FileLock.timeout.withLock { $0 }
-        let started = ProcessInfo.processInfo.systemUptime
-        var waited: TimeInterval = 0
-        // At most an hour a try: Foundation turns a deadline into nanoseconds, which a far one
-        // (an infinite timeout, say) overflows.
-        while !writeLock.lock(before: Date(timeIntervalSinceNow: min(3600, limit - waited))) {
-            waited = ProcessInfo.processInfo.systemUptime - started
-            if waited >= limit { throw PersistentPrefs.PrefsError.lockTimeout(path: displayName, holderPID: getpid(), waited: waited) }
+        // Recorded from before the lock is taken until after it is let go (see ``WriteScope``).
+        return try WriteScope.holding(writeScope, label: root) {
+            let started = ProcessInfo.processInfo.systemUptime
+            var waited: TimeInterval = 0
+            // At most an hour a try: Foundation turns a deadline into nanoseconds, which a far one
+            // (an infinite timeout, say) overflows.
+            while !writeLock.lock(before: Date(timeIntervalSinceNow: min(3600, limit - waited))) {
+                waited = ProcessInfo.processInfo.systemUptime - started
+                if waited >= limit { throw PersistentPrefs.PrefsError.lockTimeout(path: displayName, holderPID: getpid(), waited: waited) }
+            }
+            defer { writeLock.unlock() }
+            return try body()
         }
-        defer { writeLock.unlock() }
-        return try WriteScope.holding(writeScope, label: root, body)
     }
 
     /// The suite's persistent domain: what it stores, without the values `UserDefaults` layers

@@ -24,6 +24,8 @@ enum WriteScope {
     /// destructor is needed at the thread's end).
     private final class Record {
         var held: [String: String] = [:]
+        /// Work put off until the thread's writes end (see ``afterWrites(_:)``), in order.
+        var deferred: [() -> Void] = []
     }
 
     /// The thread-local slot of this thread's ``Record``.
@@ -36,6 +38,26 @@ enum WriteScope {
     /// This thread's record, or `nil` when it holds nothing.
     private static var record: Record? {
         pthread_getspecific(key).map { Unmanaged<Record>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Whether this thread is inside a write (holds anything a write excludes others by).
+    static var isInsideWrite: Bool {
+        pthread_getspecific(key) != nil
+    }
+
+    /// Runs `work` now when this thread is inside no write; else once its writes end, with every
+    /// lock they held let go: a set's events and the end of its leases, when the set was written
+    /// from inside another write (an `update` body), so that no observer runs, and no watch stops,
+    /// while that write holds its locks.
+    static func afterWrites(_ work: @escaping () -> Void) {
+        guard let record else { return work() }
+        record.deferred.append(work)
+    }
+
+    /// Ends `lease` (if any) outside every lock: now, or once this thread's writes end.
+    static func ending(_ lease: SetLease?) {
+        guard let lease else { return }
+        afterWrites { withExtendedLifetime(lease) {} }
     }
 
     /// The label of the write this thread is inside that holds `resource`, or `nil`.
@@ -64,7 +86,9 @@ enum WriteScope {
             record.held[resource] = outer
             if record.held.isEmpty {
                 pthread_setspecific(key, nil)
+                let deferred = record.deferred
                 Unmanaged.passUnretained(record).release()
+                for work in deferred { work() }
             }
         }
         return try body()

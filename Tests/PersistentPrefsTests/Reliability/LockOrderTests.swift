@@ -118,3 +118,63 @@ struct WriteScopeTests {
         #expect(prefs.volume == 5 && other.volume == 8)
     }
 }
+
+/// Writes started inside other writes: observers and lease ends wait until no lock is held, and a
+/// write that would wait for its own thread's store lock is refused before it waits for anyone.
+@Suite("Nested writes")
+struct NestedWriteTests {
+    final class Nested: PersistentPrefs, @unchecked Sendable {  // an instance may be used from any thread
+        @Pref("Volume") var volume = 5
+    }
+
+    @Test("a set written from an update body of another is heard once the outer write has let go of its locks")
+    func observersRunOutsideLocks() throws {
+        let directory = TemporaryDirectory()
+        defer { directory.remove() }
+        let store = PlistFileStore(directory: URL(fileURLWithPath: directory.path))
+        let outer = Nested(key: "A", store: store)
+        let inner = Nested(key: "B", store: store)
+        let heard = Locked<[String]>([])
+        let observation = inner.observeChanges { _ in
+            heard.withLock { $0.append(WriteScope.isInsideWrite ? "inside a write" : "outside") }
+        }
+        defer { observation.cancel() }
+        try outer.update { values in
+            values["Volume"] = 1
+            inner.volume = 2  // another file: written now, heard after the outer write
+            #expect(heard.withLock { $0 }.isEmpty, "not while the outer write holds its turn and lock")
+        }
+        #expect(heard.withLock { $0 } == ["outside"])
+        #expect(outer.volume == 1 && inner.volume == 2 && inner.lastError == nil)
+    }
+
+    @Test("a write of the same suite from an update body is refused at once, even while another thread waits in that set's turn")
+    func sameSuiteRefusedBeforeTheTurn() throws {
+        let suite = TestSuite()
+        defer { suite.remove() }
+        let outer = Nested(key: "A", store: suite.store)
+        let inner = Nested(key: "B", store: suite.store)
+        let other = Nested(key: "B", store: suite.store)
+        let otherDone = DispatchSemaphore(value: 0)
+        let otherError = Locked<PersistentPrefs.PrefsError?>(nil)
+        var refusal: PersistentPrefs.PrefsError?
+        var waited: TimeInterval = 0
+        try outer.update { values in
+            values["Volume"] = 1
+            // Another thread takes B's turn and waits for the suite's lock, which this write holds.
+            Thread {
+                do { try other.set(3, forKey: "Volume") } catch { otherError.withLock { $0 = error as? PersistentPrefs.PrefsError } }
+                otherDone.signal()
+            }.start()
+            Thread.sleep(forTimeInterval: 0.2)
+            let started = Date()
+            do { try inner.set(2, forKey: "Volume") } catch { refusal = error as? PersistentPrefs.PrefsError }
+            waited = Date().timeIntervalSince(started)
+        }
+        otherDone.wait()
+        #expect(refusal == .transactionInProgress(root: "A"))
+        #expect(waited < 1, "refused before it waits for the other thread's turn (\(waited) s)")
+        #expect(otherError.withLock { $0 } == nil, "the other thread's write goes through once the update ends")
+        #expect(Nested(key: "B", store: suite.store).volume == 3 && outer.volume == 1)
+    }
+}

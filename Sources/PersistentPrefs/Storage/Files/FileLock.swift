@@ -192,19 +192,28 @@ enum FileLock {
 
     /// ``withLock(for:label:_:)`` for the file at `path`.
     static func withLock<Result>(atPath path: String, label: String, _ body: (Held) throws -> Result) throws -> Result {
-        let lockPath = path + ".lock"
+        let lockPath = scope(ofFile: path)
         try WriteScope.check(lockPath)
         do {
             try AtomicFile.createFolder(ofPath: path)
         } catch {
             throw error.prefsError
         }
-        let (descriptor, identity) = try lockedFile(lockPath, file: path, waiting: true)
-        defer { close(descriptor) }
-        let pid = Int64(getpid())
-        return try holding(descriptor, pid: pid, lockPath: lockPath, label: label) {
-            try body(Held(descriptor: descriptor, path: lockPath, identity: identity, holder: pid))
+        // Recorded from before the lock is taken until after it is let go, so work put off until
+        // this thread's writes end runs with the lock released (see ``WriteScope``).
+        return try WriteScope.holding(lockPath, label: label) {
+            let (descriptor, identity) = try lockedFile(lockPath, file: path, waiting: true)
+            defer { close(descriptor) }
+            let pid = Int64(getpid())
+            return try holding(descriptor, pid: pid, lockPath: lockPath) {
+                try body(Held(descriptor: descriptor, path: lockPath, identity: identity, holder: pid))
+            }
         }
+    }
+
+    /// What ``WriteScope`` knows the lock of the file at `path` by: its lock file's path.
+    static func scope(ofFile path: String) -> String {
+        path + ".lock"
     }
 
     /// ``withLock(for:label:_:)`` without the record.
@@ -218,16 +227,18 @@ enum FileLock {
     /// For a reader's rare repair (moving a damaged file aside), which must not wait.
     static func withLockIfFree<Result>(for file: URL, _ body: () throws -> Result) throws -> Result? {
         let path = file.path
-        let lockPath = path + ".lock"
+        let lockPath = scope(ofFile: path)
         if WriteScope.label(holding: lockPath) != nil { return try body() }
-        let descriptor: Int32
-        do {
-            descriptor = try lockedFile(lockPath, file: path, waiting: false).descriptor
-        } catch is Busy {
-            return nil
+        return try WriteScope.holding(lockPath, label: file.lastPathComponent) { () throws -> Result? in
+            let descriptor: Int32
+            do {
+                descriptor = try lockedFile(lockPath, file: path, waiting: false).descriptor
+            } catch is Busy {
+                return nil
+            }
+            defer { close(descriptor) }
+            return try holding(descriptor, pid: Int64(getpid()), lockPath: lockPath, body)
         }
-        defer { close(descriptor) }
-        return try holding(descriptor, pid: Int64(getpid()), lockPath: lockPath, label: file.lastPathComponent, body)
     }
 
     /// Runs `body` with the lock file's record and notes as they are now, read without taking
@@ -286,7 +297,7 @@ enum FileLock {
 
     /// Runs `body` with the lock taken on `descriptor`, `pid` noted as its holder; releases it after.
     private static func holding<Result>(
-        _ descriptor: Int32, pid: Int64, lockPath: String, label: String, _ body: () throws -> Result
+        _ descriptor: Int32, pid: Int64, lockPath: String, _ body: () throws -> Result
     ) rethrows -> Result {
         var pid = pid
         _ = pwrite(descriptor, &pid, 8, holderOffset)
@@ -295,7 +306,7 @@ enum FileLock {
             _ = pwrite(descriptor, &none, 8, holderOffset)
             flock(descriptor, LOCK_UN)
         }
-        return try WriteScope.holding(lockPath, label: label, body)
+        return try body()
     }
 
     /// Opens (creating it, mode 0600) the lock file, refusing one that is a link, not a regular
