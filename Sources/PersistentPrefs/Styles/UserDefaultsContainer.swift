@@ -143,8 +143,10 @@ public final class UserDefaultsContainer<K: CodingKey>: @unchecked Sendable {  /
                     value = decoded
                 }
                 try body(&value)
-                // Only what differs from `seen` is written (see updateKey).
-                return try value.flatMap { value throws(PersistentPrefs.PrefsError) in try codec.encoded(value, forKey: name) }
+                // Vetted as every write of a suite's key is; only what differs from `seen` is
+                // written (see updateKey).
+                let encoded = try value.flatMap { value throws(PersistentPrefs.PrefsError) in try codec.encoded(value, forKey: name) }
+                return try PersistentPrefs.Vetting.anyKey.vet(encoded, forKey: name)
             }
             failure.withLock { $0 = nil }
         } catch {
