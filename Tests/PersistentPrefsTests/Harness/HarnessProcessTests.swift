@@ -130,10 +130,10 @@ struct HarnessProcessTests {
         first.standardOutput = output
         first.standardError = FileHandle.nullDevice
         try first.run()
-        input.fileHandleForWriting.write(Data("get int\n".utf8))
+        ChildProcess.feed(input.fileHandleForWriting, "get int\n")
         Thread.sleep(forTimeInterval: 0.5)
         #expect(try child.run("prefs-harness", ["--suite", "s", "--key", "Shared", "--sample", "set", "int", "987"]).status == 0)
-        input.fileHandleForWriting.write(Data("list\nquit\n".utf8))
+        ChildProcess.feed(input.fileHandleForWriting, "list\nquit\n")
         try input.fileHandleForWriting.close()
         let transcript = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         first.waitUntilExit()

@@ -191,6 +191,29 @@ struct ChildProcess {
         return (process, output.fileHandleForReading)
     }
 
+    /// Writes `text` to a child's standard input. A child that exits without reading it (a usage
+    /// error, say) closes the pipe first: the write then fails with `EPIPE`, which is ignored,
+    /// and the `SIGPIPE` it raises, which would end the whole test process, is blocked on this
+    /// thread and taken back before the thread's mask is restored (the children started before
+    /// keep the default disposition).
+    static func feed(_ handle: FileHandle, _ text: String) {
+        var pipeSignal = sigset_t()
+        sigemptyset(&pipeSignal)
+        sigaddset(&pipeSignal, SIGPIPE)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &pipeSignal, &previous)
+        defer {
+            var pending = sigset_t()
+            sigpending(&pending)
+            if sigismember(&pending, SIGPIPE) == 1 {
+                var taken: Int32 = 0
+                _ = sigwait(&pipeSignal, &taken)  // pending, so it returns at once
+            }
+            pthread_sigmask(SIG_SETMASK, &previous, nil)
+        }
+        try? handle.write(contentsOf: Data(text.utf8))
+    }
+
     /// Runs to completion and returns its output.
     func run(_ executable: String, _ arguments: [String], input: String? = nil) throws -> Output {
         let process = try process(executable, arguments)
@@ -204,7 +227,7 @@ struct ChildProcess {
         // stderr is read on a thread of its own: a child that fills one pipe while this thread
         // waits for the end of the other would wait forever (a crash report is long).
         let errors = PipeDrain(err.fileHandleForReading)
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        if let input { Self.feed(stdin.fileHandleForWriting, input) }
         try? stdin.fileHandleForWriting.close()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = errors.wait()
