@@ -239,13 +239,11 @@ extension SuiteLedger {
         #endif
     }
 
-    #if DEBUG
-        /// Makes this process forget its views of every journal, as a process that starts does
-        /// (debug builds, for the tests).
-        static func forgetViews() {
-            views.withLock { $0.removeAll() }
-        }
-    #endif
+    /// Makes this process forget its views of every journal, as a process that starts does (for
+    /// the tests and the `files` fuzz target, which is built for release: so not behind `DEBUG`).
+    static func forgetViews() {
+        views.withLock { $0.removeAll() }
+    }
 
     /// The ledger in a held lock's journal: this process's view of it, brought up to date by
     /// reading only what was appended since, else the whole journal. Rewritten first when it has
