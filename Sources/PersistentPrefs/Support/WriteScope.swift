@@ -14,10 +14,10 @@ import Foundation
 /// another set of the same file, a style writing inside its own update) that needs one of them
 /// again is refused with ``PersistentPrefs/PrefsError/transactionInProgress(root:)``, naming the
 /// write it is inside, rather than left to wait forever. This type answers "does this thread hold
-/// it?" for every one of them, from one record kept per thread (thread-local storage: a
-/// `threadDictionary` look-up, bridged on Linux, cost more than a durable write's own code); a wait that would come back to
-/// this thread through other threads' turns is the turn's to find (its table of waits), with the
-/// same error.
+/// it?" for every one of them, from one record kept per thread in thread-local storage (every
+/// durable write asks, so no Foundation dictionary, which Linux bridges); a wait that would come
+/// back to this thread through other threads' turns is the turn's to find (its table of waits),
+/// with the same error.
 enum WriteScope {
     /// What this thread's writes hold: by resource, the label of the write holding it. Kept in
     /// thread-local storage while the thread holds anything, dropped when it holds nothing (so no
