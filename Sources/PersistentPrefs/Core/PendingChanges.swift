@@ -98,11 +98,11 @@ struct PendingChanges {
     /// ``applied(to:)``, with the keys the changes changed against `current`: set to another
     /// value, added or removed. One look-up a key: the value replaced comes back from the
     /// insertion.
-    func applying(to current: [String: Any]) -> SetChange.Applied {
+    func applying(to current: [String: Any]) -> (set: [String: Any], changed: Set<String>) {
         apply(to: current, reporting: true)
     }
 
-    private func apply(to current: [String: Any], reporting: Bool) -> SetChange.Applied {
+    private func apply(to current: [String: Any], reporting: Bool) -> (set: [String: Any], changed: Set<String>) {
         var result = base ?? current
         var changed: Set<String> = []
         if reporting, base == nil { changed.reserveCapacity(edits.count + fills.count) }  // grown once, not rehashed along the way
@@ -127,11 +127,12 @@ struct PendingChanges {
         return (result, changed)
     }
 
-    /// The one store change that writes the changes, or `nil` when they change nothing.
-    var change: SetChange? {
-        if let base { return SetChange(.replace(applied(to: base))) }
+    /// The one edit that writes the changes (a replacement, when the batch replaced the set), or
+    /// `nil` when they change nothing.
+    var edit: SetPlan.Edit? {
+        if let base { return .change(.replace(applied(to: base))) }
         if edits.isEmpty && fills.isEmpty { return nil }
-        return SetChange { current in applying(to: current) }
+        return .batch(self)
     }
 }
 

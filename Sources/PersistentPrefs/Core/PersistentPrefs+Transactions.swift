@@ -178,8 +178,8 @@ extension PersistentPrefs {
     /// Writes what a batch collected, in one store write; throws the batch's refusal instead.
     func commit(_ pending: PendingChanges) throws {
         if let refusal = pending.refusal { throw refusal }
-        guard let change = pending.change else { return }
-        try resolvedSet().write(change, schema: schemaPlan)
+        guard let edit = pending.edit else { return }
+        try resolvedSet().write(edit, schema: schemaPlan)
     }
 
     /// Writes what `make` makes of the set as stored, in one locked step of the store, after
@@ -193,14 +193,10 @@ extension PersistentPrefs {
         try withoutActuallyEscaping(make) { make in
             try sharedSet.write(
                 PrefsChange.transform { stored in
-                    do {
-                        guard case .success(let current) = PlistValue.normalizedSet(stored, for: .loading) else {
-                            throw PrefsError.invalidStoredValue(key: root)
-                        }
-                        return try vetting.vet(try make(current), changing: current, scope: .changed)
-                    } catch {
-                        throw SharedSet.TransformFailure(underlying: error)
+                    guard case .success(let current) = PlistValue.normalizedSet(stored, for: .loading) else {
+                        throw PrefsError.invalidStoredValue(key: root)
                     }
+                    return try vetting.vet(try make(current), changing: current, scope: .changed)
                 }, schema: plan)
         }
     }

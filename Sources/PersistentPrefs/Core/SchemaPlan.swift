@@ -5,10 +5,10 @@ enum MigrationControl {
     @TaskLocal static var automatic = true
 }
 
-/// A subclass's schema version and migrations, carried by every write of its instances: each
-/// write re-reads the stored version under the store's lock, migrates an older set first,
-/// refuses a newer one (unless allowed), and stamps the version it writes, all in the same
-/// store write.
+/// A subclass's schema version and migrations, carried by every write of its instances (in its
+/// ``SetPlan``): each write re-reads the stored version under the store's lock, migrates an older
+/// set first, refuses a newer one (unless allowed), and stamps the version it writes, all in the
+/// same store write.
 struct SchemaPlan {
     let version: Int
     let writesNewer: Bool
@@ -33,10 +33,6 @@ struct SchemaPlan {
         let vetting: PersistentPrefs.Vetting
     }
 
-    /// Thrown inside a migration-only write that finds the set already migrated: the store
-    /// then writes nothing.
-    struct AlreadyCurrent: Error {}
-
     /// The stored version in `set`, removed from it (0 when absent or not an integer).
     static func take(from set: inout [String: Any]) -> Int {
         guard let stamp = set.removeValue(forKey: PersistentPrefs.schemaVersionKey) else { return 0 }
@@ -48,51 +44,6 @@ struct SchemaPlan {
     func refusal(ofStored stored: Int, root: String) -> PersistentPrefs.PrefsError? {
         guard stored > version, !writesNewer else { return nil }
         return .newerSchemaVersion(root: root, stored: stored, supported: version)
-    }
-
-    /// `change`, as a write that re-reads the stored version under the store's lock: it migrates
-    /// an older set first, refuses a newer one (unless allowed), and stamps the version.
-    ///
-    /// - Parameters:
-    ///   - onlyMigrate: For a migration on its own: refuse (``AlreadyCurrent``) when there is
-    ///     nothing to migrate, so the store writes nothing.
-    ///   - log: Receives what the migration did, when it ran.
-    func wrapped(_ change: SetChange, root: String, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil)
-        -> SetChange
-    {
-        SetChange { raw in
-            var set = raw
-            let stored = set[PersistentPrefs.schemaVersionKey] == nil ? 0 : Self.take(from: &set)
-            var migratedFrom: [String: Any]?
-            if stored < version, !set.isEmpty {
-                let report: PrefsMigrationReport
-                do {
-                    guard case .success(let current) = PlistValue.normalizedSet(set, for: .loading) else {
-                        throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
-                    }
-                    report = try self.report(on: current, from: stored, root: root)
-                } catch {
-                    throw SharedSet.TransformFailure(underlying: error)
-                }
-                log?(report)
-                migratedFrom = set
-                set = report.after
-            } else if onlyMigrate {
-                throw SharedSet.TransformFailure(underlying: AlreadyCurrent())
-            } else if let refusal = refusal(ofStored: stored, root: root) {
-                throw SharedSet.TransformFailure(underlying: refusal)
-            }
-            var (result, changed) = try change.applied(to: set)
-            // After a migration, against the set as it was stored.
-            if let migratedFrom { changed = PlistValue.changedKeys(migratedFrom, result) }
-            let stamp = max(stored, version)
-            if stamp > 0, !result.isEmpty {
-                result[PersistentPrefs.schemaVersionKey] = stamp
-            } else if result[PersistentPrefs.schemaVersionKey] != nil {
-                result[PersistentPrefs.schemaVersionKey] = nil  // a value given for the reserved key is ignored
-            }
-            return (result, changed)
-        }
     }
 
     /// The steps from `stored` to ``version`` run on a copy of `set`, and the result vetted

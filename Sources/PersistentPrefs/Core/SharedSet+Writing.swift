@@ -14,9 +14,7 @@ extension SharedSet {
     /// - Returns: What ran (no steps when nothing did).
     @discardableResult
     func migrate(_ plan: SchemaPlan) throws -> PrefsMigrationReport {
-        var report: PrefsMigrationReport?
-        try write(SetChange { ($0, []) }, schema: plan, onlyMigrate: true) { report = $0 }
-        if let report { return report }
+        if let report = try write(nil, schema: plan, onlyMigrate: true) { return report }
         let schema = try schemaVersion()
         if let refusal = plan.refusal(ofStored: schema, root: root) { throw refusal }
         let stored = try values()
@@ -178,30 +176,30 @@ extension SharedSet {
         cancel?()
     }
 
-    /// ``write(_:schema:onlyMigrate:log:)`` of a ``PrefsChange``.
+    /// ``write(_:schema:onlyMigrate:)`` of a ``PrefsChange``.
     func write(_ change: PrefsChange, schema: SchemaPlan) throws {
-        try write(SetChange(change), schema: schema)
+        try write(.change(change), schema: schema)
     }
 
-    /// Applies `change` through the store and installs the set the store reports as written.
+    /// Writes `edit` after the staged changes, as one ``SetPlan`` the store carries out, and
+    /// installs the set the store reports as written.
     ///
     /// A change that builds on the current set (a merge, a one-key change, a transform) writes
     /// nothing when the set cannot be loaded, so an unreadable set is reported, not
-    /// overwritten. Errors a transform's closure throws (wrapped in ``TransformFailure``) come
-    /// out unchanged.
+    /// overwritten. The plan's refusal, and what a transform's closure threw, come out
+    /// unchanged; a refused write of staged changes alone drops them and reads the set again.
     ///
     /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when called from
     ///   inside this set's own write (an ``PersistentPrefs/update(_:)`` body writing through
     ///   another instance), instead of waiting for itself.
     ///
     /// - Parameters:
-    ///   - change: What to write; `nil`: only the staged changes.
-    ///   - schema: The writer's schema version and migrations: the store write re-reads the
-    ///     stored version, migrates an older set first, refuses a newer one, and stamps the
-    ///     version (see ``SchemaPlan``).
+    ///   - edit: What to write; `nil`: only the staged changes.
+    ///   - schema: The writer's schema version and migrations (see ``SchemaPlan``).
     ///   - onlyMigrate: For ``migrate(_:)``: write nothing when there is nothing to migrate.
-    ///   - log: Receives what a migration did, when one ran.
-    func write(_ change: SetChange?, schema: SchemaPlan, onlyMigrate: Bool = false, log: ((PrefsMigrationReport) -> Void)? = nil) throws {
+    /// - Returns: What a migration did, when one ran.
+    @discardableResult
+    func write(_ edit: SetPlan.Edit?, schema: SchemaPlan, onlyMigrate: Bool = false) throws -> PrefsMigrationReport? {
         defer { feed.deliver() }
         // The lease staged changes held once they are all written or dropped; it ends outside the
         // turn and every lock, once this thread's writes end (see ``WriteScope/afterWrites(_:)``).
@@ -210,86 +208,63 @@ extension SharedSet {
         // A write from inside another that holds this store's lock would wait for itself there:
         // refused before it takes the turn, so it never holds a turn another thread waits for.
         if let scope = store.writeScope(root: root) { try WriteScope.check(scope) }
-        try turn.take(root: root) {
+        let migration = try turn.take(root: root) { () -> PrefsMigrationReport? in
             // Staged changes go first, in the same store write (a migration alone leaves them).
             let staged = onlyMigrate ? nil : takeStaged()
-            let writesStaged = staged != nil
-            let writesOnlyStaged = change == nil
-            var layersReadAgain = false
-            while true {
-                // The store refuses a change of a locked key under its lock (see ``SetStorage/layerFiles(root:)``).
-                let layers = currentLayers()
-                guard let composed = Self.composed(change, after: staged, layers: layers) else { return }
-                do {
-                    endedLease = try writeTakingTurn(
-                        schema.wrapped(composed, root: root, onlyMigrate: onlyMigrate, log: log), buildsOnCurrent: composed.buildsOnCurrent,
-                        layers: layers, writesStaged: writesStaged)
-                } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root && !composed.buildsOnCurrent {
-                    // The root holds something that is not a set (so no version either): a whole-set
-                    // replacement may still repair it.
-                    endedLease = try writeTakingTurn(
-                        schema.wrapped(composed, root: root), buildsOnCurrent: false, layers: layers, reading: false, writesStaged: writesStaged)
-                } catch is SchemaPlan.AlreadyCurrent {
-                    _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
-                } catch PersistentPrefs.PrefsError.keyLocked where writesOnlyStaged && !layersReadAgain {
-                    // A key locked since the layers were read: read them again, so it is left out.
-                    layersReadAgain = true
-                    continue
-                } catch where writesOnlyStaged && SharedSet.mapped(error).refusesTheWrite {
+            let plan = SetPlan(root: root, staged: staged, edit: edit, schema: schema, onlyMigrate: onlyMigrate)
+            guard !plan.isEmpty else { return nil }
+            // Loaded first, so observers can be told what changed; a whole-set replacement does
+            // not need it, so it can still repair a set that cannot be read.
+            if plan.buildsOnCurrent {
+                try withLoaded { _ in }
+            } else {
+                _ = try? withLoaded { _ in }
+            }
+            let written: StoreWrite<SetPlan.Outcome>
+            do {
+                written = try store.write(plan.storePlan, root: root)
+            } catch {
+                throw SharedSet.mapped(error)
+            }
+            switch written.outcome {
+            case .write(_, _, let migration):
+                endedLease = try install(written, writesStaged: staged != nil)
+                return migration
+            case .current:
+                _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
+                return nil
+            case .refused(let refusal):
+                if edit == nil, staged != nil, SharedSet.mapped(refusal).refusesTheWrite {
                     // No retry can write these changes: drop them, and show the set as stored.
                     endedLease = dropTakenStaged()
                     _ = try? reloadTakingTurn(retrying: true)
-                    throw error
                 }
-                return
+                throw refusal
             }
         }
         // Written: the writer's schema beside the set (once per process and class), outside the turn.
         if let publication = schema.publication, cell.withLock({ $0.publishedBy.insert(publication.classID).inserted }) {
             store.publish(publication, root: root)
         }
+        return migration
     }
 
-    /// The body of ``write(_:schema:onlyMigrate:log:)``, for a caller that holds the turn.
+    /// Installs the set the store wrote; call it holding the turn.
     ///
     /// The store reports the keys its write changed against the set it read under its lock; when
     /// that is the very file the state was read from (the same version) and no system layer lies
     /// between, observers are told those of them whose value readers see changed. Otherwise (the
     /// file changed meanwhile, a store that keeps no versions) the states are compared.
     ///
-    /// - Parameters:
-    ///   - buildsOnCurrent: Whether the change builds on the set as stored: then the set is loaded
-    ///     first, so an unreadable set is reported rather than overwritten.
-    ///   - reading: Whether the store reads the set as stored for `change`; `false` hands it an
-    ///     empty set, for a replacement of an unreadable root.
-    ///   - writesStaged: Whether `change` writes the staged changes ``takeStaged()`` took.
+    /// - Parameter writesStaged: Whether the write wrote the staged changes ``takeStaged()`` took.
     /// - Returns: The lease staged changes held, when nothing is staged any more (see
     ///   ``wrote(staged:in:)``): the caller ends it outside every lock.
-    private func writeTakingTurn(
-        _ change: SetChange, buildsOnCurrent: Bool, layers: LayerStack, reading: Bool = true, writesStaged: Bool
-    ) throws -> SetLease? {
-        // Loaded first, so observers can be told what changed; a whole-set replacement does
-        // not need it, so it can still repair a set that cannot be read.
-        if buildsOnCurrent {
-            try withLoaded { _ in }
-        } else {
-            _ = try? withLoaded { _ in }
-        }
-        let written: StoreWrite
-        do {
-            // Not reading: the change applied to an empty set, as a replacement.
-            let applied = reading ? change : SetChange(buildsOnCurrent: false) { _ in try change.applied(to: [:]) }
-            written = try store.write(applied, root: root)
-        } catch let error as TransformFailure {
-            throw error.underlying
-        } catch {
-            throw SharedSet.mapped(error)
-        }
+    private func install(_ written: StoreWrite<SetPlan.Outcome>, writesStaged: Bool) throws -> SetLease? {
         guard case .success(let values) = PlistValue.normalizedSet(written.set, for: .loading) else {
             throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
         }
         // Built before taking the lock readers wait for.
-        let fresh = State.stored(values, version: written.version, layers: layers)
+        let fresh = State.stored(values, version: written.version, layers: written.layers)
         return cell.withLock { cell -> SetLease? in
             // Whether the state before showed no staged change over the stored set.
             let showedStored = cell.staging.isEmpty
@@ -310,36 +285,6 @@ extension SharedSet {
             feed.post(changed)
             return releases
         }
-    }
-
-    /// The one change that writes `staged` (when given), then `change`; `nil` when there is
-    /// neither.
-    ///
-    /// A key `layers` lock keeps its stored value against a staged change: it was locked after
-    /// the change was staged (a staged change of a locked key is refused), and the lock wins, as
-    /// it does for any write.
-    private static func composed(_ change: SetChange?, after staged: PendingChanges?, layers: LayerStack) -> SetChange? {
-        guard let staged else { return change }
-        // A replacement leaves nothing of what was staged before it.
-        if let change, !change.buildsOnCurrent { return change }
-        return SetChange { current in
-            var (result, changed) = staged.applying(to: current)
-            if layers.hasLocks {
-                for key in Set(result.keys).union(current.keys) where layers.isLocked(key) { result[key] = current[key] }
-            }
-            if let change {
-                let after = try change.applied(to: result)
-                result = after.set
-                changed.formUnion(after.changed)
-            }
-            return (result, changed.filter { !PlistValue.same(current[$0], result[$0]) })
-        }
-    }
-
-    /// Wraps what a transform's closure threw, so ``write(_:schema:onlyMigrate:log:)`` hands it back unchanged
-    /// rather than as a store failure.
-    struct TransformFailure: Error {
-        let underlying: any Error
     }
 }
 

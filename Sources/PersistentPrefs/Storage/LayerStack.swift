@@ -125,20 +125,6 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
         changed.remove(Self.schemaVersionKey)
         return changed.filter(isLocked).min()
     }
-
-    /// `change` refused with ``PersistentPrefs/PrefsError/keyLocked(key:)`` when it would change
-    /// the stored value of a locked key (checked on the set as stored, under the store's lock: so
-    /// the guarded change reads the set, even for a replacement).
-    func guarding(_ change: SetChange) -> SetChange {
-        guard hasLocks else { return change }
-        return SetChange { raw in
-            let applied = try change.applied(to: raw)
-            if let key = lockedChange(from: PlistValue.loadedOrAsIs(raw), to: PlistValue.loadedOrAsIs(applied.set)) {
-                throw PersistentPrefs.PrefsError.keyLocked(key: key)  // as it is: callers of the store see it too
-            }
-            return applied
-        }
-    }
 }
 
 /// The parsed contents of a set's layer files, read again only when a file changes (one `stat`

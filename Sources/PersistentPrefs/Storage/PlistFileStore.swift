@@ -207,7 +207,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// - Returns: The set after the change.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError``; the file is then unchanged.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
-        try write(SetChange(change), root: root).set
+        try write(WritePlan(change, root: root), root: root).appliedSet()
     }
 
     /// The root keys that have a file, sorted.
@@ -322,21 +322,22 @@ extension PlistFileStore {
         (try? fileURL(forRoot: root)).map { FileLock.scope(ofFile: $0.path) }
     }
 
-    func write(_ change: SetChange, root: String) throws -> StoreWrite {
+    func write<Outcome>(_ plan: WritePlan<Outcome>, root: String) throws -> StoreWrite<Outcome> {
         let url = try fileURL(forRoot: root)
         let memory = memoryLayers(root: root)
         return try FileLock.withLock(for: url, label: root) { lock in
             // Under the file's lock, with the layer files read again: a key locked while this
             // write waited for the lock is refused (see SetStorage.layerFiles(root:)).
-            let change = guarded(change, root: root, memory: memory)
+            let layers = layerStack(root: root, memory: memory)
             if let legacy = legacyFile(forRoot: root, current: url) { try moveLegacyFile(legacy, to: url) }
-            var current: [String: Any] = [:]
+            var stored: [String: Any] = [:]
             var readVersion: UInt64?
-            if change.buildsOnCurrent {
+            if plan.buildsOnCurrent || layers.hasLocks {
                 let read = try PlistFile.readSigned(url)
-                (current, readVersion) = (read.0 ?? [:], read.2)
+                (stored, readVersion) = (read.dictionary ?? [:], read.digest)
             }
-            let (updated, changed) = try change.applied(to: current)
+            let outcome = plan.apply(stored, layers)
+            guard let (updated, changed) = outcome.written else { return .unwritten(outcome, layers: layers) }
             var version: UInt64?
             if updated.isEmpty {
                 try PlistFile.write(nil, to: url, format: .binary)
@@ -352,7 +353,7 @@ extension PlistFileStore {
                 if let kind = SharedFolders.kind(sidecar), kind == S_IFREG || kind == S_IFLNK { unlink(sidecar) }
                 lock.removeFile()
             }
-            return StoreWrite(set: updated, readVersion: readVersion, version: version, changed: changed)
+            return StoreWrite(outcome: outcome, set: updated, readVersion: readVersion, version: version, changed: changed, layers: layers)
         }
     }
 

@@ -150,7 +150,7 @@ public struct PreferencesFile: Sendable {
             }
             if !refused.isEmpty { throw PersistentPrefs.PrefsError.valuesNotPlistCompatible(invalidElements: refused.sorted()) }
             try checkLocks(from: before, to: suite)
-            return changed  // the write records these (a value normalised back to its old self too: harmless)
+            return .write(changed: changed)  // the write records these (a value normalised back to its old self too: harmless)
         }
     }
 

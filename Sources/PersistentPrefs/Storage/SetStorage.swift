@@ -16,12 +16,16 @@ protocol SetStorage: PrefsStore {
     /// Default: ``PrefsStore/load(root:)``, with no version.
     func read(root: String) throws -> StoreRead
 
-    /// Applies `change` to the set under `root` in the store's one atomic step (see
-    /// ``PrefsStore/apply(_:root:)``) and reports what it did; durable when it returns.
+    /// Carries out `plan` on the set under `root` in the store's one atomic step (see
+    /// ``WritePlan``) and reports what it did; durable when it returns. The plan's outcome comes
+    /// back untouched; a refusal in it is not thrown.
     ///
-    /// Default: ``PrefsStore/apply(_:root:)``, with no versions and no changed keys (the engine
-    /// then compares the set it holds with the set written).
-    func write(_ change: SetChange, root: String) throws -> StoreWrite
+    /// Default: the plan applied to ``PrefsStore/load(root:)``; when that writes something, its
+    /// set stored by ``PrefsStore/apply(_:root:)`` (a `transform`, applying the plan again only
+    /// when the set the store holds then differs from the one loaded, and writing that set back
+    /// as it was when the plan refuses it); no versions, no changed keys (the engine then
+    /// compares the set it holds with the set written), no layers.
+    func write<Outcome>(_ plan: WritePlan<Outcome>, root: String) throws -> StoreWrite<Outcome>
 
     /// The version of the file holding `root` as it is now (`nil`: unknown, or no file).
     ///
@@ -56,9 +60,9 @@ protocol SetStorage: PrefsStore {
     func acknowledgeDamage(root: String) throws -> String?
 
     /// The system layer files for the set under `root`, the most important first (they may not
-    /// exist). The store enforces their locks in its one write step (with
-    /// ``guarded(_:root:memory:)``), so every road to its files refuses a change of a locked key
-    /// under the store's lock.
+    /// exist). The store reads them under its lock and hands them to the plan it carries out
+    /// (``WritePlan``), which refuses a change of a locked key: so every road to its files does,
+    /// against the layers in force when the change is written.
     ///
     /// Default: none.
     func layerFiles(root: String) -> [LayerFile]
@@ -115,20 +119,6 @@ struct StoreRead {
     let version: UInt64?
 }
 
-/// What a store's write did, worked out under the store's lock, where the set before and after
-/// the change are both at hand.
-struct StoreWrite {
-    /// The set as written, in the store's own shapes.
-    let set: [String: Any]
-    /// The version of the file the change was applied to (read under the lock; `nil`: unknown).
-    let readVersion: UInt64?
-    /// The version of the file the write left (`nil`: unknown).
-    let version: UInt64?
-    /// The keys whose stored value the change changed, against the set as read under the lock;
-    /// `nil` when the store does not say.
-    let changed: Set<String>?
-}
-
 // MARK: - Default answers
 
 extension SetStorage {
@@ -136,8 +126,24 @@ extension SetStorage {
         StoreRead(set: try load(root: root), version: nil)
     }
 
-    func write(_ change: SetChange, root: String) throws -> StoreWrite {
-        StoreWrite(set: try apply(try change.prefsChange(), root: root), readVersion: nil, version: nil, changed: nil)
+    func write<Outcome>(_ plan: WritePlan<Outcome>, root: String) throws -> StoreWrite<Outcome> {
+        let layers = layerStack(root: root)
+        let loaded = plan.buildsOnCurrent ? try load(root: root) ?? [:] : [:]
+        var outcome = plan.apply(loaded, layers)
+        guard let written = outcome.written else { return .unwritten(outcome, layers: layers) }
+        // A replacement needs nothing of the set as stored, so it can repair one the store cannot read.
+        let change: PrefsChange =
+            plan.buildsOnCurrent
+            ? .transform { stored in
+                // Applied again only to a set changed since it was loaded: migration steps and
+                // update bodies run once when nobody else writes.
+                guard !PlistValue.changedKeys(PlistValue.loadedOrAsIs(loaded), PlistValue.loadedOrAsIs(stored)).isEmpty else {
+                    return written.set
+                }
+                outcome = plan.apply(stored, layers)
+                return outcome.written?.set ?? stored
+            } : .replace(written.set)
+        return StoreWrite(outcome: outcome, set: try apply(change, root: root), readVersion: nil, version: nil, changed: nil, layers: layers)
     }
 
     func currentVersion(root: String) -> UInt64? { nil }
@@ -167,13 +173,6 @@ extension SetStorage {
         let files = LayerReader(files: layerFiles(root: root)).stack(root: root)
         guard !memory.above.isEmpty || !memory.below.isEmpty else { return files }
         return LayerStack(layers: memory.above + files.layers + memory.below, problems: files.problems)
-    }
-
-    /// `change`, refused when it would change a key locked for `root`. Call it under the store's
-    /// lock, so the layer files it reads are the ones in force when the change is written;
-    /// `memory` is ``memoryLayers(root:)``, taken before that lock (it may need a lock of its own).
-    func guarded(_ change: SetChange, root: String, memory: (above: [LayerStack.Layer], below: [LayerStack.Layer])) -> SetChange {
-        layerStack(root: root, memory: memory).guarding(change)
     }
 }
 

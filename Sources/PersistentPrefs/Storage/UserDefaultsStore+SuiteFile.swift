@@ -26,8 +26,25 @@ extension UserDefaultsStore {
     /// suite under it (between tries it waits a little longer each time, up to 20 ms).
     static let attemptBudget: TimeInterval = 10
 
+    /// What a change of one top-level key of a suite comes to, under the suite's lock.
+    enum KeyEdit {
+        /// Store this object under the key (`nil` removes it).
+        case set(Any?)
+        /// Write nothing: the suite stays as it is.
+        case leave
+    }
+
+    /// What a change of a whole suite comes to, under the suite's lock.
+    enum SuiteEdit {
+        /// Write the suite as changed; `changed` names the keys changed (`nil`: found by comparing
+        /// the suite before and after).
+        case write(changed: Set<String>?)
+        /// Write nothing: the suite stays as it is.
+        case leave
+    }
+
     /// Replaces the object under `key` in the suite file with what `change` makes of the
-    /// current one (`nil` removes it), durably, under the suite's exclusive lock.
+    /// current one, durably, under the suite's exclusive lock; ``KeyEdit/leave`` writes nothing.
     ///
     /// `change` may run more than once (on a newer file each time), so it must depend on its
     /// argument only. `whileLocked` runs after a successful write, still under the lock.
@@ -36,14 +53,15 @@ extension UserDefaultsStore {
     ///   else rewrote it meanwhile (keeping the change).
     @discardableResult
     static func update(
-        suiteFile file: URL, key: String, layers: LayerReader, _ change: (Any?) throws -> Any?, reading: (UInt64?) -> Void = { _ in },
+        suiteFile file: URL, key: String, layers: LayerReader, _ change: (Any?) throws -> KeyEdit, reading: (UInt64?) -> Void = { _ in },
         whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         try update(
             suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key], layers: layers,
             { suite in
-                suite[key] = try change(suite[key])
-                return nil
+                guard case .set(let object) = try change(suite[key]) else { return .leave }
+                suite[key] = object
+                return .write(changed: nil)
             }, reading: reading, whileLocked: whileLocked)
     }
 
@@ -56,9 +74,10 @@ extension UserDefaultsStore {
     ///   - label: The root key (or suite) written, named by the refusal of a nested write (see
     ///     ``FileLock/withLock(for:label:_:)``).
     ///   - keys: The keys `change` may change, when known (a one-key write): they are recorded
-    ///     in the ledger and checked, changed or not. `nil`: the keys `change` returns, the same
-    ///     way (it compared the suite itself), or when it returns `nil` the keys it changed,
-    ///     worked out by comparing the suite before and after.
+    ///     in the ledger and checked, changed or not. `nil`: the keys `change` names, the same
+    ///     way (it compared the suite itself), or when it names none the keys it changed,
+    ///     worked out by comparing the suite before and after. When it comes to
+    ///     ``SuiteEdit/leave`` nothing is written, and `nil` returned.
     ///   - layers: The suite's system layers: what the ledger puts back after a stale save never
     ///     changes a key they lock (``LayerReader/sparingLocked(_:from:)``). `change` checks its
     ///     own changes against them.
@@ -70,7 +89,7 @@ extension UserDefaultsStore {
     @discardableResult
     static func update(
         suiteFile file: URL, describing what: String, label: String, changing keys: Set<String>? = nil, layers: LayerReader,
-        movingAside: Bool = true, _ change: (inout [String: Any]) throws -> Set<String>?, reading: (UInt64?) -> Void = { _ in },
+        movingAside: Bool = true, _ change: (inout [String: Any]) throws -> SuiteEdit, reading: (UInt64?) -> Void = { _ in },
         whileLocked: () -> Void = {}
     ) throws -> UInt64? {
         let path = file.path  // worked out once: a URL's path is worked out afresh on each use
@@ -105,7 +124,7 @@ extension UserDefaultsStore {
                 }
                 let before = suite
                 reading(foreign || signature == nil ? nil : readDigest)
-                let reported = try change(&suite)
+                guard case .write(let reported) = try change(&suite) else { return nil }
                 let changed = (keys ?? reported ?? PlistValue.changedKeys(before, suite)).sorted()
                 let data: Data
                 let ranges: [String: Range<Int>]

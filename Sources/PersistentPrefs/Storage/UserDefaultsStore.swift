@@ -142,13 +142,13 @@ public struct UserDefaultsStore: PrefsStore {
     /// - Returns: The set after the change.
     /// - Throws: ``PersistentPrefs/PrefsError``; nothing was changed.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
-        try write(SetChange(change), root: root).set
+        try write(WritePlan(change, root: root), root: root).appliedSet()
     }
 
     /// ``apply(_:root:)`` as the engine calls it, reporting what it did (see ``SetStorage``).
-    func write(_ change: SetChange, root: String) throws -> StoreWrite {
+    func write<Outcome>(_ plan: WritePlan<Outcome>, root: String) throws -> StoreWrite<Outcome> {
         if handle.file != nil { PlistFile.OwnWrites.follow() }  // as in read(root:)
-        var result: SetChange.Applied = ([:], [])
+        var last: (outcome: Outcome, layers: LayerStack, isSet: Bool)?
         var readVersion: UInt64?
         let memory = memoryLayers(root: root)  // before the lock on `UserDefaults` that update takes
         let version = try update(
@@ -156,26 +156,20 @@ public struct UserDefaultsStore: PrefsStore {
             { stored in
                 // Under the suite's lock, with the layer files read again: a key locked while this
                 // write waited for the lock is refused (see SetStorage.layerFiles(root:)).
-                let change = guarded(change, root: root, memory: memory)
-                var current: [String: Any] = [:]
-                if let stored {
-                    guard let dictionary = PlistValue.stringKeyedDictionary(stored) else {
-                        if change.buildsOnCurrent { throw PersistentPrefs.PrefsError.invalidStoredValue(key: root) }
-                        readVersion = nil  // not a set: what the replacement changed is not known
-                        result = try change.applied(to: [:])
-                        return result.set.isEmpty ? nil : result.set
-                    }
-                    current = dictionary
-                }
-                // A replacement is applied to an empty set; the keys it changed are those of the set it replaces.
-                result = try change.applied(to: change.buildsOnCurrent ? current : [:])
-                if !change.buildsOnCurrent {
-                    result.changed = PlistValue.changedKeys(current, result.set)
-                    result.changed.remove(LayerStack.schemaVersionKey)
-                }
-                return result.set.isEmpty ? nil : result.set
+                let layers = layerStack(root: root, memory: memory)
+                let set = stored.map(PlistValue.stringKeyedDictionary) ?? [:]
+                let outcome = plan.apply(set, layers)
+                last = (outcome, layers, set != nil)
+                guard let written = outcome.written else { return .leave }
+                return .set(written.set.isEmpty ? nil : written.set)
             }, reading: { readVersion = $0 })
-        return StoreWrite(set: result.set, readVersion: handle.file == nil ? nil : readVersion, version: version, changed: result.changed)
+        guard let last else { throw PersistentPrefs.PrefsError.invalidStoredValue(key: root) }  // never: update runs the change
+        guard let written = last.outcome.written else { return .unwritten(last.outcome, layers: last.layers) }
+        // Not a set before: what the write changed against the file read is not known.
+        let knowsRead = handle.file != nil && last.isSet
+        return StoreWrite(
+            outcome: last.outcome, set: written.set, readVersion: knowsRead ? readVersion : nil, version: version, changed: written.changed,
+            layers: last.layers)
     }
 
     /// The keys of the suite whose values are dictionaries, sorted: the suite's own keys
@@ -199,12 +193,12 @@ public struct UserDefaultsStore: PrefsStore {
         }
     }
 
-    /// Replaces the object under the suite key `key` with what `change` makes of it (`nil`
-    /// removes the key), durably.
+    /// Replaces the object under the suite key `key` with what `change` makes of it, durably;
+    /// ``KeyEdit/leave`` writes nothing.
     ///
     /// - Returns: The version of the suite file written (see ``SetStorage/currentVersion(root:)``), or `nil`.
     @discardableResult
-    func update(_ key: String, _ change: (Any?) throws -> Any?, reading: (UInt64?) -> Void = { _ in }) throws -> UInt64? {
+    func update(_ key: String, _ change: (Any?) throws -> KeyEdit, reading: (UInt64?) -> Void = { _ in }) throws -> UInt64? {
         if let file = handle.file {
             // The UserDefaults object re-reads the file, still under the lock: should plain code in
             // this process have unsaved keys, the save that follows cannot race another writer.
@@ -218,7 +212,7 @@ public struct UserDefaultsStore: PrefsStore {
             }
             // Outside the lock on the object, so readers (the watcher's reload of another set
             // among them) never wait for `change`, which may itself wait for such a reader.
-            let updated = try change(previous)
+            guard case .set(let updated) = try change(previous) else { return nil }
             try handle.withDefaults { defaults in
                 if let updated { defaults.set(updated, forKey: key) } else { defaults.removeObject(forKey: key) }
                 do {

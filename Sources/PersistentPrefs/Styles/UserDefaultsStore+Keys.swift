@@ -68,7 +68,7 @@ extension UserDefaultsStore {
         try update(key) { stored in
             let new = unlayered(try change(stored), stored: stored, forKey: key)
             try layers.checkSuiteChange(from: stored.map { [key: $0] } ?? [:], to: new.map { [key: $0] } ?? [:])
-            return new
+            return .set(new)
         }
     }
 

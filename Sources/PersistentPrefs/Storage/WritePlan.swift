@@ -1,0 +1,111 @@
+import Foundation
+
+/// What applying a plan to a stored set came to, as a store needs to know it: the set to write
+/// and the keys it changes, or `nil` when nothing is written (the plan refused the change, or
+/// found nothing to do).
+protocol PlanOutcome {
+    var written: (set: [String: Any], changed: Set<String>)? { get }
+}
+
+/// A write as a store carries it out, whatever it changes: under its lock the store reads the
+/// system layers in force and the set as stored, calls ``apply`` and replaces the set with what
+/// the outcome writes, or writes nothing. The outcome goes back to the caller untouched, in
+/// ``StoreWrite/outcome``.
+///
+/// A store calls ``apply`` once per try: again, on the newer file, only when it finds the file
+/// is not the one it read (see ``UserDefaultsStore``'s suite files); the outcome of the last call
+/// is the one carried out. So `apply` must depend on its arguments only.
+struct WritePlan<Outcome: PlanOutcome> {
+    /// Whether the plan needs the set as stored. `false`: a replacement, which a store may apply
+    /// to an empty set without reading (so it can repair a file it cannot read) when no layer
+    /// locks a key.
+    let buildsOnCurrent: Bool
+    /// Makes the outcome of the set as stored (in the store's own shapes; `nil` when what is
+    /// stored under the root key is not a set) and the layers in force.
+    let apply: (_ stored: [String: Any]?, _ layers: LayerStack) -> Outcome
+}
+
+/// What a store's write did, worked out under the store's lock, where the set before and after
+/// the change are both at hand.
+struct StoreWrite<Outcome> {
+    /// What the plan's last application came to.
+    let outcome: Outcome
+    /// The set as written, in the store's own shapes (empty when nothing was written).
+    let set: [String: Any]
+    /// The version of the file the plan was applied to (read under the lock; `nil`: unknown).
+    let readVersion: UInt64?
+    /// The version of the file the write left (`nil`: unknown, or nothing written).
+    let version: UInt64?
+    /// The keys whose stored value the write changed, against the set as read under the lock;
+    /// `nil` when the store does not say.
+    let changed: Set<String>?
+    /// The system layers the plan was applied with.
+    let layers: LayerStack
+
+    /// A write that wrote nothing: `outcome` had nothing to write.
+    static func unwritten(_ outcome: Outcome, layers: LayerStack) -> StoreWrite {
+        StoreWrite(outcome: outcome, set: [:], readVersion: nil, version: nil, changed: [], layers: layers)
+    }
+}
+
+/// The outcome of a plain ``PrefsChange`` a store applies (``PrefsStore/apply(_:root:)``).
+enum ChangeOutcome: PlanOutcome {
+    case write(set: [String: Any], changed: Set<String>)
+    case refused(any Error)
+
+    var written: (set: [String: Any], changed: Set<String>)? {
+        guard case .write(let set, let changed) = self else { return nil }
+        return (set, changed)
+    }
+}
+
+extension WritePlan where Outcome == ChangeOutcome {
+    /// `change` as a plan of its own: refused when it changes a key the layers lock (see
+    /// ``LayerStack/lockedChange(from:to:)``), or when it builds on a root that holds something
+    /// other than a set.
+    init(_ change: PrefsChange, root: String) {
+        self.init(buildsOnCurrent: change.buildsOnCurrent) { stored, layers in
+            do {
+                guard let stored = stored ?? (change.buildsOnCurrent ? nil : [:]) else {
+                    throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
+                }
+                let (set, changed) = try change.applying(to: stored)
+                if let key = layers.lockedChange(from: PlistValue.loadedOrAsIs(stored), to: PlistValue.loadedOrAsIs(set)) {
+                    throw PersistentPrefs.PrefsError.keyLocked(key: key)
+                }
+                return .write(set: set, changed: changed)
+            } catch {
+                return .refused(error)
+            }
+        }
+    }
+}
+
+extension StoreWrite where Outcome == ChangeOutcome {
+    /// The set as written, for ``PrefsStore/apply(_:root:)``.
+    ///
+    /// - Throws: Why the change was refused.
+    func appliedSet() throws -> [String: Any] {
+        if case .refused(let error) = outcome { throw error }
+        return set
+    }
+}
+
+extension PrefsChange {
+    /// The change applied to `current`, with the keys it changed: of those it names, the ones
+    /// whose value differs (every key that differs, for a replacement or a transform); never the
+    /// schema version the library keeps in a set.
+    ///
+    /// - Throws: What a ``transform(_:)`` closure throws.
+    func applying(to current: [String: Any]) throws -> (set: [String: Any], changed: Set<String>) {
+        let updated = try applied(to: current)
+        var changed: Set<String>
+        if let touched = touchedKeys {
+            changed = touched.filter { !PlistValue.same(current[$0], updated[$0]) }
+        } else {
+            changed = PlistValue.changedKeys(current, updated)
+        }
+        changed.remove(LayerStack.schemaVersionKey)
+        return (updated, changed)
+    }
+}
