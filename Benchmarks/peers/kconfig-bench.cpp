@@ -5,6 +5,8 @@
 //   MODE  write11     writeEntry of one key + sync, group of 11 keys
 //         write1000   writeEntry of one key + sync, group of 1,000 keys
 //         batch1000   writeEntry of 1,000 keys + one sync
+//         fresh1000   as a program's first write: a new file, one readEntry (untimed), then
+//                     writeEntry of 1,000 keys + one sync, nothing written before
 //         readint     readEntry(key, int), N times
 //         readstring  readEntry(key, QString), N times
 //         burst       N writeEntry calls of one key (in memory until sync), group of 11 keys,
@@ -28,7 +30,7 @@ static volatile long long sink;
 
 int main(int argc, char **argv) {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: kconfig-bench FILE write11|write1000|batch1000|readint|readstring|burst N\n");
+        std::fprintf(stderr, "usage: kconfig-bench FILE write11|write1000|batch1000|fresh1000|readint|readstring|burst N\n");
         return 2;
     }
     const QString file = QString::fromLocal8Bit(argv[1]);
@@ -44,6 +46,17 @@ int main(int argc, char **argv) {
 
     KConfig config(file, KConfig::SimpleConfig);
     KConfigGroup group(&config, "Wide");
+    if (mode == "fresh1000") {
+        sink = group.readEntry(keys[0], 0);
+        const auto started = std::chrono::steady_clock::now();
+        for (long i = 0; i < n; ++i) {
+            for (int k = 0; k < width; ++k) group.writeEntry(keys[k], int(i + k));
+            if (!config.sync()) return 1;
+        }
+        const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - started).count() / double(n);
+        std::printf("%.1f\n", ns);
+        return 0;
+    }
     for (int k = 0; k < width; ++k) group.writeEntry(keys[k], k);
     group.writeEntry("s", QStringLiteral("Any String"));
     if (!config.sync()) {

@@ -109,6 +109,9 @@ enum Bench {
             case _ where argument.hasPrefix("--first-batch="):
                 // The child of the row of a fresh process's first batch.
                 return TransactionRows.firstBatch(suite: String(argument.dropFirst("--first-batch=".count)))
+            case _ where argument.hasPrefix("--fresh-batch="):
+                // The child of the row of a fresh process's first write, nothing written before.
+                return TransactionRows.freshBatch(suite: String(argument.dropFirst("--fresh-batch=".count)))
             case _ where argument.hasPrefix("--write-once="):
                 // SUITE,N,MODE: N writes in one process, for `strace -c`, callgrind and `perf`
                 // (see ``TransactionRows/writeOnce(arguments:)``).

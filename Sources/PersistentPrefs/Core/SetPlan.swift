@@ -134,7 +134,7 @@ struct SetPlan {
         } else {
             result[PersistentPrefs.schemaVersionKey] = nil
         }
-        if let key = layers.lockedChange(from: PlistValue.loadedOrAsIs(raw), to: PlistValue.loadedOrAsIs(result)) {
+        if layers.hasLocks, let key = layers.lockedChange(from: PlistValue.loadedOrAsIs(raw), to: PlistValue.loadedOrAsIs(result)) {
             throw PersistentPrefs.PrefsError.keyLocked(key: key)
         }
         return .write(set: result, changed: changed, migration: migration)

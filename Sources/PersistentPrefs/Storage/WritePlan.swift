@@ -70,7 +70,7 @@ extension WritePlan where Outcome == ChangeOutcome {
                     throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
                 }
                 let (set, changed) = try change.applying(to: stored)
-                if let key = layers.lockedChange(from: PlistValue.loadedOrAsIs(stored), to: PlistValue.loadedOrAsIs(set)) {
+                if layers.hasLocks, let key = layers.lockedChange(from: PlistValue.loadedOrAsIs(stored), to: PlistValue.loadedOrAsIs(set)) {
                     throw PersistentPrefs.PrefsError.keyLocked(key: key)
                 }
                 return .write(set: set, changed: changed)
