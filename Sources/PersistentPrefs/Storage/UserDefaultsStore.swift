@@ -258,7 +258,7 @@ extension UserDefaultsStore {
     }
 
     func writeScope(root: String) -> String? {
-        handle.file.map { FileLock.scope(ofFile: $0.path) } ?? handle.writeScope
+        handle.writeScope
     }
 
     func currentVersion(root: String) -> UInt64? {
@@ -361,8 +361,9 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     private let lock = NSRecursiveLock()
     /// Serialises the writes of this object (``withWrite``), held for the whole read-modify-write.
     private let writeLock = NSLock()
-    /// What ``WriteScope`` knows this object's write lock by.
-    let writeScope = "defaults " + UUID().uuidString
+    /// What ``WriteScope`` knows a write of the suite by: the suite file's lock where the library
+    /// writes the file (``FileLock/scope(ofFile:)``), else this object's write lock.
+    let writeScope: String
     /// The name of the suite's persistent domain, or `nil` when it cannot be known (an object
     /// passed to ``UserDefaultsStore/init(userDefaults:)`` on Apple platforms, other than
     /// `.standard`).
@@ -390,6 +391,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
         domainName = suiteName ?? (isStandard ? Bundle.main.bundleIdentifier ?? ProcessInfo.processInfo.processName : nil)
         self.isStandard = isStandard
         file = backend == .suiteFile ? SuitePaths.file(suite: isStandard ? nil : suiteName, isStandard: isStandard) : nil
+        writeScope = file.map { FileLock.scope(ofFile: $0.path) } ?? "defaults " + UUID().uuidString
         if PlatformChoices.current.suitesGoThroughUserDefaults {
             (watchedFile, watchedName) = (file, nil)
         } else {
