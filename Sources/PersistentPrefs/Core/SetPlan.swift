@@ -5,9 +5,11 @@ import Foundation
 /// migrations), and ``apply(to:layers:)``, the one function that makes the set to store of the
 /// set as stored. See ARCHITECTURE.md, "A write, end to end".
 ///
-/// `apply` has no file, lock or clock in it; only the user closures it calls (an `update` body,
-/// migration steps) can do anything else. A store may apply a plan more than once, to a newer
-/// file each time; the last outcome is the one carried out.
+/// `apply` has no file, lock or clock in it. The closures it calls are the exception: an
+/// `update` body and migration steps (the user's), and the vetting of their results, which
+/// reads the instance's keys and rules under the instance's lock and words a rule's refusal of a
+/// locked key by the layers the set last read. A store may apply a plan more than once, to a
+/// newer file each time; the last outcome is the one carried out.
 struct SetPlan {
     /// A change of the set beside the staged ones.
     enum Edit {
@@ -81,8 +83,8 @@ struct SetPlan {
     /// 1. A root that holds no set refuses any change but a replacement, which is applied to an
     ///    empty set.
     /// 2. The stored schema version is taken out of the set; an older set is migrated (the steps'
-    ///    result vetted), a newer one refused (unless the writer writes newer versions), and a
-    ///    plan that only migrates ends as ``Outcome/current`` when there is nothing to migrate.
+    ///    result vetted), a newer one refused (unless the writer writes newer versions), and
+    ///    otherwise a plan that only migrates ends as ``Outcome/current``: nothing to migrate.
     /// 3. The staged changes are laid over the set, a key `layers` lock keeping its stored value
     ///    (it was locked after the change was staged, and the lock wins); then the edit.
     /// 4. The keys changed are found (after a migration, against the set as stored); the schema
@@ -120,10 +122,10 @@ struct SetPlan {
             } else {
                 set = [:]  // a replacement repairs a set that cannot be read
             }
-        } else if onlyMigrate {
-            return .current
         } else if let refusal = schema.refusal(ofStored: storedVersion, root: root) {
             throw refusal
+        } else if onlyMigrate {
+            return .current
         }
         var (result, changed) = try edited(set, layers: layers)
         if changedAgainstStored { changed = PlistValue.changedKeys(raw, result) }

@@ -9,14 +9,14 @@ import Foundation
 extension SharedSet {
     /// Runs the pending migration steps of `plan` in one store write (see ``SchemaPlan``);
     /// when the set is already migrated (by another process a moment ago, say) nothing is
-    /// written and the set is read again.
+    /// written and the set is read again. A set stored by a newer version is refused by the
+    /// plan, under the store's lock.
     ///
     /// - Returns: What ran (no steps when nothing did).
     @discardableResult
     func migrate(_ plan: SchemaPlan) throws -> PrefsMigrationReport {
         if let report = try write(nil, schema: plan, onlyMigrate: true) { return report }
         let schema = try schemaVersion()
-        if let refusal = plan.refusal(ofStored: schema, root: root) { throw refusal }
         let stored = try values()
         return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: stored, after: stored)
     }
@@ -231,7 +231,7 @@ extension SharedSet {
                 endedLease = try install(written, writesStaged: staged != nil)
                 return migration
             case .current:
-                _ = try reloadTakingTurn(retrying: false)  // migrated meanwhile, by someone else
+                _ = try reloadTakingTurn(retrying: false)  // nothing to migrate: maybe someone migrated it meanwhile
                 return nil
             case .refused(let refusal):
                 if edit == nil, staged != nil, SharedSet.mapped(refusal).refusesTheWrite {

@@ -14,7 +14,8 @@ protocol PlanOutcome {
 ///
 /// A store calls ``apply`` once per try: again, on the newer file, only when it finds the file
 /// is not the one it read (see ``UserDefaultsStore``'s suite files); the outcome of the last call
-/// is the one carried out. So `apply` must depend on its arguments only.
+/// is the one carried out. So `apply` must make its outcome of its arguments, apart from what
+/// the user's closures it calls do.
 struct WritePlan<Outcome: PlanOutcome> {
     /// Whether the plan needs the set as stored. `false`: a replacement, which a store may apply
     /// to an empty set without reading (so it can repair a file it cannot read) when no layer

@@ -216,6 +216,9 @@ struct WritePlanTests {
         let replacement = Self.refusal(Self.plan(.change(.replace(["A": 2])), schema: Self.versioned()).apply(to: newer, layers: .empty))
         #expect(replacement as? PersistentPrefs.PrefsError == .newerSchemaVersion(root: "Main", stored: 3, supported: 2))
 
+        let onlyMigrating = Self.refusal(Self.plan(nil, schema: Self.versioned(), onlyMigrate: true).apply(to: newer, layers: .empty))
+        #expect(onlyMigrating as? PersistentPrefs.PrefsError == .newerSchemaVersion(root: "Main", stored: 3, supported: 2))
+
         let allowed = try #require(
             Self.written(Self.plan(.change(.set(key: "A", value: 2)), schema: Self.versioned(writesNewer: true)).apply(to: newer, layers: .empty)))
         #expect(allowed.set[Self.versionKey] as? Int == 3, "the newer version stays stamped")
