@@ -153,17 +153,16 @@ struct SetPlan {
                 for key in Set(result.keys).union(set.keys) where layers.isLocked(key) { result[key] = set[key] }
             }
         }
+        let after: (set: [String: Any], changed: Set<String>)?
         switch edit {
-        case .change(let change)?:
-            let after = try change.applying(to: result)
+        case .change(let change)?: after = try change.applying(to: result)
+        case .batch(let pending)?: after = pending.applying(to: result)
+        case nil: after = nil
+        }
+        if let after {
             result = after.set
-            changed.formUnion(after.changed)
-        case .batch(let pending)?:
-            let after = pending.applying(to: result)
-            result = after.set
-            changed.formUnion(after.changed)
-        case nil:
-            break
+            // Without staged changes, the edit's own keys as they are: no set of 1,000 keys hashed again.
+            if changed.isEmpty { changed = after.changed } else { changed.formUnion(after.changed) }
         }
         if staged != nil { changed = changed.filter { !PlistValue.same(set[$0], result[$0]) } }
         return (result, changed)
