@@ -140,25 +140,33 @@ final class PrefsKeySpace: Sendable {
     /// The key path of one key.
     ///
     /// Made once per key and kept: making a subscript key path demangles its pattern at run
-    /// time, and a batch tells the Observation framework of every key it changed.
+    /// time. Every key path of a key is made here, so a key whose path was never made cannot be
+    /// observed by key (see ``observableKeyPaths(_:)``).
     @usableFromInline
     static func keyPath(_ key: String) -> KeyPath<PrefsKeySpace, Int> {
-        if let known = keyPaths.withLock({ $0[key] }) { return known }
-        let made = \PrefsKeySpace.[key]
-        keyPaths.withLock { paths in
-            if paths.count >= 16_384 { paths.removeAll() }  // bounded, whatever keys come and go
-            paths[key] = made
+        if let known = made.withLock({ $0.paths[key] }) { return known }
+        let path = \PrefsKeySpace.[key]
+        made.withLock { made in
+            if made.paths.count >= 16_384 {  // bounded, whatever keys come and go
+                made.paths.removeAll()
+                made.forgot = true
+            }
+            made.paths[key] = path
         }
-        return made
+        return path
     }
 
-    /// The key paths of `keys`, in any order: those made before under one lock, not one each.
-    static func keyPaths(_ keys: Set<String>) -> [KeyPath<PrefsKeySpace, Int>] {
+    /// The key paths of those of `keys` a tracking may hold, in any order: the keys whose path
+    /// was made (a `@Pref` declares one), found under one lock. A batch of 1,000 keys read only
+    /// by the subscript then makes no key path (a tracking of such reads holds ``wholeSet``).
+    /// Once the table forgot paths it made, every key's path is made again, as a tracking may
+    /// hold one of them.
+    static func observableKeyPaths(_ keys: Set<String>) -> [KeyPath<PrefsKeySpace, Int>] {
         var missing: [String] = []
-        var found = keyPaths.withLock { paths in
+        var found = made.withLock { made in
             keys.compactMap { key -> KeyPath<PrefsKeySpace, Int>? in
-                if let known = paths[key] { return known }
-                missing.append(key)
+                if let known = made.paths[key] { return known }
+                if made.forgot { missing.append(key) }
                 return nil
             }
         }
@@ -166,8 +174,9 @@ final class PrefsKeySpace: Sendable {
         return found
     }
 
-    /// The key paths made so far, by key (see ``keyPath(_:)``).
-    private static let keyPaths = Locked<[String: KeyPath<PrefsKeySpace, Int>]>([:])
+    /// The key paths made so far, by key, and whether the table was ever emptied to stay within
+    /// its bound (see ``keyPath(_:)``).
+    private static let made = Locked<(paths: [String: KeyPath<PrefsKeySpace, Int>], forgot: Bool)>(([:], false))
 }
 
 /// The Observation framework's side of a set, where the framework is available (macOS 14,
@@ -207,7 +216,7 @@ class ObservationTracker: @unchecked Sendable {  // no state; the subclass's is 
 
         override func changed(keys: Set<String>) {
             // In any order: a tracking fires once, whichever key comes first.
-            for keyPath in PrefsKeySpace.keyPaths(keys) { registrar.withMutation(of: space, keyPath: keyPath) {} }
+            for keyPath in PrefsKeySpace.observableKeyPaths(keys) { registrar.withMutation(of: space, keyPath: keyPath) {} }
             registrar.withMutation(of: space, keyPath: \PrefsKeySpace.wholeSet) {}
         }
     }

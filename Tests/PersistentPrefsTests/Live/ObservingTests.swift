@@ -188,6 +188,22 @@ struct ObservingTests {
         #expect(subscripted.isSet)
     }
 
+    @Test("a key observed by its @Pref is still heard after the table of key paths forgot its path")
+    func keyPathsForgotten() {
+        guard #available(macOS 14, iOS 17, tvOS 17, watchOS 10, *) else { return }
+        let prefs = LivePrefs(key: "Root", store: InMemoryStore())
+        let fired = Flag()
+        withObservationTracking {
+            _ = prefs.a
+        } onChange: {
+            fired.set()
+        }
+        // More key paths than the table keeps: it forgets the one the tracking holds.
+        for n in 0...16_384 { _ = PrefsKeySpace.keyPath("forgotten \(n)") }
+        prefs.a = 41
+        #expect(fired.isSet)
+    }
+
     @Test("16 threads observing and writing one set: every change is heard, nothing deadlocks")
     func manyThreads() async {
         let store = InMemoryStore()
