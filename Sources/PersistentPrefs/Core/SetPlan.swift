@@ -41,6 +41,11 @@ struct SetPlan {
             guard case .write(let set, let changed, _) = self else { return nil }
             return (set, changed)
         }
+
+        var refusal: (any Error)? {
+            guard case .refused(let error) = self else { return nil }
+            return error
+        }
     }
 
     /// The root key of the set, named by refusals.

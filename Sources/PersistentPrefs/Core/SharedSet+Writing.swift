@@ -213,33 +213,14 @@ extension SharedSet {
             let staged = onlyMigrate ? nil : takeStaged()
             let plan = SetPlan(root: root, staged: staged, edit: edit, schema: schema, onlyMigrate: onlyMigrate)
             guard !plan.isEmpty else { return nil }
-            // Loaded first, so observers can be told what changed; a whole-set replacement does
-            // not need it, so it can still repair a set that cannot be read.
-            if plan.buildsOnCurrent {
-                try withLoaded { _ in }
-            } else {
-                _ = try? withLoaded { _ in }
-            }
-            let written: StoreWrite<SetPlan.Outcome>
             do {
-                written = try store.write(plan.storePlan, root: root)
-            } catch {
-                throw SharedSet.mapped(error)
-            }
-            switch written.outcome {
-            case .write(_, _, let migration):
-                endedLease = try install(written, writesStaged: staged != nil)
-                return migration
-            case .current:
-                _ = try reloadTakingTurn(retrying: false)  // nothing to migrate: maybe someone migrated it meanwhile
-                return nil
-            case .refused(let refusal):
-                if edit == nil, staged != nil, SharedSet.mapped(refusal).refusesTheWrite {
-                    // No retry can write these changes: drop them, and show the set as stored.
-                    endedLease = dropTakenStaged()
-                    _ = try? reloadTakingTurn(retrying: true)
-                }
-                throw refusal
+                return try carryOut(plan, writesStaged: staged != nil, endedLease: &endedLease)
+            } catch where edit == nil && staged != nil && SharedSet.mapped(error).refusesTheWrite {
+                // No retry can write these changes (refused by the plan, or the set as stored
+                // cannot take them): drop them, and show the set as stored.
+                endedLease = dropTakenStaged()
+                _ = try? reloadTakingTurn(retrying: true)
+                throw error
             }
         }
         // Written: the writer's schema beside the set (once per process and class), outside the turn.
@@ -247,6 +228,41 @@ extension SharedSet {
             store.publish(publication, root: root)
         }
         return migration
+    }
+
+    /// Loads the set when `plan` builds on it, has the store carry the plan out, and installs
+    /// what the store wrote; call it holding the turn.
+    ///
+    /// - Returns: What a migration did, when one ran.
+    /// - Throws: The plan's refusal, unchanged (after a set stored by a newer version, the set
+    ///   is read again, so readers see it as stored); what loading or the store threw.
+    private func carryOut(_ plan: SetPlan, writesStaged: Bool, endedLease: inout SetLease?) throws -> PrefsMigrationReport? {
+        // Loaded first, so observers can be told what changed; a whole-set replacement does
+        // not need it, so it can still repair a set that cannot be read.
+        if plan.buildsOnCurrent {
+            try withLoaded { _ in }
+        } else {
+            _ = try? withLoaded { _ in }
+        }
+        let written: StoreWrite<SetPlan.Outcome>
+        do {
+            written = try store.write(plan.storePlan, root: root)
+        } catch {
+            throw SharedSet.mapped(error)
+        }
+        switch written.outcome {
+        case .write(_, _, let migration):
+            endedLease = try install(written, writesStaged: writesStaged)
+            return migration
+        case .current:
+            _ = try reloadTakingTurn(retrying: false)  // nothing to migrate: maybe someone migrated it meanwhile
+            return nil
+        case .refused(let refusal):
+            if case .newerSchemaVersion? = refusal as? PersistentPrefs.PrefsError {
+                _ = try? reloadTakingTurn(retrying: false)  // a newer version wrote it since this state was read
+            }
+            throw refusal
+        }
     }
 
     /// Installs the set the store wrote; call it holding the turn.

@@ -20,11 +20,12 @@ protocol SetStorage: PrefsStore {
     /// ``WritePlan``) and reports what it did; durable when it returns. The plan's outcome comes
     /// back untouched; a refusal in it is not thrown.
     ///
-    /// Default: the plan applied to ``PrefsStore/load(root:)``; when that writes something, its
-    /// set stored by ``PrefsStore/apply(_:root:)`` (a `transform`, applying the plan again only
-    /// when the set the store holds then differs from the one loaded, and writing that set back
-    /// as it was when the plan refuses it); no versions, no changed keys (the engine then
-    /// compares the set it holds with the set written), no layers.
+    /// Default: the plan applied to ``PrefsStore/load(root:)`` (a set the store cannot read, as
+    /// not a set); when that writes something, its set stored by ``PrefsStore/apply(_:root:)``: a
+    /// replacement as `replace`, anything else as a `transform` that applies the plan again only
+    /// to a set changed since it was loaded and throws a refusal there, so the store keeps its
+    /// set; no versions, no changed keys (the engine then compares the set it holds with the set
+    /// written), no layers.
     func write<Outcome>(_ plan: WritePlan<Outcome>, root: String) throws -> StoreWrite<Outcome>
 
     /// The version of the file holding `root` as it is now (`nil`: unknown, or no file).
@@ -128,22 +129,38 @@ extension SetStorage {
 
     func write<Outcome>(_ plan: WritePlan<Outcome>, root: String) throws -> StoreWrite<Outcome> {
         let layers = layerStack(root: root)
-        let loaded = plan.buildsOnCurrent ? try load(root: root) ?? [:] : [:]
+        // `nil`: what the store holds under the root key cannot be read as a set (a replacement
+        // repairs it; the plan refuses any other change).
+        let loaded: [String: Any]?
+        do {
+            loaded = plan.buildsOnCurrent ? try load(root: root) ?? [:] : [:]
+        } catch PersistentPrefs.PrefsError.invalidStoredValue(let key) where key == root {
+            loaded = nil
+        }
         var outcome = plan.apply(loaded, layers)
         guard let written = outcome.written else { return .unwritten(outcome, layers: layers) }
-        // A replacement needs nothing of the set as stored, so it can repair one the store cannot read.
-        let change: PrefsChange =
-            plan.buildsOnCurrent
-            ? .transform { stored in
-                // Applied again only to a set changed since it was loaded: migration steps and
-                // update bodies run once when nobody else writes.
-                guard !PlistValue.changedKeys(PlistValue.loadedOrAsIs(loaded), PlistValue.loadedOrAsIs(stored)).isEmpty else {
-                    return written.set
-                }
-                outcome = plan.apply(stored, layers)
-                return outcome.written?.set ?? stored
-            } : .replace(written.set)
-        return StoreWrite(outcome: outcome, set: try apply(change, root: root), readVersion: nil, version: nil, changed: nil, layers: layers)
+        guard let loaded, plan.buildsOnCurrent else {
+            // A replacement needs nothing of the set as stored, so it can repair one the store cannot read.
+            return StoreWrite(
+                outcome: outcome, set: try apply(.replace(written.set), root: root), readVersion: nil, version: nil, changed: nil, layers: layers)
+        }
+        // The store's one atomic step: the plan applied again only to a set changed since it was
+        // loaded (so migration steps and update bodies run once when nobody else writes), and a
+        // refusal there thrown, as the closure of a transform refuses, so the store keeps its set.
+        var refused = false
+        let change = PrefsChange.transform { stored in
+            guard !PlistValue.changedKeys(PlistValue.loadedOrAsIs(loaded), PlistValue.loadedOrAsIs(stored)).isEmpty else { return written.set }
+            outcome = plan.apply(stored, layers)
+            if let again = outcome.written { return again.set }
+            guard let refusal = outcome.refusal else { return stored }  // nothing to do after all
+            refused = true
+            throw refusal
+        }
+        do {
+            return StoreWrite(outcome: outcome, set: try apply(change, root: root), readVersion: nil, version: nil, changed: nil, layers: layers)
+        } catch where refused {
+            return .unwritten(outcome, layers: layers)
+        }
     }
 
     func currentVersion(root: String) -> UInt64? { nil }

@@ -1,10 +1,12 @@
 import Foundation
 
-/// What applying a plan to a stored set came to, as a store needs to know it: the set to write
-/// and the keys it changes, or `nil` when nothing is written (the plan refused the change, or
-/// found nothing to do).
+/// What applying a plan to a stored set came to, as a store needs to know it.
 protocol PlanOutcome {
+    /// The set to write and the keys it changes, or `nil` when nothing is written (the plan
+    /// refused the change, or found nothing to do).
     var written: (set: [String: Any], changed: Set<String>)? { get }
+    /// Why nothing is written, when the plan refused the change.
+    var refusal: (any Error)? { get }
 }
 
 /// A write as a store carries it out, whatever it changes: under its lock the store reads the
@@ -58,6 +60,11 @@ enum ChangeOutcome: PlanOutcome {
         guard case .write(let set, let changed) = self else { return nil }
         return (set, changed)
     }
+
+    var refusal: (any Error)? {
+        guard case .refused(let error) = self else { return nil }
+        return error
+    }
 }
 
 extension WritePlan where Outcome == ChangeOutcome {
@@ -87,7 +94,7 @@ extension StoreWrite where Outcome == ChangeOutcome {
     ///
     /// - Throws: Why the change was refused.
     func appliedSet() throws -> [String: Any] {
-        if case .refused(let error) = outcome { throw error }
+        if let refusal = outcome.refusal { throw refusal }
         return set
     }
 }
