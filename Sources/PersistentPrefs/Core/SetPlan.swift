@@ -141,7 +141,7 @@ struct SetPlan {
         } else {
             result[PersistentPrefs.schemaVersionKey] = nil
         }
-        if layers.hasLocks, let key = layers.lockedChange(from: PlistValue.loadedOrAsIs(raw), to: PlistValue.loadedOrAsIs(result)) {
+        if let key = layers.lockedChange(stored: raw, to: result) {
             throw PersistentPrefs.PrefsError.keyLocked(key: key)
         }
         return .write(set: result, changed: changed, migration: migration)

@@ -125,6 +125,13 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
         changed.remove(Self.schemaVersionKey)
         return changed.filter(isLocked).min()
     }
+
+    /// ``lockedChange(from:to:)`` of two sets in a store's own shapes: normalised to be compared,
+    /// and only when some key is locked (a write with no lock in force pays nothing).
+    func lockedChange(stored old: [String: Any], to new: [String: Any]) -> String? {
+        guard hasLocks else { return nil }
+        return lockedChange(from: PlistValue.loadedOrAsIs(old), to: PlistValue.loadedOrAsIs(new))
+    }
 }
 
 /// The parsed contents of a set's layer files, read again only when a file changes (one `stat`

@@ -186,7 +186,7 @@ public struct PreferencesFile: Sendable {
     private func checkLocks(from before: [String: Any], to after: [String: Any]) throws {
         guard holdsSet else { return try layers.checkSuiteChange(from: before, to: after) }
         let set = layers.stack(root: nil)
-        if let key = set.lockedChange(from: PlistValue.loadedOrAsIs(before), to: PlistValue.loadedOrAsIs(after)) {
+        if let key = set.lockedChange(stored: before, to: after) {
             throw PersistentPrefs.PrefsError.keyLocked(key: key)
         }
     }

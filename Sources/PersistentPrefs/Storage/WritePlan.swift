@@ -78,7 +78,7 @@ extension WritePlan where Outcome == ChangeOutcome {
                     throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
                 }
                 let (set, changed) = try change.applying(to: stored)
-                if layers.hasLocks, let key = layers.lockedChange(from: PlistValue.loadedOrAsIs(stored), to: PlistValue.loadedOrAsIs(set)) {
+                if let key = layers.lockedChange(stored: stored, to: set) {
                     throw PersistentPrefs.PrefsError.keyLocked(key: key)
                 }
                 return .write(set: set, changed: changed)
