@@ -25,26 +25,9 @@ import Foundation
 /// prefs.volume = 7                // stored when this returns (on disk on Linux; see ApplePlatforms)
 /// ```
 ///
-/// ## Threads
-/// Every instance with the same store and root key in a process shares one locked,
-/// in-memory copy of the set, so instances are cheap and always agree. The copy lives while
-/// some instance uses it; once none does, the next instance reads the store afresh. An instance may be
-/// used from any thread; in Swift 6 code, where the class is not `Sendable`, create one
-/// instance per task instead of sharing one:
-///
-/// ```swift
-/// await withTaskGroup(of: Void.self) { group in
-///     for n in 0..<8 {
-///         group.addTask { AppPrefs(key: "Shared")["Volume"] = n }
-///     }
-/// }
-/// ```
-///
-/// ## Values
-/// Values read back follow Foundation's `as?` rules on every platform, as on Apple's
-/// `UserDefaults`: numbers are `NSNumber`s, so a stored `Int` reads `as? Int` and `as? Double`,
-/// and a `Float` reads `as? Float`. ``value(forKey:as:)`` gives the same answers with a faster
-/// path for `Int` and `Double`.
+/// Instances with the same store and root key share one locked in-memory copy of the set, so
+/// they are cheap and always agree; in Swift 6 code make one per task rather than share one.
+/// Values read back follow Foundation's `as?` rules on every platform (<doc:Performance>).
 open class PersistentPrefs: NSObject {
     // MARK: - State
 
@@ -84,14 +67,10 @@ open class PersistentPrefs: NSObject {
     /// The outcome of the most recent operation on this instance: `nil` after a successful
     /// read or write, otherwise the reason it failed.
     ///
-    /// As in RVS_PersistentPrefs, every operation of RVS's API sets it (the subscript,
-    /// ``values``, ``value(forKey:as:)``, writes), so a problem one read reports is gone after
-    /// the next successful read. A `@Pref` property read sets it only when something is wrong
-    /// (a stored value it cannot use, a damaged or unreadable store), and otherwise leaves it alone: `prefs.volume = 12;
-    /// print(prefs.volume, prefs.lastError!)` prints the refusal. Check it right after the
-    /// operation you care about (a write, a migration), or use the throwing
-    /// ``PrefsTransacting/set(_:_:)``; for what is wrong with the set as it stands, whatever was
-    /// read last, use ``problems``.
+    /// Every operation of RVS's API sets it (the subscript, ``values``, ``value(forKey:as:)``,
+    /// writes); a `@Pref` read sets it only when something is wrong. Check it right after the
+    /// operation you care about, or use the throwing ``PrefsTransacting/set(_:_:)``; for what is
+    /// wrong with the set as it stands, use ``problems``.
     open var lastError: PrefsError? {
         get { state.withLock { $0.lastError } }
         set { state.withLock { $0.lastError = newValue } }
@@ -100,27 +79,15 @@ open class PersistentPrefs: NSObject {
     /// What is wrong with this set now, worked out afresh on each call: it lists a problem for
     /// as long as its cause lasts, whatever was read since (unlike ``lastError``).
     ///
-    /// - A damaged store (``PrefsError/corruptStore(path:reason:)``) until
-    ///   ``acknowledgeDamage()`` or a write, or a set that cannot be read.
-    /// - Every stored value a `@Pref` cannot read as its type
-    ///   (``PrefsError/typeMismatch(key:expected:found:)``) or whose rule, or ``validators``
-    ///   entry, refuses it (``PrefsError/invalidValue(key:reason:)``): until the key is written.
-    /// - `@Pref` properties that share a key with different types
-    ///   (``PrefsError/conflictingDeclarations(key:types:)``).
-    /// - A set stored by a newer schema version, or one whose migration fails
-    ///   (see <doc:EvolvingAPreferenceSet>; pending steps run as a dry run, writing nothing) —
-    ///   also when it would change a key locked in the system layers, which blocks every write
-    ///   to the set: the reason names the key.
-    /// - A failed or refused background write of a coalescing set (see ``coalescingInterval``):
-    ///   until a write of the set succeeds.
-    /// - Changes by other programs reaching the set late, because the operating system cannot
-    ///   watch its file (``PrefsError/watchDegraded(path:reason:)``): the library polls meanwhile.
+    /// It lists a damaged or unreadable store (until ``acknowledgeDamage()`` or a write), stored
+    /// values a `@Pref` or ``validators`` cannot use (until the key is written), conflicting
+    /// `@Pref` declarations, a newer schema version or a failing migration
+    /// (<doc:EvolvingAPreferenceSet>), a failed background write (<doc:CoalescedWrites>), and a
+    /// file the system cannot watch (``PrefsError/watchDegraded(path:reason:)``).
     ///
     /// ```swift
     /// for problem in prefs.problems { log(problem.description) }   // [] when all is well
     /// ```
-    ///
-    /// Reading it reads the set (as any read does) and leaves ``lastError`` alone.
     public var problems: [PrefsError] {
         currentProblems()
     }
@@ -140,13 +107,10 @@ open class PersistentPrefs: NSObject {
     /// whenever a new version of the app changes what the set holds (renames or removes a key,
     /// changes a value's type).
     ///
-    /// 0 (the default) means no versioning. A set is stamped with the version that wrote it
-    /// (under ``schemaVersionKey``). A set stored at an older version is migrated the first
-    /// time an instance touches it, in one store write under the store's lock: exactly once
-    /// however many processes open it where that lock spans processes (the library's own files;
-    /// within one process on the default store of Apple platforms, <doc:ApplePlatforms>); a set
-    /// stored by a newer version is left
-    /// untouched, stays readable, and refuses writes (see ``writesNewerSchemaVersions``).
+    /// 0 (the default) means no versioning. A set is stamped with the version that wrote it; an
+    /// older set is migrated once, in one write under the store's lock, the first time an
+    /// instance touches it; a newer one stays readable and refuses writes
+    /// (``writesNewerSchemaVersions``). See <doc:EvolvingAPreferenceSet>.
     ///
     /// ```swift
     /// override class var schemaVersion: Int { 1 }
@@ -174,19 +138,12 @@ open class PersistentPrefs: NSObject {
     open class var publishesSchema: Bool { true }
 
     /// How long a change of this class's sets may wait before it is written, for state that
-    /// changes many times a second (a slider being dragged, a window being resized); `nil` (the
-    /// default) stores every write when it returns (<doc:ApplePlatforms> says how durably on each
-    /// store).
+    /// changes many times a second; `nil` (the default) stores every write when it returns.
     ///
-    /// With an interval, a setter — a ``Pref`` property, the subscript, ``values``,
-    /// ``set(_:forKey:)``, ``setValues(_:)`` — is checked as any write (a refused value is
-    /// refused when it is set, in ``lastError`` or by the throwing form) and changes the set in
-    /// memory at once: every instance and observer in the process sees it when the setter
-    /// returns. The changes of one interval reach the store in one durable write on a background
-    /// queue, under the store's lock like any write: a one-key setter changes only its key, so
-    /// other keys keep what other programs wrote meanwhile, while a whole-set write (``values``,
-    /// ``setValues(_:)``, ``clear()``) replaces the set as it does when durable. Other processes
-    /// see a change once it is written.
+    /// A setter is checked as any write and seen by the whole process at once; the changes of one
+    /// interval reach the store in one durable write. ``synchronize()`` writes them now, a normal
+    /// exit writes them, and a crash loses one interval at most. <doc:CoalescedWrites> gives every
+    /// guarantee: durable roads, failures, refusals and locked keys.
     ///
     /// ```swift
     /// final class WindowState: PersistentPrefs {
@@ -194,29 +151,6 @@ open class PersistentPrefs: NSObject {
     ///     @Pref("Sidebar Width") var sidebarWidth = 240.0
     /// }
     /// ```
-    ///
-    /// - ``synchronize()`` writes the waiting changes now and throws when that fails;
-    ///   ``PrefsTransacting/batch(_:)``, ``PrefsTransacting/transaction(_:)``, ``update(_:)``
-    ///   and ``addMissingValues(_:)`` stay durable when they return, and write the waiting changes
-    ///   first, in the same store write. While the set is stored at an older ``schemaVersion``
-    ///   than the class's (a new set not yet stamped, or one whose migration failed when it was
-    ///   opened), setters are durable writes, so the migration and the stamp come first and a
-    ///   refusal is reported when the value is set.
-    /// - The set stays in memory after its last instance goes away until its waiting changes
-    ///   are written (when their interval ends), so instances may come and go freely: one made for
-    ///   each change, as in `WindowState().sidebarWidth = width`, coalesces too. A normal exit
-    ///   of the process (`exit`, or the end of `main`) writes them at once. A crash, `SIGKILL` or
-    ///   a signal that ends the process loses at most the changes of the last interval; the
-    ///   file always holds a whole set, never a torn one.
-    /// - A background write that fails (a full disk, a lock held past its bound, a custom
-    ///   store's own error) loses nothing: the set keeps the values in memory, lists the failure
-    ///   in ``problems``, and retries every interval until a write succeeds; ``synchronize()``
-    ///   throws it. A write the store refuses for good — the set was meanwhile stored by a newer
-    ///   schema version, or migrated by a step that refuses it — drops the waiting changes (no
-    ///   retry could write them) and reads the set again; the refusal stays in ``problems``
-    ///   until a write of the set succeeds, and the next ``synchronize()`` throws it.
-    /// - A key an administrator locks after it was set and before it is written keeps its locked
-    ///   value (see <doc:LayersAndLockdown>).
     ///
     /// Read once per write; a value that is not positive and finite means `nil`.
     open class var coalescingInterval: TimeInterval? { nil }
@@ -271,10 +205,8 @@ open class PersistentPrefs: NSObject {
     /// How long a write waits for the file's lock while another writer holds it, in seconds
     /// (5 by default), before it gives up with ``PrefsError/lockTimeout(path:holderPID:waited:)``.
     ///
-    /// Every write of a shared store takes a lock that all processes using the library share, for
-    /// the few milliseconds it takes to re-read and replace the file. A writer that is stopped
-    /// (`SIGSTOP`, a debugger) or stuck while holding it would otherwise block every other writer
-    /// of that file; reads never wait for it. Applies to every store and style in this process.
+    /// A writer that is stopped or stuck while holding the lock would otherwise block every other
+    /// writer of that file; reads never wait for it. Applies to every store and style in this process.
     ///
     /// ```swift
     /// PersistentPrefs.lockTimeout = 1      // a command-line tool that should fail fast
@@ -302,11 +234,8 @@ open class PersistentPrefs: NSObject {
 
     /// Loads the set stored under `key` and merges `values` over it (new values win).
     ///
-    /// Non-empty `values` are checked like a write: if any key or value is refused, the
-    /// stored set is left untouched and ``lastError`` says why. `nil`, `[:]` or omitting
-    /// `values` only loads the set, as in RVS_PersistentPrefs, whose initialiser takes
-    /// `key: String! = nil, values: [String: Any]! = [:]`; a subclass that overrides it with
-    /// those implicitly unwrapped parameters can forward them here unchanged.
+    /// Non-empty `values` are checked like a write: if any is refused, the stored set is left
+    /// untouched and ``lastError`` says why. `nil` or `[:]` only loads the set (<doc:MigratingFromRVS>).
     ///
     /// ```swift
     /// let prefs = AppPrefs(key: "Main", values: nil)     // load only
@@ -395,18 +324,9 @@ open class PersistentPrefs: NSObject {
             keys.contains(key) && !responds(to: NSSelectorFromString(key))
         }
     #else
-        /// The whole set.
-        ///
-        /// Reading returns the current set from memory (no disk access after the first load).
-        /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
-        /// every value must be a property-list value. On success the set is stored when the
-        /// setter returns (<doc:ApplePlatforms> says how durably) and ``lastError`` is `nil`;
-        /// otherwise nothing changes and ``lastError`` names the refused keys. Assigning `[:]`
-        /// removes the root key from the store.
-        ///
-        /// Live: another process's write is seen without ``flush()`` (see ``observeChanges(to:_:)``).
-        /// On Apple platforms `values` is `@objc` and key-value observable: KVO observers of
-        /// `values` are told of every change of the set, whoever made it.
+        /// The whole set: read from memory; assigning replaces it all or nothing, as the
+        /// throwing ``setValues(_:)`` does (`[:]` removes the root key), with refusals in
+        /// ``lastError``. Live: another process's write is seen without ``flush()``.
         public var values: [String: Any] {
             get { read { try $0.values() } ?? [:] }
             set { reportingErrors { try setValues(newValue) } }
