@@ -1,18 +1,12 @@
 import Foundation
 
-/// A structural check of a binary property list (`bplist00`), run before Foundation parses one.
-///
-/// Foundation's binary parser trusts the file: a set marker (`0xC_`, two flipped bits away from
-/// an array), an object reference out of range or a cycle can crash the process inside
-/// `PropertyListSerialization`, so a damaged file would crash every launch. This walks the
-/// whole object graph without recursion and refuses, with a reason, anything the library never
-/// writes or Foundation could trip on:
-/// - a trailer, offset table, object offsets or lengths outside the data;
-/// - object markers other than booleans, integers (1–16 bytes), reals (4 or 8 bytes), dates,
-///   data, ASCII and UTF-16 strings, arrays and dictionaries (no sets, UIDs, nulls or fill);
-/// - dictionary keys that are not strings, references past the object table, cycles;
-/// - nesting deeper than ``maximumDepth``, or a graph that expands (shared objects counted once
-///   per use, as Foundation's conversion does) to more than ``maximumExpandedObjects``.
+/// A structural check of a binary property list (`bplist00`), run before Foundation parses one: Foundation's parser
+/// trusts the file, and a set marker (`0xC_`, two flipped bits from an array), a reference out of range or a cycle
+/// can crash the process, so a damaged file would crash every launch. This walks the object graph without recursion
+/// and refuses, with a reason: a trailer, offset table, offsets or lengths outside the data; markers other than
+/// booleans, integers (1–16 bytes), reals (4 or 8 bytes), dates, data, ASCII and UTF-16 strings, arrays and
+/// dictionaries; non-string keys, references past the table, cycles; nesting deeper than ``maximumDepth``, or a graph
+/// that expands (shared objects counted per use, as Foundation converts) past ``maximumExpandedObjects``.
 enum BinaryPlistCheck {
     /// Deeper than any file Foundation's XML parser accepts (about 512 levels).
     static let maximumDepth = 512
@@ -122,8 +116,8 @@ enum BinaryPlistCheck {
             return bytes[offset] >> 4 == 0xD
         }
 
-        /// The references `object` holds (dictionary keys first), `[]` for scalars, or `nil`
-        /// when the object is damaged or of a kind the library never writes.
+        /// The references `object` holds (dictionary keys first), `[]` for scalars, or `nil` when the object is
+        /// damaged or of a kind the library never writes.
         private func references(of object: Int, _ layout: Layout) -> [Int]? {
             guard let offset = start(of: object, layout) else { return nil }
             let marker = bytes[offset]
@@ -166,8 +160,8 @@ enum BinaryPlistCheck {
             }
         }
 
-        /// The element count of the object at `offset` and where its body starts: the marker's
-        /// low nibble, or for `0xF` an integer object that follows.
+        /// The element count of the object at `offset` (the marker's low nibble, or for `0xF` an integer object that
+        /// follows) and where its body starts.
         private func length(at offset: Int, _ layout: Layout) -> (count: Int, body: Int)? {
             let low = Int(bytes[offset] & 0x0F)
             guard low == 0x0F else { return (low, offset + 1) }
@@ -179,8 +173,7 @@ enum BinaryPlistCheck {
             return (count, offset + 2 + size)
         }
 
-        /// The big-endian unsigned integer of `size` bytes at `offset`, or `nil` when it is
-        /// outside the data or does not fit an `Int`.
+        /// The big-endian unsigned integer of `size` bytes at `offset`; `nil` outside the data or past `Int`.
         private func integer(at offset: Int, size: Int) -> Int? {
             guard offset >= 0, size > 0, offset <= bytes.count - size else { return nil }
             var value: UInt64 = 0

@@ -3,8 +3,8 @@ import Foundation
 extension JSONText {
     /// Why JSON text was not read.
     package enum ReadError: Error, Equatable {
-        /// The text is not JSON (RFC 8259, UTF-8, one value); `offset` (from 0) is the byte where
-        /// reading stopped: the start of a malformed number or escape, else the unexpected byte.
+        /// The text is not JSON (RFC 8259, UTF-8, one value); `offset` (from 0) is where reading stopped: the start
+        /// of a malformed number or escape, else the unexpected byte.
         case notJSON(offset: Int)
         /// Arrays and objects nest deeper than the limit the caller gave.
         case tooDeep(limit: Int)
@@ -12,21 +12,15 @@ extension JSONText {
         case numberOutOfRange(String, offset: Int)
     }
 
-    /// The value of JSON text, in the shapes `JSONSerialization` gives: `[String: Any]`, `[Any]`,
-    /// `String`, `NSNull`, and `NSNumber` (a boolean as a Boolean number; an integer without
-    /// fraction or exponent as `Int64`, or `UInt64` past `Int64.max`; any other number as a
-    /// `Double`). A repeated object key keeps its last value.
+    /// The value of JSON text in `data` (UTF-8; a leading BOM is skipped), in `JSONSerialization`'s shapes:
+    /// `[String: Any]`, `[Any]`, `String`, `NSNull`, and `NSNumber` (a boolean as a Boolean; an integer without
+    /// fraction or exponent as `Int64`, or `UInt64` past `Int64.max`; else a `Double`). A repeated key keeps its last
+    /// value. Not `JSONSerialization`, because each number here is the nearest `Double` to its text (on Linux it
+    /// misses some reals by a few ulps) and `JSONDecoder` loses whether a number was a real (`5.0`, `-0.0`). A number
+    /// too large for a `Double` is refused, as both refuse it.
     ///
-    /// Read here rather than by `JSONSerialization` because numbers are read exactly: each is
-    /// the nearest `Double` to its text (`Double(String)`), where `JSONSerialization` on Linux
-    /// misses some reals by a few units in the last place, and `JSONDecoder` loses whether a
-    /// number was written as a real (`5.0`, `-0.0`). A number too large for a `Double` is
-    /// refused, as both of them refuse it (JSON has no infinity).
-    ///
-    /// - Parameters:
-    ///   - data: UTF-8 text (a leading byte-order mark is skipped).
-    ///   - maximumDepth: The deepest nesting of arrays and objects read; the default, 128, holds
-    ///     any value a set stores (at most 100 deep) inside a few levels of a file's own.
+    /// - Parameter maximumDepth: The deepest nesting read; 128 holds any value a set stores (at most 100 deep) inside
+    ///   a file's own levels.
     /// - Throws: ``ReadError``.
     package static func value(of data: Data, maximumDepth: Int = 128) throws -> Any {
         let bytes = [UInt8](data)
@@ -40,10 +34,8 @@ extension JSONText {
         return value
     }
 
-    /// Where the first byte of `bytes` that is not part of well-formed UTF-8 is (an overlong
-    /// form, a surrogate, a code point past U+10FFFF, a stray or missing continuation byte), or
-    /// `nil` when there is none: the offset where the standard library's UTF-8 parser first
-    /// finds no scalar.
+    /// The offset of the first byte of `bytes` that is not well-formed UTF-8 (an overlong form, a surrogate, past
+    /// U+10FFFF, a stray or missing continuation byte), as the standard library's parser finds it; `nil` if none.
     static func firstInvalidUTF8(_ bytes: [UInt8]) -> Int? {
         var parser = Unicode.UTF8.ForwardParser()
         var input = bytes.makeIterator()
@@ -59,14 +51,11 @@ extension JSONText {
 
     /// A cursor over JSON text's bytes.
     private struct Reader {
-        /// The text.
         let bytes: [UInt8]
-        /// The deepest nesting read.
         let maximumDepth: Int
         /// Where reading goes on.
         var position = 0
 
-        /// A cursor at the start of `bytes`.
         init(bytes: [UInt8], maximumDepth: Int) {
             self.bytes = bytes
             self.maximumDepth = maximumDepth
@@ -172,8 +161,7 @@ extension JSONText {
             return NSNumber(value: real)
         }
 
-        /// A string, its escapes read; a raw control character or a lone surrogate escape is
-        /// not JSON.
+        /// A string, its escapes read; a raw control character or a lone surrogate escape is not JSON.
         private mutating func string() throws -> String {
             position += 1
             var scalars = String.UnicodeScalarView()

@@ -1,30 +1,24 @@
 import Foundation
 
-/// JSON text of JSON-ready values (strings, numbers, booleans, `NSNull`, arrays and
-/// string-keyed dictionaries), laid out as `JSONSerialization` lays it out with `.sortedKeys`
-/// (compact, or pretty: two-space indent and `"key" : value`), object keys in code-point order.
-///
-/// Written here rather than by `JSONSerialization`: on Linux its `.sortedKeys` sorts through a
-/// locale-aware string comparison, far too slow for the schema of a class listing thousands of
-/// keys. Used for schema files and by `prefs-harness` for its `--json` output.
+/// JSON text of JSON-ready values, laid out as `JSONSerialization` does with `.sortedKeys` (compact, or pretty:
+/// two-space indent and `"key" : value`), keys in code-point order, for schema files and `prefs-harness --json`. Not
+/// `JSONSerialization`: on Linux its `.sortedKeys` uses a locale-aware comparison, far too slow for thousands of keys.
 package enum JSONText {
-    /// `value` as JSON text.
+    /// `value` (a string, number, boolean, `NSNull`, array or `[String: Any]` of these) as JSON text; anything else
+    /// is written as the string of its description, a non-finite number as `null`.
     ///
     /// - Parameters:
-    ///   - value: A string, number, boolean, `NSNull`, array or `[String: Any]` of these
-    ///     (anything else is written as the string of its description; a non-finite number as
-    ///     `null`, which is all JSON has for it).
     ///   - pretty: Whether to indent, one entry a line.
-    ///   - escapingSlashes: Whether `/` is written `\/`, as `JSONSerialization` writes it
-    ///     (schema files); `false` writes it as it is, as most JSON writers do.
+    ///   - escapingSlashes: Whether `/` is written `\/`, as `JSONSerialization` writes it (schema files); `false`
+    ///     writes it as it is, as most JSON writers do.
     package static func text(_ value: Any, pretty: Bool, escapingSlashes: Bool = true) -> String {
         var text: [UInt8] = []
         append(value, indent: pretty ? 0 : nil, slashes: escapingSlashes, to: &text)
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// A JSON object whose entries are written in the order given (keys unique and sorted by the
-    /// caller), for objects too large to build as a dictionary only to sort it again.
+    /// A JSON object whose entries are written in the order given (keys unique and sorted by the caller), for
+    /// objects too large to build as a dictionary only to sort it again.
     struct Object {
         let entries: [(String, Any)]
     }
@@ -37,8 +31,7 @@ package enum JSONText {
         return Data(text)
     }
 
-    /// Appends `value` at nesting depth `indent` (`nil`: compact), as UTF-8 bytes (cheaper to
-    /// append to than a `String`); `slashes`: whether `/` is escaped.
+    /// Appends `value` at nesting depth `indent` (`nil`: compact) as UTF-8 bytes; `slashes`: whether `/` is escaped.
     private static func append(_ value: Any, indent: Int?, slashes: Bool, to text: inout [UInt8]) {
         // Exact types first: a Swift `Bool` would otherwise pass as a number.
         if type(of: value) == Bool.self {

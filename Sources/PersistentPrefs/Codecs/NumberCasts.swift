@@ -1,12 +1,8 @@
 import Foundation
 
-/// What a stored `NSNumber` reads as under `as? Int`, `as? Double`, `as? Float` and
-/// `as? Bool`, worked out once when the value is stored or loaded.
-///
-/// Those casts go through a slow bridging path on Linux, several times dearer than a cast of
-/// a native `Int`. Typed reads (``PersistentPrefs/value(forKey:as:)``) use these
-/// answers instead, so they are fast and, being computed by the very same casts, agree
-/// with `as?` exactly.
+/// What a stored `NSNumber` reads as under `as? Int`, `as? Double`, `as? Float` and `as? Bool`, worked out once when
+/// the value is stored or loaded: those casts take a slow bridging path on Linux, so typed reads
+/// (``PersistentPrefs/value(forKey:as:)``) use these answers, which agree with `as?` exactly (the same casts).
 @usableFromInline
 struct NumberCasts: Sendable {
     @usableFromInline let int: Int?

@@ -2,36 +2,29 @@ import Foundation
 
 /// Vetting and normalisation of property-list values, in one place.
 ///
-/// *Vetting* decides whether a value can be stored and read back: `String`, `Bool`, the
-/// fixed-width integer types, `Float`, `Double`, `Date`, `Data`, their Foundation class
-/// counterparts, and arrays / `String`-keyed dictionaries of those, nested. Everything else
-/// is refused at any depth (`NSNull`, `Optional.none` inside a collection, URLs, UUIDs,
-/// `Decimal`, structs, enums, other classes, dictionaries with non-`String` keys), and so is
-/// what a store could not read back as written: arrays and dictionaries nested deeper than
-/// ``maximumDepth``, and dates that are not finite or fall outside the years 1–9999
-/// (``dateRange``).
+/// *Vetting* decides whether a value can be stored and read back: `String`, `Bool`, the fixed-width integer types,
+/// `Float`, `Double`, `Date`, `Data`, their Foundation counterparts, and arrays / `String`-keyed dictionaries of
+/// those, nested. Everything else is refused at any depth (`NSNull`, `Optional.none` in a collection, URLs, UUIDs,
+/// `Decimal`, structs, enums, other classes, non-`String` keys), and so is what a store could not read back as
+/// written: nesting deeper than ``maximumDepth`` (where vetting stops, so no value can exhaust the stack) and dates
+/// outside ``dateRange``.
 ///
-/// *Normalisation* turns an accepted value into the one shape the library keeps in memory
-/// and hands to stores, the shape Apple's `UserDefaults` hands back: numbers and booleans
-/// as `NSNumber` (so `as? Int`, `as? Double`, `as? Float`, `as? Bool` follow Foundation's
-/// bridging rules on every platform), `String`, `Date`, `Data`, `[Any]` and `[String: Any]`.
-/// `Optional.some` is unwrapped; `AnyHashable` keys become `String`.
-///
-/// Vetting walks a value at most ``maximumDepth`` containers deep and stops there, so no
-/// value, however deep, can exhaust the stack, on any thread.
+/// *Normalisation* turns an accepted value into the one shape the library keeps and hands to stores, the shape
+/// Apple's `UserDefaults` hands back: numbers and booleans as `NSNumber` (so `as? Int`, `as? Bool`, … follow
+/// Foundation's bridging on every platform), `String`, `Date`, `Data`, `[Any]` and `[String: Any]`;
+/// `Optional.some` is unwrapped and `AnyHashable` keys become `String`.
 enum PlistValue {
-    /// The deepest nesting of arrays and dictionaries a value may have: a value that is an
-    /// array of arrays of strings has depth 2. Foundation's parsers refuse files nested about
-    /// 512 deep and its bridging overflows the stack some thousands deep; 100 leaves room for
-    /// the suite and set dictionaries around a value and is far beyond what preferences need.
+    /// The deepest nesting of arrays and dictionaries a value may have (an array of arrays of strings: 2).
+    /// Foundation's parsers refuse files nested about 512 deep and its bridging overflows the stack some thousands
+    /// deep; 100 leaves room for the suite and set dictionaries around a value.
     static let maximumDepth = 100
 
-    /// The dates every store reads back as written:
-    /// 0001-01-01T00:00:00Z through 9999-12-31T23:59:59Z, as seconds since 2001-01-01.
+    /// The dates every store reads back as written: 0001-01-01T00:00:00Z through 9999-12-31T23:59:59Z, as seconds
+    /// since 2001-01-01.
     static let dateRange: ClosedRange<TimeInterval> = -63_113_904_000...252_423_993_599
 
-    /// Why a value is read: vetting a write refuses what a store cannot read back; loading keeps
-    /// whatever a parser produced (its depth is already bounded by the parser).
+    /// Why a value is read: vetting a write refuses what a store cannot read back; loading keeps whatever a parser
+    /// produced (its depth already bounded by the parser).
     enum Purpose {
         case vetting
         case loading
@@ -46,8 +39,7 @@ enum PlistValue {
         // The shapes kept in memory already, by exact type (no cast, no bridging).
         let kind = type(of: value)
         if kind == String.self || isKeptNumber(kind) { return value }
-        // The commonest Swift values by exact type: each failed cast in the switch below costs
-        // a runtime look-up.
+        // The commonest Swift values by exact type: each failed cast in the switch below costs a runtime look-up.
         if let int = exactly(value, Int.self) { return NSNumber(value: int) }
         if let double = exactly(value, Double.self) { return NSNumber(value: double) }
         if let bool = exactly(value, Bool.self) { return NSNumber(value: bool) }
@@ -76,8 +68,7 @@ enum PlistValue {
         case let dictionary as [String: Any]: return normalizedDictionary(dictionary, purpose: purpose, depth: depth + 1)
         case let dictionary as [AnyHashable: Any]:
             return stringKeyed(dictionary).flatMap { normalizedDictionary($0, purpose: purpose, depth: depth + 1) }
-        // Last: a cast to a protocol is the dearest test, and a cast above already looks into
-        // an `Optional.some`; what reaches here is `nil` or an optional of another type.
+        // Last: a cast to a protocol is the dearest test, and a cast above already looks into an `Optional.some`.
         case let optional as any OptionalValue:
             return optional.wrappedValue.flatMap { normalized($0, purpose: purpose, depth: depth) }
         default:
@@ -85,23 +76,17 @@ enum PlistValue {
         }
     }
 
-    /// `value` as a property list in `format`, written by Foundation's
-    /// `PropertyListSerialization`, with every array and dictionary in it made a Foundation
-    /// object first (see ``foundationObject(_:)``). Every call of the library's that hands
-    /// values to Foundation's writer goes through here.
+    /// `value` as a property list in `format`, written by `PropertyListSerialization` after ``foundationObject(_:)``.
+    /// Every call of the library's that hands values to Foundation's writer goes through here.
     static func foundationData(_ value: Any, format: PropertyListSerialization.PropertyListFormat) throws -> Data {
         try PropertyListSerialization.data(fromPropertyList: foundationObject(value), format: format, options: 0)
     }
 
-    /// `value` with every Swift array and string-keyed dictionary in it, at any depth, made an
-    /// `NSArray` or `NSDictionary`.
-    ///
-    /// Foundation's writer bridges a Swift array it finds inside `Any` through a conformance that
-    /// a statically linked program (`swift build --static-swift-stdlib` on Linux) has only when
-    /// something in it refers to Foundation's array bridging. Without one, the writer meets every
-    /// `[Any]` as an opaque box and refuses any property list holding an array ("property lists
-    /// cannot contain objects of type 'Not A Type'"). This refers to it, and leaves the writer
-    /// nothing to bridge.
+    /// `value` with every Swift array and string-keyed dictionary in it, at any depth, made an `NSArray` or
+    /// `NSDictionary`. Foundation's writer bridges a Swift array inside `Any` through a conformance a statically
+    /// linked program (`--static-swift-stdlib` on Linux) has only when something refers to Foundation's array
+    /// bridging; without it the writer refuses any array ("property lists cannot contain objects of type 'Not A
+    /// Type'"). This refers to it, and leaves the writer nothing to bridge.
     static func foundationObject(_ value: Any) -> Any {
         switch value {
         case let array as [Any]: return array.map(foundationObject) as NSArray
@@ -110,9 +95,7 @@ enum PlistValue {
         }
     }
 
-    /// Whether `value` is in a shape ``normalized(_:for:)`` keeps as it is when loading, by
-    /// exact type (no cast): `NSNumber`, `String`, `Date`, `Data`, and `[Any]` and
-    /// `[String: Any]` of those.
+    /// Whether `value` is in a shape ``normalized(_:for:)`` keeps as it is when loading, by exact type (no cast).
     private static func isKept(_ value: Any, depth: Int) -> Bool {
         let kind = type(of: value)
         if kind == String.self || kind == Date.self || kind == Data.self || isKeptNumber(kind) { return true }
@@ -127,15 +110,12 @@ enum PlistValue {
         purpose == .loading || dateRange.contains(date.timeIntervalSinceReferenceDate)
     }
 
-    /// Normalises every value of a top-level set.
-    ///
-    /// - Returns: The normalised set, or the sorted keys whose values cannot be stored.
+    /// Normalises every value of a top-level set; fails with the sorted keys whose values cannot be stored.
     static func normalizedSet(
         _ values: [String: Any], for purpose: Purpose = .vetting
     ) -> Result<[String: Any], PersistentPrefs.PrefsError> {
-        // A set read or written by the library is in its kept shapes already: handed back as it
-        // is (no copy), so what is derived from it (a snapshot, the next write's set as stored)
-        // keeps the same storage, and comparing them costs one pointer test.
+        // A set the library read or wrote is in its kept shapes already: handed back as it is (no copy), so what is
+        // derived from it keeps the same storage, and comparing them costs one pointer test.
         if purpose == .loading, values.values.allSatisfy({ isKept($0, depth: 0) }) { return .success(values) }
         var result: [String: Any] = [:]
         result.reserveCapacity(values.count)
@@ -151,8 +131,8 @@ enum PlistValue {
         return .success(result)
     }
 
-    /// `values` normalised for loading, or as they are when some value cannot be (compared or
-    /// re-encoded as they are, never stored in memory as the set).
+    /// `values` normalised for loading, or as they are when some value cannot be (compared or re-encoded as they
+    /// are, never stored in memory as the set).
     static func loadedOrAsIs(_ values: [String: Any]) -> [String: Any] {
         if case .success(let normalized) = normalizedSet(values, for: .loading) { return normalized }
         return values
@@ -165,10 +145,8 @@ enum PlistValue {
         return nil
     }
 
-    /// A short description of a stored value for error messages: `a String ("abc")`.
-    ///
-    /// Never traps and never walks more than a few levels of a value, whatever it holds
-    /// (a NaN date, a huge or deeply nested array).
+    /// A short description of a stored value for error messages: `a String ("abc")`. Never traps and never walks
+    /// more than a few levels, whatever the value holds (a NaN date, a huge or deeply nested array).
     static func describe(_ value: Any) -> String {
         let shown = brief(value, depth: 0)
         let text = shown.count > 40 ? String(shown.prefix(40)) + "…" : shown
@@ -324,20 +302,18 @@ enum NumberKind {
 }
 
 extension PlistValue {
-    /// Whether two normalised values are the same stored value: equal and of the same kind
-    /// (`1`, `1.0` and `true` differ, as they do in a property list).
+    /// Whether two normalised values are the same stored value: equal and of the same kind (`1`, `1.0` and `true`
+    /// differ, as they do in a property list).
     static func same(_ lhs: Any?, _ rhs: Any?) -> Bool {
         if let lhs, let rhs { return sameValues(lhs, rhs) }
         return lhs == nil && rhs == nil
     }
 
-    /// Whether two values are the same stored value, as the optional form says; no optionals
-    /// to unwrap (and copy) on the way.
+    /// ``same(_:_:)`` without optionals to unwrap (and copy) on the way.
     static func sameValues(_ lhs: Any, _ rhs: Any) -> Bool {
-        // Exact types first: a failed cast of a Swift dictionary to `String` or `NSNumber`
-        // bridges the whole of it to Foundation first.
+        // Exact types first (a failed cast of a Swift dictionary to `String` or `NSNumber` bridges the whole of it to
+        // Foundation first), and numbers, the commonest values, first of all.
         let kind = type(of: lhs)
-        // Numbers, the commonest values, first.
         if let left = number(lhs), let right = number(rhs) {
             return left === right || sameNumbers(left, right)
         }
@@ -349,8 +325,7 @@ extension PlistValue {
         switch (lhs, rhs) {
         case let (left as String, right as String):
             return left == right
-        // Containers before numbers: casting a Swift dictionary or array to `NSNumber` bridges
-        // the whole of it to Foundation first.
+        // Containers before numbers, for the same reason.
         case let (left as [Any], right as [Any]):
             return left.count == right.count && zip(left, right).allSatisfy { sameValues($0, $1) }
         case let (left as Date, right as Date):
@@ -372,8 +347,7 @@ extension PlistValue {
     private static func sameNumbers(_ left: NSNumber, _ right: NSNumber) -> Bool {
         let letter = left.objCType.pointee
         guard letter == right.objCType.pointee else { return false }
-        // One type: compare the values as that type holds them (what `==` does, without
-        // `isEqual`'s bridging of its argument to `Any?` and back).
+        // One type: compare the values as that type holds them (what `==` does, without `isEqual`'s bridging).
         switch NumberKind(letter: letter) {
         case .real:
             let (a, b) = (left.doubleValue, right.doubleValue)
@@ -384,12 +358,9 @@ extension PlistValue {
         }
     }
 
-    /// Whether `lhs` and `rhs` are known to be equal without looking into what they hold: the
-    /// same `NSNumber` (one a write carried over unchanged), dictionaries that share their
-    /// storage, or equal strings or string arrays (whose `==` tests for shared storage first).
-    ///
-    /// `true` means the values are equal; `false` says nothing (an array of `Any` or another
-    /// object is never looked into).
+    /// Whether `lhs` and `rhs` are known to be equal without looking into what they hold: the same `NSNumber`,
+    /// dictionaries that share their storage, or equal strings or string arrays (whose `==` tests for shared storage
+    /// first). `false` says nothing (an array of `Any` or another object is never looked into).
     static func identical(_ lhs: Any?, _ rhs: Any?) -> Bool {
         guard let lhs, let rhs else { return false }
         let kind = type(of: lhs)
@@ -401,44 +372,38 @@ extension PlistValue {
         return false
     }
 
-    /// The `T` that `value` holds when its dynamic type is exactly `T`; `nil` otherwise (a
-    /// subclass, another type). The type test comes first: a cast of a Swift dictionary or array
-    /// to another type bridges the whole of it to Foundation before it fails.
+    /// The `T` that `value` holds when its dynamic type is exactly `T` (not a subclass); `nil` otherwise. The type
+    /// test comes first: a failing cast of a Swift dictionary or array bridges the whole of it to Foundation.
     @inline(__always)
     static func exactly<T>(_ value: Any, _ type: T.Type) -> T? {
         guard Swift.type(of: value) == T.self else { return nil }
         return value as? T
     }
 
-    /// `value` as an `NSNumber` when it is one, of whatever class (on Apple platforms Foundation's
-    /// numbers are private subclasses); `nil` for anything else. The class test comes first: a
-    /// cast of a Swift value to `NSNumber` bridges it, and a Swift dictionary or array whole.
+    /// `value` as an `NSNumber` when it is one, of whatever class (on Apple platforms, private subclasses); `nil`
+    /// otherwise. The class test comes first: a cast of a Swift value to `NSNumber` bridges it, a collection whole.
     @inline(__always)
     static func number(_ value: Any) -> NSNumber? {
         type(of: value) is NSNumber.Type ? value as? NSNumber : nil
     }
 
-    /// Whether values of `kind` are numbers the library keeps as they are: `NSNumber` and the
-    /// classes Foundation makes its numbers of, but not `NSDecimalNumber`, which no property list
-    /// holds exactly.
+    /// Whether values of `kind` are numbers kept as they are: `NSNumber` and its subclasses, but not
+    /// `NSDecimalNumber`, which no property list holds exactly.
     @inline(__always)
     static func isKeptNumber(_ kind: Any.Type) -> Bool {
         kind == NSNumber.self || (kind is NSNumber.Type && !(kind is NSDecimalNumber.Type))
     }
 
-    /// Whether two sets share their storage, and so hold the same entries: the bits of the two
-    /// dictionary values themselves (a reference to their storage) compared, in O(1). The
-    /// standard library has no plain test of shared storage for a dictionary of `Any`, and
-    /// comparing the entries costs what the callers use this to avoid. `false` says nothing.
+    /// Whether two sets share their storage (so hold the same entries): the bits of the two dictionary values (a
+    /// reference to their storage) compared, in O(1); the standard library has no such test for a dictionary of
+    /// `Any`. `false` says nothing.
     @inline(__always)
     static func sameStorage(_ left: [String: Any], _ right: [String: Any]) -> Bool {
         withUnsafeBytes(of: left) { left in withUnsafeBytes(of: right) { right in left.elementsEqual(right) } }
     }
 
-    /// The keys whose value differs between two sets (added, removed or changed).
-    ///
-    /// Values are looked up by index, not as `Any?`: copying and destroying optional
-    /// existentials goes through the runtime's value witnesses.
+    /// The keys whose value differs between two sets (added, removed or changed). Values are looked up by index, not
+    /// as `Any?`: copying and destroying optional existentials goes through the runtime's value witnesses.
     static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
         var changed = Set<String>()
         for (key, value) in new {
@@ -450,36 +415,28 @@ extension PlistValue {
     }
 }
 
-/// The library's comparison of stored values, for `prefs-harness` (`package` access): the rule
-/// by which the library tells observers what changed.
+/// The library's comparison of stored values, for `prefs-harness` (`package` access): the rule by which the
+/// library tells observers what changed.
 package enum PlistComparison {
-    /// The keys whose values differ between two sets: added, removed, or changed. Values are
-    /// the same when they are equal and of the same kind, as in a property list (`1`, `1.0`
-    /// and `true` differ), with no bridging of whole values to Foundation to compare them.
-    ///
-    /// - Parameters:
-    ///   - old: A set as it was.
-    ///   - new: The set as it is.
-    /// - Returns: The keys that were added, removed or changed.
+    /// The keys whose values differ between the sets `old` and `new`: added, removed, or changed. Values are the same
+    /// when equal and of the same kind, as in a property list (`1`, `1.0` and `true` differ).
     package static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
         PlistValue.changedKeys(old, new)
     }
 }
 
-/// The dates a set can store, for `prefs-harness` (`package` access): a parser of dates refuses
-/// one outside them with its own message before the set does.
+/// The dates a set can store, for `prefs-harness` (`package` access): a parser of dates refuses one outside them
+/// with its own message before the set does.
 package enum PlistDates {
     /// 0001-01-01T00:00:00Z through 9999-12-31T23:59:59Z (see `PlistValue.dateRange`).
     package static func isStorable(_ date: Date) -> Bool {
         PlistValue.dateRange.contains(date.timeIntervalSinceReferenceDate)
     }
 
-    /// An ISO 8601 date as a schema file or a person writes it: `2024-05-01` (midnight UTC), or
-    /// `2024-05-01T12:00:00`, with or without a fraction of a second (kept to the nearest
-    /// `Date`), then `Z` or an offset (`+02:00`, `+0200`, `+02`); `nil` for anything else: a
-    /// day its month does not have, a field out of range, text after the date. (Foundation's
-    /// parser on Linux reads `2024-05-01T12:00:00Zxyz`, reads `2024-5-1`, moves `2023-02-29`
-    /// to March and keeps only milliseconds.)
+    /// An ISO 8601 date as a schema file or a person writes it: `2024-05-01` (midnight UTC), or `2024-05-01T12:00:00`
+    /// with an optional fraction of a second (kept to the nearest `Date`), then `Z` or an offset (`+02:00`, `+0200`,
+    /// `+02`); `nil` for anything else (a day its month lacks, a field out of range, text after the date). Not
+    /// Foundation's parser: on Linux it accepts some of these, and keeps only milliseconds.
     package static func iso8601(_ text: String) -> Date? {
         let bytes = Array(text.utf8)
         var index = 0
@@ -530,27 +487,19 @@ package enum PlistDates {
     }
 }
 
-/// Foundation's property-list writer as the library calls it, for `prefs-harness`
-/// (`package` access): arrays and dictionaries are made Foundation objects first, so a
-/// statically linked program writes them too (see `PlistValue.foundationObject(_:)`).
+/// Foundation's property-list writer as the library calls it, for `prefs-harness` (`package` access): arrays and
+/// dictionaries are made Foundation objects first, so a statically linked program writes them too.
 package enum PlistWriting {
-    /// `value` as a property list in `format`.
+    /// `value` (a dictionary, for a file) as a property list in `format`.
     ///
-    /// - Parameters:
-    ///   - value: A property-list value (a dictionary, for a file).
-    ///   - format: The format.
-    /// - Returns: The encoded property list.
     /// - Throws: Foundation's error when a property list cannot hold `value`.
     package static func data(_ value: Any, format: PropertyListSerialization.PropertyListFormat) throws -> Data {
         try PlistValue.foundationData(value, format: format)
     }
 
-    /// `value` as a property list every reader reads back the same: XML, or binary when it
-    /// holds a character an XML parser refuses or changes, or a date XML cannot keep (a
-    /// fraction of a second, minus zero seconds: see ``PlistXML/Writer/portable``).
+    /// `value` as a property list every reader reads back the same: XML, or binary when it holds a character an XML
+    /// parser refuses or changes, or a date XML cannot keep (see ``PlistXML/Writer/portable``).
     ///
-    /// - Parameter value: A property-list value (a dictionary, for a file).
-    /// - Returns: The encoded property list.
     /// - Throws: Foundation's error when a property list cannot hold `value`.
     package static func portableData(_ value: Any) throws -> Data {
         if let (xml, portable) = PlistXML.portableDocument(value), portable { return xml }

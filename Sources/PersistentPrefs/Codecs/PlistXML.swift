@@ -1,16 +1,12 @@
 import Foundation
 
-/// The writer of XML property lists, for the values the library stores.
-///
-/// It writes Foundation's layout (same header, tabs, sorted keys, whole-second UTC dates,
-/// numbers that read back as the same `NSNumber` kind) for `String`, `NSNumber`, `Date`, `Data`,
-/// arrays and string-keyed dictionaries, spelled so that CoreFoundation and XML parsers read back
-/// the same values: `-0.0` keeps its sign and a carriage return in text is written `&#13;`. It
-/// returns `nil` for what it cannot write exactly — an unknown type, a date whose year is beyond
-/// ±2,147,483,647, which CoreFoundation cannot read back — and the caller refuses the write.
+/// The writer of XML property lists, for the values the library stores: Foundation's layout (header, tabs, sorted
+/// keys, whole-second UTC dates, numbers that read back as the same `NSNumber` kind), spelled so that CoreFoundation
+/// and XML parsers read back the same values (`-0.0` keeps its sign, a carriage return in text is `&#13;`). It
+/// returns `nil` for what it cannot write exactly (an unknown type, a year beyond ±2,147,483,647, which
+/// CoreFoundation cannot read back), and the caller refuses the write.
 enum PlistXML {
-    /// `value` as a whole XML property-list document, or `nil` when this writer does not handle
-    /// it.
+    /// `value` as a whole XML property-list document, or `nil` when this writer does not handle it.
     static func document(_ value: Any) -> Data? {
         portableDocument(value)?.data
     }
@@ -24,9 +20,9 @@ enum PlistXML {
         return (Data(writer.bytes), writer.portable)
     }
 
-    /// `dictionary` as a whole document, with where each top-level value's XML lies in it:
-    /// the same bytes ``document(_:)`` writes for that value under any one key, so
-    /// ``wrapped(_:)`` makes the document of `["v": value]` without encoding the value again.
+    /// `dictionary` as a whole document, with where each top-level value's XML lies in it: the bytes
+    /// ``document(_:)`` writes for that value under any key, so ``wrapped(_:)`` makes the document of
+    /// `["v": value]` without encoding the value again.
     static func document(ranging dictionary: [String: Any]) -> (data: Data, ranges: [String: Range<Int>], portable: Bool)? {
         var writer = Writer()
         writer.ranges = [:]
@@ -36,8 +32,8 @@ enum PlistXML {
         return (Data(writer.bytes), writer.ranges ?? [:], writer.portable)
     }
 
-    /// The document of `["v": value]`, from the bytes of `value` written one level deep (a
-    /// range of ``document(ranging:)``).
+    /// The document of `["v": value]`, from the bytes of `value` written one level deep (a range of
+    /// ``document(ranging:)``).
     static func wrapped(_ fragment: Data) -> Data {
         var bytes = [UInt8]()
         bytes.reserveCapacity(wrapperHead.count + fragment.count + wrapperTail.count)
@@ -50,10 +46,9 @@ enum PlistXML {
     private static let wrapperHead = Array((header + "<dict>\n\t<key>v</key>\n").utf8)
     private static let wrapperTail = Array("</dict>\n</plist>\n".utf8)
 
-    /// The keys of `dictionary` in order, each with its index in `dictionary` (its value is
-    /// `dictionary[index].value`, no second look-up). Keys and indices are sorted rather than
-    /// the entries: moving a value while sorting retains and releases it, and a 1,000-key set is
-    /// written whole on every write to it.
+    /// The keys of `dictionary` in order, each with its index (its value is `dictionary[index].value`, no second
+    /// look-up). Keys and indices are sorted rather than the entries: moving a value while sorting retains and
+    /// releases it, and a large set is written whole on every write to it.
     static func sortedKeys(of dictionary: [String: Any]) -> [(key: String, index: [String: Any].Index)] {
         var keys: [(key: String, index: [String: Any].Index)] = []
         keys.reserveCapacity(dictionary.count)
@@ -69,13 +64,10 @@ enum PlistXML {
     /// The dictionaries at least this large have their lines remembered.
     private static let reuseThreshold = 64
 
-    /// The lines of the entries of a large dictionary, as last encoded at one depth.
-    ///
-    /// Contract: they are copied only for the very storage they encode, and only when it holds
-    /// no object but `NSNumber`s (see ``Writer/holdsOnlyValues``). A storage the memo holds on to
-    /// is never changed in place (a change copies it first) and `NSNumber`s never change, so the
-    /// copy is byte for byte what encoding it again gives; a dictionary that differs in any value
-    /// is another storage, and is encoded.
+    /// The lines of the entries of a large dictionary, as last encoded at one depth. Contract: they are copied only
+    /// for the very storage they encode, and only when it holds no object but `NSNumber`s (see
+    /// ``Writer/holdsOnlyValues``). A storage the memo holds is never changed in place (a change copies it first) and
+    /// `NSNumber`s never change, so the copy is byte for byte what encoding it again gives.
     private struct Encoded {
         let dictionary: [String: Any]
         let lines: [UInt8]
@@ -102,21 +94,15 @@ enum PlistXML {
         var bytes: [UInt8] = []
         /// Where each top-level value was written, when asked for.
         var ranges: [String: Range<Int>]?
-        /// Whether every value written since this was last set was a value type or an `NSNumber`:
-        /// no object that could change while a dictionary holding it stays the same.
+        /// Whether every value written since this was last set was a value type or an `NSNumber`: no object that
+        /// could change while a dictionary holding it stays the same.
         var holdsOnlyValues = true
-        /// Whether every property-list reader reads the document back as what was written:
-        /// `false` once a key or string holds a character XML 1.0 cannot carry even as a
-        /// reference (U+0000–U+0008, U+000B, U+000C, U+000E–U+001F, U+FFFE, U+FFFF) or starts
-        /// with U+FEFF (which Foundation's XML reader on Linux drops), or a date has a fraction of
-        /// a second or is minus zero seconds from 2001 (XML keeps whole seconds, with no sign on
-        /// zero). A carriage return is written `&#13;`, which is portable.
-        ///
-        /// Foundation and CoreFoundation write such characters as they are, and `plistlib`,
-        /// `xmllint` and every other XML parser refuse the whole file. What the library writes
-        /// for others to read is therefore written as a binary property list when this is `false`
-        /// (see `PlistFile.encoded(_:format:for:)` and `PlistWriting.portableData(_:)`): every
-        /// property-list reader reads binary, and reads every character and date back.
+        /// Whether every property-list reader reads the document back as written: `false` once a key or string
+        /// holds a character XML 1.0 cannot carry even as a reference (U+0000–U+0008, U+000B, U+000C,
+        /// U+000E–U+001F, U+FFFE, U+FFFF) or starts with U+FEFF (which Foundation's XML reader on Linux drops), or a
+        /// date has a fraction of a second or is minus zero seconds from 2001. Foundation writes such characters as
+        /// they are and every XML parser then refuses the whole file, so what the library writes for others to read
+        /// is binary when this is `false` (`PlistFile.encoded(_:format:for:)`, `PlistWriting.portableData(_:)`).
         var portable = true
 
         init() {
@@ -127,8 +113,8 @@ enum PlistXML {
             bytes.append(contentsOf: text.utf8)
         }
 
-        /// Appends a fixed piece of markup: its bytes at once (a `String`'s UTF-8 view is
-        /// appended through a generic sequence, a few times dearer for every tag of a line).
+        /// Appends a fixed piece of markup: its bytes at once (a `String`'s UTF-8 view goes through a generic
+        /// sequence, a few times dearer).
         mutating func put(_ text: StaticString) {
             text.withUTF8Buffer { bytes.append(contentsOf: $0) }
         }
@@ -140,9 +126,8 @@ enum PlistXML {
         /// Writes one value on its own line(s) at `depth`; `false` when it cannot.
         mutating func write(_ value: Any, depth: Int) -> Bool {
             guard depth <= PlistValue.maximumDepth + 8 else { return false }
-            // The shapes the library keeps, by exact type first: a failed cast of a Swift
-            // dictionary to `String` or `NSNumber` bridges the whole of it to Foundation first,
-            // and a cast to a protocol costs more than writing the number.
+            // The kept shapes by exact type first: a failed cast of a Swift dictionary to `String` or `NSNumber`
+            // bridges the whole of it to Foundation, and a cast to a protocol costs more than writing the number.
             let kind = type(of: value)
             if kind == [String: Any].self {
                 indent(depth)
@@ -164,8 +149,7 @@ enum PlistXML {
                 put("</string>\n")
             case let date as Date:
                 guard let text = PlistXML.text(of: date) else { return false }
-                // XML keeps a date to the whole second and cannot spell the sign of a zero
-                // interval; a binary property list keeps both.
+                // XML keeps a date to the whole second, without the sign of a zero interval; binary keeps both.
                 let seconds = date.timeIntervalSinceReferenceDate
                 if seconds.rounded(.down) != seconds || (seconds == 0 && seconds.sign == .minus) { portable = false }
                 append("<date>\(text)</date>\n")
@@ -231,9 +215,8 @@ enum PlistXML {
             return true
         }
 
-        /// The entries of a large dictionary: the lines of its last encoding at `depth` when it
-        /// is the very dictionary encoded then (see ``PlistXML/Encoded``), or else encoded and
-        /// remembered.
+        /// The entries of a large dictionary: the lines of its last encoding at `depth` when it is the very
+        /// dictionary encoded then (see ``PlistXML/Encoded``), or else encoded and remembered.
         private mutating func writeEntries(remembering dictionary: [String: Any], depth: Int) -> Bool {
             let memoKey = EncodedKey(count: dictionary.count, depth: depth)
             if let known = PlistXML.encodedMemo.withLock({ $0[memoKey] }), PlistValue.sameStorage(known.dictionary, dictionary) {
@@ -303,9 +286,9 @@ enum PlistXML {
             } while divisor > 0
         }
 
-        /// Appends `text` with `&`, `<` and `>` escaped, and a carriage return as `&#13;` (XML
-        /// parsers read a raw one as a line feed); other control characters are written as they
-        /// are, as CoreFoundation writes them, and make the document not ``portable``.
+        /// Appends `text` with `&`, `<` and `>` escaped, and a carriage return as `&#13;` (XML parsers read a raw one
+        /// as a line feed); other control characters are written as they are, as CoreFoundation does, and make the
+        /// document not ``portable``.
         private mutating func escape(_ text: String) {
             // Most keys and strings need no escaping: their bytes at once.
             var plain = text
@@ -339,8 +322,8 @@ enum PlistXML {
         }
     }
 
-    /// A real spelled so that every reader reads back the same `Double`, the sign of zero
-    /// included (infinities as `+infinity` and `-infinity`, as Foundation spells them).
+    /// A real spelled so every reader reads back the same `Double`, the sign of zero included (infinities as
+    /// Foundation spells them).
     static func text(of real: Double) -> String {
         if real.isNaN { return "nan" }
         if real.isInfinite { return real > 0 ? "+infinity" : "-infinity" }
@@ -348,9 +331,8 @@ enum PlistXML {
         return real.description
     }
 
-    /// A date as CoreFoundation's XML writer spells it: UTC, to the whole second (rounded down),
-    /// `yyyy-MM-ddTHH:mm:ssZ`, the year in astronomical numbering with at least four digits
-    /// (`-001` for 2 BC, as CoreFoundation writes years outside 1–9999); `nil` for a year
+    /// A date as CoreFoundation's XML writer spells it: UTC, whole seconds (rounded down), `yyyy-MM-ddTHH:mm:ssZ`,
+    /// the year in astronomical numbering with at least four digits (`-001` for 2 BC); `nil` for a year
     /// CoreFoundation cannot read back.
     static func text(of date: Date) -> String? {
         let seconds = date.timeIntervalSince1970

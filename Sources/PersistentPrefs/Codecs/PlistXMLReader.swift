@@ -5,43 +5,27 @@ extension PlistXML {
     struct Decline: Error, Sendable {
         /// What is wrong, with the line it is on.
         let reason: String
-        /// Whether the document is not a whole suite any reader would keep (it is truncated, not
-        /// UTF-8, not XML, its top level is not one dictionary, …): a damaged file. `false` for a
-        /// whole document that some reader reads but that this one cannot read exactly as
-        /// CoreFoundation reads it; such a file must be left as it is.
+        /// Whether the document is damaged (truncated, not UTF-8, not XML, its top level not one dictionary, …).
+        /// `false` for a whole document some reader reads but this one cannot read exactly as CoreFoundation does:
+        /// such a file must be left as it is.
         let damaged: Bool
     }
 
-    /// The dictionary at the top of an XML property list, read exactly as CoreFoundation reads
-    /// it (and `<data/>`, which CoreFoundation refuses, as the empty data every reader that reads
-    /// it takes it for), or why it was declined.
+    /// The dictionary at the top of an XML property list, read exactly as CoreFoundation reads it, or why it was
+    /// declined. Values come back as `String`, `Bool`, `NSNumber` for `<integer>` (kind `q`, or `Q` above
+    /// `Int64.max`) and `<real>` (kind `d`), `Date`, `Data`, `[Any]` and `[String: Any]`.
     ///
-    /// Values come back in the shapes the library keeps: `String`, `Bool` for `<true/>` and
-    /// `<false/>`, `NSNumber` for `<integer>` (of kind `q`, or `Q` above `Int64.max`) and
-    /// `<real>` (kind `d`), `Date`, `Data`, `[Any]`, and `[String: Any]` at every level.
+    /// It reads what XML writers and hand edits produce: a BOM, the XML declaration, a DOCTYPE without an internal
+    /// subset, comments and processing instructions and CR/CRLF line ends between elements, attributes, the five
+    /// named entities, character references, CDATA, empty elements (`<data/>`, which CoreFoundation refuses, as the
+    /// empty data other readers take it for), duplicate keys (the last counts), `0x` integers, reals spelled `nan` or
+    /// `[+-]inf[inity]` in any case, and dates with years of up to ten digits and an optional minus.
     ///
-    /// It reads what XML writers and hand edits produce: a UTF-8 byte-order mark, the XML
-    /// declaration, a DOCTYPE without an internal subset, comments and processing instructions
-    /// between elements, attributes, CR and CRLF line ends between elements, the five named
-    /// entities, character references and CDATA sections in text, empty elements (`<key/>`,
-    /// `<string/>`, `<true />`; `<data/>`, which CoreFoundation refuses, as the empty data other
-    /// readers take it for), duplicate keys (the last one counts, as for every reader),
-    /// integers in decimal or `0x` hexadecimal, reals in decimal or exponent form or spelled
-    /// `nan`, `inf`, `+inf`, `-inf`, `infinity`, `+infinity`, `-infinity` (in any case), and
-    /// dates `yyyy-MM-ddTHH:mm:ssZ` (a year of up to ten digits, with an optional minus, as
-    /// CoreFoundation writes years outside 1–9999).
-    ///
-    /// A carriage return inside text is read as CoreFoundation reads it (a carriage return: Foundation
-    /// writes them so) unless the document also ends lines with carriage returns between its
-    /// elements, as a file saved with CRLF line ends does: XML parsers read those in text as line
-    /// feeds, so the reading is not certain and the document is declined. Where CoreFoundation and
-    /// XML parsers (Python's `plistlib`, for one) would read a document differently in other ways —
-    /// a comment inside text, whitespace around a number, another encoding, an internal DTD
-    /// subset, nesting deeper than a set's values may be in a suite file (``PlistValue/maximumDepth``
-    /// inside the set's own dictionary) — it declines too, so a write never
-    /// replaces another program's value with a different reading of it. A document that is not
-    /// whole (it does not end with its root element, or a comment or processing instruction after
-    /// it) is declined as damaged whatever else it holds: a file caught while it is written.
+    /// Where CoreFoundation and XML parsers (Python's `plistlib`) would read a document differently (a carriage
+    /// return in text of a document with CRLF line ends, a comment inside text, whitespace around a number, another
+    /// encoding, an internal DTD subset, nesting deeper than ``PlistValue/maximumDepth`` within a set) it declines,
+    /// so a write never replaces another program's value with a different reading. A document that does not end
+    /// with its root element (a file caught while written) is declined as damaged whatever else it holds.
     static func read(_ data: Data) -> Result<[String: Any], Decline> {
         data.withUnsafeBytes { bytes in
             var reader = Reader(bytes: bytes)
@@ -65,10 +49,8 @@ private struct Reader {
     var at = 0
     /// Whether carriage returns end lines between elements (see ``PlistXML/read(_:)``).
     let crLineEnds: Bool
-    /// The deepest container the reader reads, counting the document's top dictionary as 0: a
-    /// suite file holds each set as a dictionary in its top dictionary, so a value nested
-    /// ``PlistValue/maximumDepth`` deep in a set (which every write accepts) has its innermost
-    /// container one level below that limit.
+    /// The deepest container read, counting the top dictionary as 0: a suite file holds each set in its top
+    /// dictionary, so a value ``PlistValue/maximumDepth`` deep in a set (which writes accept) is one level deeper.
     static let maximumDepth = PlistValue.maximumDepth + 1
 
     init(bytes: UnsafeRawBufferPointer) {
@@ -88,9 +70,8 @@ private struct Reader {
         return false
     }
 
-    /// Whether the document ends as a whole one does: with its root's end tag (`</plist>`, or
-    /// `</dict>` in a document without a `plist` element), then only whitespace, comments and
-    /// processing instructions; or is in another encoding, which is not looked into.
+    /// Whether the document ends as a whole one does: with its root's end tag (`</plist>`, or `</dict>` without a
+    /// `plist` element), then only whitespace, comments and processing instructions; or is in another encoding.
     var isWhole: Bool {
         if Self.isWideEncoding(bytes) { return true }
         var end = bytes.count
@@ -288,8 +269,7 @@ private struct Reader {
         guard at < bytes.count else { throw damaged("the document ends inside a tag", at: offset) }
         let name = String(decoding: bytes[nameStart..<at], as: UTF8.self)
         guard !name.isEmpty, !name.hasPrefix("!"), !name.hasPrefix("?") else { throw unsupported("markup where an element belongs", at: offset) }
-        // Attributes: name="value" or name='value' pairs; a quoted ">" would end the tag for
-        // CoreFoundation but not for an XML parser.
+        // Attributes: name="value" or name='value'; a quoted ">" would end the tag for CoreFoundation only.
         while true {
             skipSpace()
             guard at < bytes.count else { throw damaged("the document ends inside a tag", at: offset) }
@@ -341,8 +321,8 @@ private struct Reader {
         at += 1
     }
 
-    /// The next value element inside a container (after whitespace, comments and processing
-    /// instructions), or `nil` at the container's end tag (left at the cursor).
+    /// The next value element inside a container (after whitespace, comments, processing instructions), or `nil` at
+    /// the container's end tag (left at the cursor).
     private mutating func nextValue(depth: Int) throws -> Any? {
         guard let tag = try nextTag() else { return nil }
         guard tag.name != "key" else { throw unsupported("a <key> where a value belongs", at: tag.offset) }
@@ -405,9 +385,8 @@ private struct Reader {
             guard let date = PlistXML.date(spelled) else { throw unsupported("a <date> spelled \"\(String(decoding: spelled, as: UTF8.self))\"", at: tag.offset) }
             return date
         case "data":
-            // CoreFoundation refuses <data/>; every reader that reads it (Python's plistlib, for
-            // one, which writes it) takes it as empty, and the library writes that back as
-            // <data></data>, which CoreFoundation reads the same.
+            // CoreFoundation refuses <data/>; readers that read it (plistlib writes it) take it as empty, and the
+            // library writes it back as <data></data>, which CoreFoundation reads the same.
             if tag.empty { return Data() }
             guard let data = Self.data(try content(closing: "data")) else { throw unsupported("<data> that is not plain base64", at: tag.offset) }
             return data
@@ -418,8 +397,7 @@ private struct Reader {
 
     // MARK: - Text
 
-    /// The text up to `</closing>` with entities, character references and CDATA sections
-    /// replaced; the end tag is consumed.
+    /// The text up to `</closing>` (consumed) with entities, character references and CDATA sections replaced.
     private mutating func text(closing: String) throws -> String {
         let start = at
         var decoded: [UInt8] = []  // used once the text holds a reference or a CDATA section
@@ -495,8 +473,7 @@ private struct Reader {
         }
     }
 
-    /// The bytes up to `</closing>`, for integers, dates and data (no markup or references in
-    /// them); the end tag is consumed.
+    /// The bytes up to `</closing>` (consumed), for integers, dates and data (no markup or references in them).
     private mutating func content(closing: String) throws -> [UInt8] {
         let start = at
         while at < bytes.count, bytes[at] != UInt8(ascii: "<") {
@@ -520,8 +497,8 @@ private struct Reader {
 
     // MARK: - Numbers, dates, data
 
-    /// An integer: optional leading whitespace, then an optional sign and decimal digits, or
-    /// `0x` and hexadecimal digits; `Int64`, or `UInt64` above `Int64.max`.
+    /// An integer: optional leading whitespace, then an optional sign and decimal digits, or `0x` and hexadecimal
+    /// digits; `Int64`, or `UInt64` above `Int64.max`.
     private func integer(_ text: [UInt8], at offset: Int) throws -> NSNumber {
         let trimmed = text.drop(while: Self.isSpace)
         func refuse() -> PlistXML.Decline { unsupported("an <integer> spelled \"\(String(decoding: text, as: UTF8.self))\"", at: offset) }
@@ -548,8 +525,8 @@ private struct Reader {
         return magnitude <= UInt64(Int64.max) ? NSNumber(value: Int64(magnitude)) : NSNumber(value: magnitude)
     }
 
-    /// A real: decimal with an optional fraction and exponent (no whitespace), or one of the
-    /// names both CoreFoundation and other readers know, in any case.
+    /// A real: decimal with an optional fraction and exponent (no whitespace), or a name both CoreFoundation and
+    /// other readers know, in any case.
     private static func real(_ spelled: String) -> NSNumber? {
         switch spelled.lowercased() {
         case "nan": return NSNumber(value: Double.nan)
@@ -579,9 +556,8 @@ private struct Reader {
         return NSNumber(value: value)
     }
 
-
-    /// Base64 with whitespace anywhere; only the canonical form (whole groups of four, padding
-    /// only at the end), which every decoder reads alike.
+    /// Base64 with whitespace anywhere; only the canonical form (whole groups of four, padding only at the end),
+    /// which every decoder reads alike.
     private static func data(_ text: [UInt8]) -> Data? {
         let compact = text.filter { !isSpace($0) }
         let padding = compact.reversed().prefix { $0 == UInt8(ascii: "=") }.count
@@ -607,8 +583,7 @@ private struct Reader {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) || PlistXML.isDigit(byte)
     }
 
-    /// A byte of an attribute's name (ASCII letters, digits, `-`, `_`, `.`, `:`, and any byte
-    /// of a multi-byte character).
+    /// A byte of an attribute's name (ASCII letters, digits, `-`, `_`, `.`, `:`, any byte of a multi-byte character).
     private static func isNameByte(_ byte: UInt8) -> Bool {
         isLetterOrDigit(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".")
             || byte == UInt8(ascii: ":") || byte >= 0x80
@@ -628,8 +603,7 @@ private struct Reader {
         return memcmp(bytes.baseAddress! + at, text.utf8Start, count) == 0
     }
 
-    /// Whether the document ends at the cursor partway into one of `candidates` (a file caught
-    /// while it is written).
+    /// Whether the document ends at the cursor partway into one of `candidates` (a file caught while written).
     private func endsWithin(_ candidates: StaticString...) -> Bool {
         candidates.contains { candidate in
             let count = bytes.count - at
@@ -654,9 +628,8 @@ extension PlistXML {
         byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")
     }
 
-    /// A date `[-]y…y-MM-ddTHH:mm:ssZ` (a year CoreFoundation reads: up to `Int32.max`, in
-    /// astronomical numbering, where year 0 is 1 BC), each field in its range, the day within
-    /// its month.
+    /// A date `[-]y…y-MM-ddTHH:mm:ssZ` (a year up to `Int32.max`, as CoreFoundation reads, in astronomical
+    /// numbering: year 0 is 1 BC), each field in its range, the day within its month.
     static func date(_ bytes: [UInt8]) -> Date? {
         let negative = bytes.first == UInt8(ascii: "-")
         let text = negative ? bytes.dropFirst() : bytes[...]
@@ -681,8 +654,8 @@ extension PlistXML {
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let lengths: [Int64] = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         guard day >= 1, day <= lengths[Int(month - 1)] else { return nil }
-        // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm), the
-        // inverse of the one ``PlistXML/text(of:)`` writes with.
+        // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm), the inverse of
+        // ``PlistXML/text(of:)``'s.
         let shiftedYear = month <= 2 ? year - 1 : year
         let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
         let yearOfEra = shiftedYear - era * 400

@@ -4,19 +4,10 @@ import Foundation
     import Observation
 #endif
 
-/// Where one set's changes go: closure observers (``PersistentPrefs/observeChanges(to:_:)``,
-/// async sequences) and the Observation framework (`withObservationTracking`, SwiftUI).
-///
-/// Changes flow one way. Whoever changed the set's cached copy — a write, a reload, the watcher
-/// after another process's write — posts the keys that changed with ``post(_:)`` while still
-/// holding the cache lock, so events queue in the order the copy changed; then, with every lock
-/// released, calls ``deliver()``. One thread at a time delivers a feed's events, in order: a
-/// handler that writes to the set queues its own event, which the same loop delivers next,
-/// instead of running handlers inside handlers or waiting for itself. Only a thread with an event
-/// of its own in the queue starts delivering, so a write's event is delivered on the writing
-/// thread before the write returns, unless another thread with its own event is delivering at
-/// that moment; a thread that changed nothing (the watcher finding the process's own write)
-/// never takes another thread's event.
+/// Where one set's changes go: closure observers and the Observation framework. Whoever changes the cached copy
+/// posts the changed keys with ``post(_:)`` under the cache lock (so events queue in order), then calls ``deliver()``
+/// with no lock held. One thread at a time delivers, in order, and only one with an event of its own queued, so a
+/// handler's own write is delivered next by the same loop rather than nested.
 final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest is immutable
     private struct Subscriber {
         let keys: Set<String>
@@ -34,8 +25,7 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
     private let state = Locked(State(), level: .feed)
     private let root: String
     private let storeIdentifier: String
-    /// The Observation framework's registrar for this set, or `nil`
-    /// where the framework is not available.
+    /// The Observation framework's registrar for this set, or `nil` where the framework is not available.
     private let tracker: ObservationTracker?
 
     init(root: String, storeIdentifier: String) {
@@ -44,9 +34,7 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
         tracker = ObservationTracker.make()
     }
 
-    /// Calls `handler` with each later change that touches one of `keys` (any key when empty).
-    ///
-    /// - Returns: The subscription, for ``unsubscribe(_:)``.
+    /// Calls `handler` with each later change touching one of `keys` (any when empty); returns its id for ``unsubscribe(_:)``.
     func subscribe(keys: Set<String>, _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void) -> Int {
         state.withLock { state in
             state.nextID += 1
@@ -55,14 +43,12 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
         }
     }
 
-    /// Ends a subscription: no call of its handler starts after this returns, except one another
-    /// thread was already starting.
+    /// Ends a subscription: no call of its handler starts after this returns, except one already starting.
     func unsubscribe(_ id: Int) {
         _ = state.withLock { $0.subscribers.removeValue(forKey: id) }
     }
 
-    /// Queues an event for the keys whose stored value changed (nothing for none). Runs no user
-    /// code, so it may be called under the set's cache lock.
+    /// Queues an event for the changed keys (nothing for none). Runs no user code: may be called under the cache lock.
     func post(_ keys: Set<String>) {
         guard !keys.isEmpty else { return }
         let event = PrefsChangeEvent(root: root, keys: keys, storeIdentifier: storeIdentifier)
@@ -70,10 +56,8 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
         state.withLock { $0.pending.append((event, poster)) }
     }
 
-    /// Delivers the queued events in order, when one of them was posted by this thread and no
-    /// other thread is delivering. Call it with no lock held; called inside a write of this
-    /// thread (a set written from an `update` body of another), it delivers once that write ends
-    /// (see ``WriteScope/afterWrites(_:)``), so no observer runs while a lock is held.
+    /// Delivers the queued events in order, when this thread posted one and no other is delivering; inside a write of
+    /// this thread, once that write ends (``WriteScope/afterWrites(_:)``), so no observer runs while a lock is held.
     func deliver() {
         guard !WriteScope.isInsideWrite else { return WriteScope.afterWrites { self.deliver() } }
         let me = ObjectIdentifier(Thread.current)
@@ -90,8 +74,7 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
             }
             return state.pending.removeFirst().event
         }) {
-            // Observers' own writes are theirs: a typed `set` being delivered for does not take
-            // their errors as its own (see ``WriteOutcome``).
+            // Observers' own writes are theirs: a typed `set` does not take their errors (see ``WriteOutcome``).
             if WriteOutcome.current == nil {
                 tell(event)
             } else {
@@ -112,18 +95,15 @@ final class ChangeFeed: @unchecked Sendable {  // `state` is a Locked; the rest 
         }
     }
 
-    /// Tells the Observation framework that the caller read `key` of the set (`nil`: the whole
-    /// set). Free when no `withObservationTracking` is running on this thread but a
-    /// thread-local read.
+    /// Tells the Observation framework the caller read `keyPath` (a key, or the whole set).
     @inline(__always)
     func access(_ keyPath: KeyPath<PrefsKeySpace, Int>) {
         tracker?.access(keyPath)
     }
 }
 
-/// The key paths the Observation framework tracks a set's keys by: `\.[key]` for one key,
-/// `\.wholeSet` for the whole set. Each set has its own registrar, so the same key path in two
-/// sets is two different things to observe.
+/// The key paths the Observation framework tracks a set's keys by: `\.[key]` for one key, `\.wholeSet` for the
+/// whole set. Each set has its own registrar, so key paths of two sets never mix.
 @usableFromInline
 final class PrefsKeySpace: Sendable {
     static let shared = PrefsKeySpace()
@@ -132,16 +112,12 @@ final class PrefsKeySpace: Sendable {
     @usableFromInline
     subscript(key: String) -> Int { 0 }
 
-    /// The whole set: read by `values`, `count`, the subscript and `value(forKey:as:)`; changed
-    /// by every change of the set.
+    /// The whole set: read by `values`, `count`, the subscript and `value(forKey:as:)`; changed by every change.
     @usableFromInline
     var wholeSet: Int { 0 }
 
-    /// The key path of one key.
-    ///
-    /// Made once per key and kept: making a subscript key path demangles its pattern at run
-    /// time. Every key path of a key is made here, so a key whose path was never made cannot be
-    /// observed by key (see ``observableKeyPaths(_:)``).
+    /// The key path of one key, made once and kept (making one demangles at run time). Every key path of a key is
+    /// made here, so a key whose path was never made is not observed by key (see ``observableKeyPaths(_:)``).
     @usableFromInline
     static func keyPath(_ key: String) -> KeyPath<PrefsKeySpace, Int> {
         if let known = made.withLock({ $0.paths[key] }) { return known }
@@ -156,11 +132,8 @@ final class PrefsKeySpace: Sendable {
         return path
     }
 
-    /// The key paths of those of `keys` a tracking may hold, in any order: the keys whose path
-    /// was made (a `@Pref` declares one), found under one lock. A batch of 1,000 keys read only
-    /// by the subscript then makes no key path (a tracking of such reads holds ``wholeSet``).
-    /// Once the table forgot paths it made, every key's path is made again, as a tracking may
-    /// hold one of them.
+    /// The key paths of those of `keys` a tracking may hold, in any order: those already made (keys read only by the
+    /// subscript make none; their trackings hold ``wholeSet``). Once the table forgot paths, all are made again.
     static func observableKeyPaths(_ keys: Set<String>) -> [KeyPath<PrefsKeySpace, Int>] {
         var missing: [String] = []
         var found = made.withLock { made in
@@ -174,15 +147,11 @@ final class PrefsKeySpace: Sendable {
         return found
     }
 
-    /// The key paths made so far, by key, and whether the table was ever emptied to stay within
-    /// its bound (see ``keyPath(_:)``).
+    /// The key paths made so far, and whether the table was ever emptied to stay within its bound.
     private static let made = Locked<(paths: [String: KeyPath<PrefsKeySpace, Int>], forgot: Bool)>(([:], false))
 }
 
-/// The Observation framework's side of a set, where the framework is available (macOS 14,
-/// iOS 17, tvOS 17, watchOS 10, and every Linux toolchain with Swift 5.9 or later): a base class
-/// a set can hold on any system, whose one subclass holds the registrar. Elsewhere a set holds
-/// none.
+/// The Observation framework's side of a set: a base class any system can hold; its one subclass holds the registrar.
 class ObservationTracker: @unchecked Sendable {  // no state; the subclass's is immutable
     /// A tracker for one set, or `nil` where the Observation framework is not available.
     static func make() -> ObservationTracker? {

@@ -1,7 +1,6 @@
 import Foundation
 
-/// Changes collected to be written together later: by a running batch (as its instance's reads
-/// see them), or staged on a coalescing set (see `SharedSet+Staging.swift`).
+/// Changes collected to be written together later: by a running batch, or staged on a coalescing set.
 struct PendingChanges {
     /// One collected change of a key.
     enum Edit {
@@ -9,14 +8,11 @@ struct PendingChanges {
         case remove
     }
 
-    /// The set the changes apply to when it is already known: the batch replaced the whole set
-    /// (``PersistentPrefs/values``), or it runs on an update's locked copy. `nil`: the set as
-    /// stored when the batch is written.
+    /// The set the changes apply to when known (the batch replaced it, or an update's locked copy); `nil`: as stored.
     var base: [String: Any]?
     /// Keys set or removed, the last change of each.
     var edits: [String: Edit] = [:]
-    /// Defaults added with ``PersistentPrefs/addMissingValues(_:)``: stored only where the key
-    /// holds nothing when the batch is written.
+    /// Defaults from ``PersistentPrefs/addMissingValues(_:)``: stored where the key holds nothing when written.
     var fills: [String: Any] = [:]
     /// Why the batch must not be written, naming the refused keys.
     var refusal: PersistentPrefs.PrefsError?
@@ -51,8 +47,7 @@ struct PendingChanges {
         }
     }
 
-    /// Adds the changes of `later`, collected after these: the result applies as these, then
-    /// `later`, would.
+    /// Adds the changes of `later`: the result applies as these, then `later`, would.
     mutating func append(_ later: PendingChanges) {
         if let base = later.base { collect(.replace(base)) }
         for (key, edit) in later.edits {
@@ -64,8 +59,7 @@ struct PendingChanges {
         if !later.fills.isEmpty { collect(.fillMissing(later.fills)) }
     }
 
-    /// Spoils the batch: it will not be written. Refusals of one kind are merged, so every
-    /// refused key is named; otherwise the first refusal is kept.
+    /// Spoils the batch. Refusals of one kind are merged, naming every refused key; otherwise the first is kept.
     mutating func refuse(_ error: PersistentPrefs.PrefsError) {
         switch (refusal, error) {
         case (nil, _):
@@ -95,9 +89,7 @@ struct PendingChanges {
         apply(to: current, reporting: false).set
     }
 
-    /// ``applied(to:)``, with the keys the changes changed against `current`: set to another
-    /// value, added or removed. One look-up a key: the value replaced comes back from the
-    /// insertion.
+    /// ``applied(to:)``, with the keys changed against `current` (set to another value, added or removed).
     func applying(to current: [String: Any]) -> (set: [String: Any], changed: Set<String>) {
         apply(to: current, reporting: true)
     }
@@ -127,19 +119,10 @@ struct PendingChanges {
         return (result, changed)
     }
 
-    /// The one edit that writes the changes (a replacement, when the batch replaced the set), or
-    /// `nil` when they change nothing.
+    /// The edit that writes the changes (a replacement when the batch replaced the set); `nil` when there are none.
     var edit: SetPlan.Edit? {
         if let base { return .change(.replace(applied(to: base))) }
         if edits.isEmpty && fills.isEmpty { return nil }
         return .batch(self)
-    }
-}
-
-extension PendingChanges {
-    /// A copy of pending changes behind one reference, so the read path passes one word.
-    final class Box {
-        let changes: PendingChanges
-        init(_ changes: PendingChanges) { self.changes = changes }
     }
 }

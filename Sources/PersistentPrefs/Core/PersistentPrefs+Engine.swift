@@ -1,23 +1,16 @@
 import Foundation
 
-// The machinery behind the base class's public API (`PersistentPrefs.swift`): how an instance
-// starts, how a change is submitted (collected by a batch, staged by a coalescing set, or
-// written), what `problems` works out, and the process-wide switches the engine reads.
+// How an instance starts, how a change is submitted (collected, staged or written), and what `problems` works out.
 
 extension PersistentPrefs {
     /// Bumped by every change of ``groupID``; instances re-resolve their set when it moves.
     static let groupGeneration = SharedInt()
 
-    /// Whether the sets used in this scope watch their stores for other programs' changes
-    /// without being observed (`true`, the default): a set starts its watch when it is first
-    /// used, so its values stay current however it is used. A program that reads and writes once
-    /// and exits (`prefs-harness get` and `set`) runs with it bound to `false`: its sets are then
-    /// read as loaded or last written, and no watcher thread is started for them. Observing a
-    /// set starts its watch either way.
+    /// Whether sets used in this scope watch their stores from first use (`true`, the default); a program that reads or
+    /// writes once and exits binds it to `false` (no watcher thread). Observing a set starts its watch either way.
     @TaskLocal package static var watchesSets = true
 
-    /// Names the instance's set, loads it (with the defaults file) and merges `initial` over it;
-    /// reports what went wrong in ``lastError``.
+    /// Names the instance's set, loads it (and the defaults file) and merges `initial` over it; reports in ``lastError``.
     func start(key: String?, merging initial: [String: Any]) {
         let name = key ?? String(describing: type(of: self))
         state.withLock { $0.key = name }
@@ -27,16 +20,13 @@ extension PersistentPrefs {
             _ = try sharedSet.values()
             if !initial.isEmpty {
                 let accepted = try vetted(initial)
-                try sharedSet.write(.merge(accepted), schema: schemaPlan)
+                try sharedSet.write(.change(.merge(accepted)), schema: schemaPlan)
             }
             if let conflict = declarationConflicts.first { throw conflict }
         }
     }
 
-    /// Writes the change `make` returns, or inside a ``batch(_:)`` adds it to the batch.
-    ///
-    /// `make` vets the change; what it throws is rethrown, and inside a batch also spoils the
-    /// batch (all or nothing), naming the refused keys.
+    /// Writes the change `make` vets and returns, or adds it to the running ``batch(_:)`` (a throw also spoils the batch).
     func submit(_ make: () throws -> PrefsChange) throws {
         let change: PrefsChange
         do {
@@ -53,19 +43,13 @@ extension PersistentPrefs {
         }
         guard !collected else { return }
         let sharedSet = try resolvedSet()
-        if let interval = stagingInterval, change.isStageable {
+        // Setters coalesce under a positive, finite interval.
+        if let interval = Self.coalescingInterval, interval > 0, interval.isFinite, change.isStageable {
             let owner = ObjectIdentifier(type(of: self))
-            let plan = sharedSet.stagingPlanOwner == owner ? nil : detachedSchemaPlan(for: sharedSet)
+            let plan = sharedSet.cell.withLock({ $0.staging.planOwner }) == owner ? nil : detachedSchemaPlan(for: sharedSet)
             if try sharedSet.stage(change, plan: plan, owner: owner, interval: interval) { return }
         }
-        try sharedSet.write(change, schema: schemaPlan)
-    }
-
-    /// ``coalescingInterval`` when it makes this class's setters coalesce (a positive, finite
-    /// interval), else `nil`.
-    var stagingInterval: TimeInterval? {
-        guard let interval = Self.coalescingInterval, interval > 0, interval.isFinite else { return nil }
-        return interval
+        try sharedSet.write(.change(change), schema: schemaPlan)
     }
 
     /// The work of ``problems``, which leaves ``lastError`` as it was.
@@ -84,7 +68,7 @@ extension PersistentPrefs {
             return [SharedSet.mapped(error)] + declarationConflicts
         }
         if let notice = sharedSet.damageNotice() { found.append(notice) }
-        if let failure = sharedSet.stagingFailure, !found.contains(failure) { found.append(failure) }
+        if let failure = sharedSet.cell.withLock({ $0.staging.failure }), !found.contains(failure) { found.append(failure) }
         if let degraded = sharedSet.watchProblem() { found.append(degraded) }
         let layers = try? sharedSet.layers()
         found += layers?.problems ?? []

@@ -1,15 +1,10 @@
 #if canImport(ObjectiveC)
     import Foundation
 
-    // Apple platforms only (not built on Linux, which has no key-value observing): RVS's habit of
-    // observing `values` with KVO keeps working, and now hears of every change of the set —
-    // another instance's, another process's — not only this instance's setter. Both halves of
-    // the notification are sent after the change: the set changes under its cache lock, and
-    // observers are told only once every lock is released (so `.old` and `.prior` show the new
-    // set; the `values` documentation says so).
+    // Apple platforms only: KVO observers of `values` hear of every change of the set. Both halves of the notification
+    // are sent after the change, once every lock is released (so `.old` and `.prior` show the new set).
     extension PersistentPrefs {
-        /// A subscription to `sharedSet`'s changes that tells KVO observers of `values`; made when the
-        /// instance settles on a set, ended when it moves to another or goes away.
+        /// A subscription to `sharedSet`'s changes that tells KVO observers of `values`, for as long as the instance uses it.
         func keyValueNotifications(for sharedSet: SharedSet) -> PrefsObservation {
             let target = WeakInstance(self)
             let id = sharedSet.feed.subscribe(keys: []) { _ in

@@ -3,12 +3,9 @@ import Foundation
 // MARK: - Layered defaults and locked keys
 
 extension PersistentPrefs {
-    /// A folder of defaults shipped with the program (`/usr/share/myapp/defaults`, say), the
-    /// *vendor* layer: beneath the site defaults of `$XDG_CONFIG_DIRS`, above the defaults in
-    /// code. `nil` (the default): no vendor layer.
-    ///
-    /// Its files are named as the site defaults files are (see <doc:LayersAndLockdown>). Set it
-    /// before the first instance of a set is made: a set already in use keeps the layers it found.
+    /// A folder of defaults shipped with the program, the *vendor* layer: beneath the site defaults of
+    /// `$XDG_CONFIG_DIRS`, above the defaults in code; `nil` (the default): none. Set it before the first instance of
+    /// a set is made (a set in use keeps its layers). See <doc:LayersAndLockdown>.
     ///
     /// ```swift
     /// PersistentPrefs.vendorDefaultsDirectory = URL(fileURLWithPath: "/usr/share/myapp/defaults")
@@ -22,31 +19,24 @@ extension PersistentPrefs {
     /// the absolute entries of `$XDG_CONFIG_DIRS`, else `/etc/xdg` (read once, when first needed).
     public static var systemConfigDirectories: [URL] { LayerPaths.systemDirectories }
 
-    /// Whether an administrator locked `key` in a system layer: it reads the layer's value
-    /// whatever the user stored, and every write of it is refused with
-    /// ``PrefsError/keyLocked(key:)``. The counterpart of `UserDefaults.objectIsForced(forKey:)`.
+    /// Whether an administrator locked `key` in a system layer: it reads the layer's value, and every write of it is
+    /// refused with ``PrefsError/keyLocked(key:)``. The counterpart of `UserDefaults.objectIsForced(forKey:)`.
     ///
     /// ```swift
     /// volumeSlider.isEnabled = !prefs.isLocked("Volume")
     /// ```
     ///
-    /// - Parameter key: A key of the set.
     /// - Returns: `true` when the key is locked (by name, or because the whole set is).
     public func isLocked(_ key: String) -> Bool {
         (try? resolvedSet().layers().isLocked(key)) ?? false
     }
 
-    /// ``isLocked(_:)`` under the name of Apple's `objectIsForced(forKey:)`: whether `key` is
-    /// locked (forced) by an administrator.
-    ///
-    /// - Parameter key: A key of the set.
-    /// - Returns: `true` when the key is locked.
+    /// ``isLocked(_:)`` under the name of Apple's `objectIsForced(forKey:)`.
     public func isForced(_ key: String) -> Bool {
         isLocked(key)
     }
 
-    /// Whether an administrator locked the whole set: ``isLocked(_:)`` is `true` for every key,
-    /// named in a layer or not.
+    /// Whether an administrator locked the whole set: ``isLocked(_:)`` is `true` for every key.
     ///
     /// ```swift
     /// if prefs.isEntirelyLocked { showManagedBanner() }
@@ -55,23 +45,17 @@ extension PersistentPrefs {
         (try? resolvedSet().layers().locksAll) ?? false
     }
 
-    /// ``isEntirelyLocked``, under its earlier name; `isForced(_:)` with a key is the one
-    /// meaning of "forced" (a key is locked).
+    /// ``isEntirelyLocked``, under its earlier name.
     @available(*, deprecated, renamed: "isEntirelyLocked")
     public var isForced: Bool { isEntirelyLocked }
 
-    /// The keys an administrator locked by name, sorted (when the whole set is locked, see
-    /// ``isEntirelyLocked``, every key is locked, named or not).
+    /// The keys an administrator locked by name, sorted (see also ``isEntirelyLocked``).
     public var lockedKeys: [String] {
         ((try? resolvedSet().layers().lockedKeys) ?? []).sorted()
     }
 
-    /// The set as readers see it: the user's values (``values``) over the site and vendor
-    /// defaults, with locked keys at their mandatory values. Keys no layer gives are absent (they
-    /// read as ``fileDefaults`` and then as the declared defaults).
-    ///
-    /// ``values`` is the user's own layer, which writes replace; the subscript, typed accessors,
-    /// `@Pref` properties and ``value(forKey:as:)`` read this set.
+    /// The set as readers (the subscript, typed accessors, `@Pref` properties) see it: the user's ``values`` over the
+    /// site and vendor defaults, locked keys at their mandatory values; keys no layer gives are absent.
     public var effectiveValues: [String: Any] {
         read { view in
             guard view.pending != nil else { return try view.sharedSet.effectiveValues() }
@@ -79,21 +63,16 @@ extension PersistentPrefs {
         } ?? [:]
     }
 
-    /// The system layer files looked for beneath this set, the most important first (most do
-    /// not exist): site defaults over ``systemConfigDirectories``, then vendor defaults in
-    /// ``vendorDefaultsDirectory``. Empty for stores without layers (``InMemoryStore``, a
-    /// ``PlistFileStore`` outside the user's configuration folder made without a layer name).
+    /// The system layer files looked for beneath this set, the most important first (most do not exist): site
+    /// defaults over ``systemConfigDirectories``, then ``vendorDefaultsDirectory``. Empty for stores without layers.
     public var layerFileURLs: [URL] {
         ((try? resolvedSet())?.layerReader.files ?? []).map(\.url)
     }
 
     // MARK: - Where a value comes from
 
-    /// Where the value a reader sees for a key comes from: the layer that gives it, the way
-    /// `dconf`/`gsettings` users find out why a value is what it is. See ``valueSource(forKey:)``.
-    ///
-    /// It prints as its ``name``, followed by the file for a site or vendor file:
-    /// `user`, `site /etc/xdg/MyApp.plist`, `default`.
+    /// Where the value a reader sees for a key comes from (see ``valueSource(forKey:)``); it prints as its ``name``,
+    /// followed by the file for a site or vendor file: `site /etc/xdg/MyApp.plist`.
     public enum ValueSource: Hashable, Sendable, CustomStringConvertible {
         /// The user's own value (``values``, the set's file or suite).
         case user
@@ -110,8 +89,7 @@ extension PersistentPrefs {
         /// The default declared in code (``declaredDefaults``, from `@Pref` declarations).
         case declaredDefault
 
-        /// A short name for the source: `user`, `site`, `vendor`, `registered`, `managed`,
-        /// `file default` or `default`.
+        /// A short name: `user`, `site`, `vendor`, `registered`, `managed`, `file default` or `default`.
         public var name: String {
             switch self {
             case .user: return "user"
@@ -138,20 +116,14 @@ extension PersistentPrefs {
         }
     }
 
-    /// Where the value of `key` a reader sees (``effectiveValues``, then ``fileDefaults``, then
-    /// ``declaredDefaults``) comes from; `nil` when nothing gives the key a value.
-    ///
-    /// A locked key (``isLocked(_:)``) is never ``ValueSource/user``: it reads the locking layer's
-    /// value, or a less important layer's.
+    /// Where the value of `key` a reader sees comes from; `nil` when nothing gives it one. A locked key is never
+    /// ``ValueSource/user``. See <doc:LayersAndLockdown>.
     ///
     /// ```swift
     /// if case .site(let file) = prefs.valueSource(forKey: "Volume") {
     ///     print("Volume is set by the administrator in \(file.path)")
     /// }
     /// ```
-    ///
-    /// - Parameter key: A key of the set.
-    /// - Returns: The source of the key's value, or `nil`.
     public func valueSource(forKey key: String) -> ValueSource? {
         let layers = (try? resolvedSet().layers()) ?? .empty
         // The user's own value, read as a `@Pref` reads: ``lastError`` is left as it is.

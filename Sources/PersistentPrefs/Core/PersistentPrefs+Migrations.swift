@@ -1,40 +1,25 @@
 import Foundation
 
 extension PersistentPrefs {
-    /// The reserved key under which a set stores its schema version.
-    ///
-    /// The library writes it; it is not one of ``keys``, never shows in ``values`` or the
-    /// subscript, and never makes a write fail (a value given for it is ignored). A set without
-    /// it is at version 0.
+    /// The reserved key under which a set stores its schema version (absent: 0). The library writes it; it is not one
+    /// of ``keys``, never shows in ``values`` or the subscript, and a value given for it is ignored.
     public static let schemaVersionKey = LayerStack.schemaVersionKey
 
-    /// The schema version this instance's set is stored at (0 for a set stored without one),
-    /// or `nil` when the set cannot be read.
+    /// The schema version this instance's set is stored at (0 without one), or `nil` when it cannot be read.
     public var storedSchemaVersion: Int? {
         try? resolvedSet().schemaVersion()
     }
 
-    /// Runs the pending migration steps now, and says what they did.
-    ///
-    /// Steps normally run on their own, the first time an instance touches a set stored at an
-    /// older version (unless it was made inside ``withoutAutomaticMigration(_:)``); this runs
-    /// them explicitly, for example to handle a failure with `try`. When the set is already at
-    /// ``schemaVersion`` (another process migrated it, or nothing is stored), no step runs and
-    /// the report's `steps` is empty.
+    /// Runs the pending migration steps now (they normally run on first use), and says what they did; when the set
+    /// is already at ``schemaVersion`` the report's `steps` is empty. See <doc:EvolvingAPreferenceSet>.
     ///
     /// ```swift
-    /// do {
-    ///     let report = try prefs.migrate()
-    ///     print("migrated from version", report.fromVersion)
-    /// } catch PersistentPrefs.PrefsError.migrationFailed(_, let step, let name, let reason) {
-    ///     print("step \(step) (\(name)) failed: \(reason)")
-    /// }
+    /// let report = try prefs.migrate()
+    /// print("migrated from version", report.fromVersion)
     /// ```
     ///
-    /// - Returns: What ran.
     /// - Throws: ``PrefsError/migrationFailed(root:step:name:reason:)``,
-    ///   ``PrefsError/newerSchemaVersion(root:stored:supported:)``, or a store error. Nothing
-    ///   is written when it throws.
+    ///   ``PrefsError/newerSchemaVersion(root:stored:supported:)``, or a store error. Nothing is written then.
     @discardableResult
     public func migrate() throws -> PrefsMigrationReport {
         var report: PrefsMigrationReport?
@@ -44,13 +29,9 @@ extension PersistentPrefs {
         return report!
     }
 
-    /// What ``migrate()`` would do to the set as stored now, without writing anything: the
-    /// steps that would run and the set before and after them, vetted as a migration is.
+    /// What ``migrate()`` would do to the set as stored now, without writing anything. Open the instance inside
+    /// ``withoutAutomaticMigration(_:)``, or the steps will already have run.
     ///
-    /// Open the instance inside ``withoutAutomaticMigration(_:)``, or the steps will already
-    /// have run.
-    ///
-    /// - Returns: What would run.
     /// - Throws: What ``migrate()`` would throw.
     public func migrationPreview() throws -> PrefsMigrationReport {
         let plan = schemaPlan
@@ -63,18 +44,14 @@ extension PersistentPrefs {
         return report!
     }
 
-    /// Runs `body` with automatic migration turned off: instances made inside do not migrate the
-    /// set they open on first use (their writes still migrate it first, since nothing may be
-    /// written at an older version). For tools that inspect stored sets, such as a dry run.
+    /// Runs `body` with automatic migration turned off: instances made inside do not migrate their set on first use
+    /// (their writes still migrate it first). For tools that inspect stored sets, such as a dry run.
     ///
     /// ```swift
     /// let report = try PersistentPrefs.withoutAutomaticMigration {
     ///     try AppPrefs(key: "Main").migrationPreview()
     /// }
     /// ```
-    ///
-    /// - Parameter body: Makes and uses the instances.
-    /// - Returns: What `body` returns.
     public static func withoutAutomaticMigration<Result>(_ body: () throws -> Result) rethrows -> Result {
         try MigrationControl.$automatic.withValue(false, operation: body)
     }
@@ -98,9 +75,8 @@ extension PersistentPrefs {
         SchemaPlan.Migration(steps: type(of: self).migrations, vetting: vetting)
     }
 
-    /// ``schemaPlan`` worked out now, holding nothing of this instance: the plan of staged
-    /// changes (see ``coalescingInterval``), which their background write may use after the
-    /// last instance is gone. Its schema is published only if it is not yet beside `sharedSet`.
+    /// ``schemaPlan`` worked out now, holding nothing of this instance, for staged changes written after it is gone;
+    /// its schema is published only if it is not yet beside `sharedSet`.
     func detachedSchemaPlan(for sharedSet: SharedSet) -> SchemaPlan {
         let type = type(of: self)
         var migration: (() -> SchemaPlan.Migration)?
@@ -117,10 +93,8 @@ extension PersistentPrefs {
         return SchemaPlan(version: type.schemaVersion, writesNewer: type.writesNewerSchemaVersions, migration: migration, publication: publication)
     }
 
-    /// Migrates the set of a newly resolved `sharedSet` if it is stored at an older version, and
-    /// reports a failure in ``lastError`` without failing the operation that resolved it: the
-    /// set stays readable. (A set stored at a newer version is readable as it is; its writes
-    /// report it.)
+    /// Migrates a newly resolved set stored at an older version; a failure goes to ``lastError`` without failing the
+    /// operation that resolved it (the set stays readable).
     func migrateOnFirstUse(_ sharedSet: SharedSet) {
         guard MigrationControl.automatic else { return }
         let plan = schemaPlan

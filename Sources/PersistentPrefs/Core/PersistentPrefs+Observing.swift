@@ -1,23 +1,10 @@
 import Foundation
 
 extension PersistentPrefs {
-    /// Calls `handler` after each change of this set, whoever made it.
-    ///
-    /// Changes made through the library in this process are reported as they are written; changes
-    /// by other processes (this library, plain `UserDefaults` code that calls `synchronize()`,
-    /// `prefs-harness`), and the removal or replacement of the store's file, as soon as the
-    /// operating system reports them — typically within a few milliseconds. By then every
-    /// instance of the set reads the new values.
-    ///
-    /// - The handler runs after every lock of the library is released: it may read and write the
-    ///   set, and cancel its own observation. Events of one set are delivered one at a time, in
-    ///   the order the set changed; a burst of outside writes may arrive as one event, and the
-    ///   set then holds the last of them.
-    /// - It runs on the thread that made the change (for outside changes, a thread of the
-    ///   library's, on which one set is reloaded at a time: a slow handler delays no other set):
-    ///   keep it short, or hand the work to your own queue or actor.
-    /// - The observation keeps the set live (read, watched) while it runs, even if this instance
-    ///   goes away; it observes the set this instance uses now (its root key and store).
+    /// Calls `handler` after each change of this set, whoever made it (this process at once, other processes as soon
+    /// as the operating system reports it). The handler runs after every lock is released, one event at a time, in
+    /// order, on the thread that made the change or one of the library's: keep it short. The observation keeps the
+    /// set this instance uses now live, even if the instance goes away. See <doc:ObservingChanges>.
     ///
     /// ```swift
     /// let observation = prefs.observeChanges(to: ["Volume"]) { event in
@@ -27,13 +14,10 @@ extension PersistentPrefs {
     ///
     /// - Parameters:
     ///   - keys: The keys to watch; empty (the default) for every key.
-    ///   - handler: Called with each change that touches one of `keys`; the event lists every key
-    ///     that changed.
-    /// - Returns: The observation; observing stops when it is cancelled or deallocated. When the
-    ///   set cannot be reached (an invalid suite, for example), it is returned cancelled and
-    ///   ``lastError`` says why. When the operating system cannot watch the store's file, the
-    ///   observation runs on polling and ``lastError`` (and the observation's
-    ///   ``PrefsObservation/problem``) is ``PrefsError/watchDegraded(path:reason:)``.
+    ///   - handler: Called with each change that touches one of `keys`; the event lists every key that changed.
+    /// - Returns: The observation, until cancelled or deallocated; cancelled when the set cannot be reached (see
+    ///   ``lastError``). When its file cannot be watched, ``lastError`` and ``PrefsObservation/problem`` are
+    ///   ``PrefsError/watchDegraded(path:reason:)``.
     public func observeChanges(
         to keys: [String] = [], _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void
     ) -> PrefsObservation {
@@ -53,9 +37,7 @@ extension PersistentPrefs {
         return observation
     }
 
-    /// The changes of this set as an async sequence: the events ``observeChanges(to:_:)``
-    /// delivers, buffered until the loop takes them. The sequence ends when the task iterating
-    /// it is cancelled.
+    /// The events ``observeChanges(to:_:)`` delivers, as an async sequence that ends when the iterating task is cancelled.
     ///
     /// ```swift
     /// for await event in prefs.changes(to: ["Volume"]) {
@@ -64,8 +46,7 @@ extension PersistentPrefs {
     /// ```
     ///
     /// - Parameter keys: The keys to watch; empty (the default) for every key.
-    /// - Returns: The events, in the order the set changed. When the set cannot be reached, the
-    ///   sequence is empty and ``lastError`` says why.
+    /// - Returns: The events, in order; empty when the set cannot be reached (``lastError`` says why).
     public func changes(to keys: [String] = []) -> AsyncStream<PrefsChangeEvent> {
         PrefsObservation.stream { observeChanges(to: keys, $0) }
     }
@@ -84,14 +65,9 @@ extension PersistentPrefs {
 // MARK: - Every set of a store
 
 extension PersistentPrefs {
-    /// Calls `handler` after each change of any set in `store` — a suite, a ``PlistFileStore``
-    /// folder — whoever made it, as `dconf watch /` does: one event per set that changed, naming
-    /// its root key and the keys whose stored values changed. A set that appears or is removed is
-    /// reported with all its keys.
-    ///
-    /// The sets are compared as stored (the user's values; see <doc:LayersAndLockdown> for the
-    /// system layers beneath them, which ``observeChanges(to:_:)`` follows). Events are delivered
-    /// one at a time, on a thread of the library's, after every lock is released.
+    /// Calls `handler` after each change of any set in `store`, whoever made it, as `dconf watch /` does: one event
+    /// per set that changed, naming the keys whose stored (user's) values changed; a set that appears or is removed
+    /// with all its keys. Events come one at a time, on a thread of the library's, with no lock held.
     ///
     /// ```swift
     /// let observation = PersistentPrefs.observeStore(PlistFileStore(directory: folder)) { event in
@@ -100,13 +76,11 @@ extension PersistentPrefs {
     /// ```
     ///
     /// - Parameters:
-    ///   - store: The store to watch: ``PlistFileStore`` (its folder) or ``UserDefaultsStore``
-    ///     (on Linux its suite's file; on Apple platforms, where `cfprefsd` owns the files, the
-    ///     changes this process makes through its `UserDefaults` object only — see
-    ///     <doc:ApplePlatforms>); any other store gives an observation that is already cancelled.
+    ///   - store: A ``PlistFileStore`` or ``UserDefaultsStore`` (on Apple platforms only this process's changes:
+    ///     <doc:ApplePlatforms>); any other store gives an observation already cancelled.
     ///   - handler: Called with each change.
-    /// - Returns: The observation; observing stops when it is cancelled or deallocated. Its
-    ///   ``PrefsObservation/problem`` tells when the operating system cannot watch the store.
+    /// - Returns: The observation, until cancelled or deallocated; its ``PrefsObservation/problem`` tells when the
+    ///   operating system cannot watch the store.
     public static func observeStore(_ store: any PrefsStore, _ handler: @escaping @Sendable (PrefsChangeEvent) -> Void) -> PrefsObservation {
         let watchable = SetStorageAdapter.adapting(store)
         let snapshot = Locked(Self.allSets(of: store))

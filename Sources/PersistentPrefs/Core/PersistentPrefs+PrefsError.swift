@@ -1,173 +1,106 @@
 import Foundation
 
 extension PersistentPrefs {
-    /// Why an operation failed: on a ``PersistentPrefs`` instance, and in every other style
-    /// (``SettingsManageable``, ``UserDefaultsContainer``, ``SettingsStorage``).
-    ///
-    /// The non-throwing API puts the error in ``PersistentPrefs/lastError``; the throwing
-    /// API (``PersistentPrefs/setValues(_:)``, ``PersistentPrefs/set(_:forKey:)``, …)
-    /// throws it. Every case names the offending keys, root key or path, and a failed
-    /// operation never changes anything, in memory or in the store.
+    /// Why an operation failed, in every style. The non-throwing API puts it in ``PersistentPrefs/lastError``, the
+    /// throwing API throws it. Every case names the offending keys, root key or path; a failed operation changes
+    /// nothing, in memory or in the store.
     ///
     /// ```swift
-    /// prefs.values = ["Unknown": 1]
-    /// if case .incorrectKeys(let keys) = prefs.lastError {
-    ///     print("not allowed:", keys)        // ["Unknown"]
-    /// }
-    ///
     /// switch prefs.lastError {
     /// case nil: break                                              // the last operation worked
     /// case .typeMismatch(let key, let expected, let found)?:
     ///     print("\(key) holds \(found), not \(expected); the default was used")
-    /// case .invalidValue(let key, let reason)?: print("\(key): \(reason)")
-    /// case .corruptStore(let path, _)?: print("damaged, moved aside:", path)
     /// case let error?: print(error)                                // every case has a sentence
     /// }
     /// ```
     public enum PrefsError: Error {
-        /// A write used keys that are not in ``PersistentPrefs/keys``.
-        ///
-        /// `invalidElements` lists the refused keys, sorted. Nothing was written.
+        /// A write used keys that are not in ``PersistentPrefs/keys`` (`invalidElements`, sorted). Nothing was written.
         case incorrectKeys(invalidElements: [String])
 
-        /// A write contained values a property list cannot hold, or that a store could not
-        /// read back as written: arrays and dictionaries nested more than 100 deep, and dates
-        /// that are not finite or fall outside the years 1–9999.
-        ///
-        /// `invalidElements` lists the *top-level* keys whose values (at any depth) cannot
-        /// be stored, sorted. Nothing was written.
+        /// A write contained values a property list cannot hold or read back (nested over 100 deep, dates not finite
+        /// or outside the years 1–9999). `invalidElements`: the *top-level* keys, sorted. Nothing was written.
         case valuesNotPlistCompatible(invalidElements: [String])
 
-        /// Kept for source compatibility with RVS_PersistentPrefs; never produced.
-        ///
-        /// A root key with nothing stored under it reads as an empty set, which is not an
-        /// error.
+        /// Kept for source compatibility with RVS_PersistentPrefs; never produced (nothing stored reads as empty).
         case noStoredPrefsForKey(key: String)
 
         /// A failure no other case describes, with its underlying error when there is one.
         case unknownError(error: (any Error)?)
 
-        /// The selected `UserDefaults` suite could not be opened (for example
-        /// `UserDefaults(suiteName:)` returned `nil`, or an override of
+        /// The selected `UserDefaults` suite could not be opened (`UserDefaults(suiteName:)` or an override of
         /// ``PersistentPrefs/userDefaults`` returned `nil`). Nothing was read or written.
         case userDefaultsUnavailable
 
-        /// The object stored under the root key `key` is not a string-keyed dictionary.
-        ///
-        /// Reads return an empty set; the stored object is left alone until a whole-set
-        /// write (``PersistentPrefs/values`` or ``PersistentPrefs/clear()``) replaces it.
+        /// The object stored under the root key `key` is not a string-keyed dictionary. Reads return an empty set; it
+        /// is left alone until a whole-set write (``PersistentPrefs/values``, ``PersistentPrefs/clear()``) replaces it.
         case invalidStoredValue(key: String)
 
-        /// The store's data at `path` could not be parsed; `reason` says why and where the
-        /// damaged file was moved, or that it was left as it is: a property list this library
-        /// cannot read exactly (another encoding, a comment inside text, …)
-        /// is never moved, and no write replaces it until someone rewrites it.
-        ///
-        /// Every reader of a set that was in that file reports it (the set reads as empty) until
-        /// the library writes the file again or ``PersistentPrefs/acknowledgeDamage()`` is called.
+        /// The store's data at `path` could not be parsed; `reason` says why and where the file was moved, or that it
+        /// was left as it is (no write replaces it). Every reader of a set in it reports this (the set reads as empty)
+        /// until the file is written again or ``PersistentPrefs/acknowledgeDamage()`` is called.
         case corruptStore(path: String, reason: String)
 
         /// Reading or writing `path` failed; `reason` says why. Nothing was changed.
         case ioError(path: String, reason: String)
 
-        /// `name` cannot be a `UserDefaults` suite: it would escape the preferences folder
-        /// (`/`, `..`) or name a special domain (`NSGlobalDomain`); `reason` says which.
+        /// `name` cannot be a `UserDefaults` suite (it escapes the folder or names a special domain; `reason` says which).
         case invalidSuiteName(name: String, reason: String)
 
-        /// The value stored under `key` cannot be read as the declared type `expected`;
-        /// `found` describes it. The read returned the default; the stored value is untouched.
+        /// The value stored under `key` is `found`, not the declared `expected`: the read returned the default.
         case typeMismatch(key: String, expected: String, found: String)
 
-        /// A write was attempted where it cannot run, because the set under the root key `root`
-        /// is being written on this thread: an ``PersistentPrefs/update(_:)`` inside a
-        /// ``PersistentPrefs/batch(_:)`` of the same instance, or, from inside an `update` body of
-        /// `root`, a write (or reload) of the same set or a write of another set kept in the same
-        /// file (another root key of the same suite), which would wait for the lock this thread
-        /// holds; or a write of a set whose writer, on another thread, is itself waiting to write
-        /// `root` (two `update`s each writing the other's set), which would wait for this thread
-        /// while it waits for that one. Nothing was written; change the set through the `update`
-        /// body's dictionary, or the batch, and write the other set after the `update` returns.
+        /// A write cannot run because it would wait for this thread's own write of the set `root`: an
+        /// ``PersistentPrefs/update(_:)`` inside a ``PersistentPrefs/batch(_:)`` of the same instance; inside an
+        /// `update` body, a write of the same set or of another set in the same file; or a write of a set whose
+        /// writer waits to write `root`. Nothing was written (see <doc:Transactions>).
         case transactionInProgress(root: String)
 
-        /// The value for `key` is not one its declaration allows: it cannot be read as the
-        /// `@Pref`'s type (another kind, not one of an enum's raw values), or it breaks the key's
-        /// rule (an `in:` range, a `validate:` closure, ``PersistentPrefs/validators``); `reason`
-        /// says which, naming the value, in the words the harness uses too.
-        ///
-        /// Reported for a refused write, which changes nothing, and for a stored value a read
-        /// finds (in ``PersistentPrefs/lastError`` and ``PersistentPrefs/problems``), which reads
-        /// as the default and stays stored. A locked key is reported as
-        /// ``keyLocked(key:)`` instead, whatever the value.
+        /// The value for `key` is not one its declaration (type, `in:`, `validate:`, ``PersistentPrefs/validators``)
+        /// allows; `reason` says why, naming the value. A refused write changes nothing; a stored value reads as the
+        /// default and stays stored. A locked key is reported as ``keyLocked(key:)`` instead.
         case invalidValue(key: String, reason: String)
 
-        /// The set under the root key `root` could not be carried to the subclass's
-        /// ``PersistentPrefs/schemaVersion``: the migration step producing version `step`
-        /// (described by `name`) threw, or what the steps made of the set was refused; `reason`
-        /// says why. Nothing was written: the set stays stored as it was, its values stay
-        /// readable, and every write to it is refused with this error until a migration succeeds.
-        ///
-        /// For a ``SettingsManageable`` type, `root` is the path of its settings file, which is
-        /// left as it is (loads and updates refuse it; `reset()` and `delete()` may replace or
-        /// remove it); the step failed, or its result does not decode as the type.
+        /// The set `root` (for a ``SettingsManageable`` type, its file's path) could not be migrated: the step to
+        /// version `step` (`name`) threw, or its result was refused (`reason`). Nothing was written; the set stays
+        /// readable, and writes are refused until a migration succeeds (<doc:EvolvingAPreferenceSet>).
         case migrationFailed(root: String, step: Int, name: String, reason: String)
 
-        /// The set under the root key `root` was stored by a newer version of the program
-        /// (schema version `stored`) than this code knows (`supported`). It is left untouched
-        /// and stays readable; writes to it are refused, so a downgraded app cannot destroy its
-        /// newer data, unless the subclass opts in with ``PersistentPrefs/writesNewerSchemaVersions``.
-        ///
-        /// For a ``SettingsManageable`` type, `root` is the path of its settings file: it can be
-        /// loaded, and is not overwritten.
+        /// The set `root` (for a ``SettingsManageable`` type, its file's path) was stored at schema version `stored`,
+        /// newer than this code's `supported`. It stays readable and untouched; writes are refused unless the subclass
+        /// opts in with ``PersistentPrefs/writesNewerSchemaVersions``.
         case newerSchemaVersion(root: String, stored: Int, supported: Int)
 
-        /// A write gave up waiting for the lock of the file at `path`: another writer held it for
-        /// `waited` seconds (longer than ``PersistentPrefs/lockTimeout``), typically a process that
-        /// is stopped (`SIGSTOP`, a debugger) or stuck in the middle of a write. `holderPID` is that
-        /// process, where it can be known (always on Linux). Nothing was written; reads are not
-        /// affected, since they never wait for a writer. On the `UserDefaults` road (Apple
-        /// platforms), where there is no file to lock, the wait is for another thread's write of
-        /// the same suite in this process: `path` is `UserDefaults suite "NAME"` (or says that
-        /// Foundation does not name the suite) and `holderPID` this process.
+        /// A write gave up waiting `waited` seconds (over ``PersistentPrefs/lockTimeout``) for the lock of `path`, held
+        /// by `holderPID` where known (always on Linux), typically a stopped or stuck process. Nothing was written;
+        /// reads never wait. See <doc:SharedMachines> and, for `UserDefaults` on Apple platforms, <doc:ApplePlatforms>.
         case lockTimeout(path: String, holderPID: Int32?, waited: TimeInterval)
 
-        /// Changes other programs make to the file at `path` are not reported at once, because the
-        /// operating system's file watching cannot be used (`reason` says why: for example every
-        /// `inotify` instance this user may have is in use). The library looks at the file itself
-        /// instead, a few times a second, and tries the watcher again now and then: sets stay
-        /// current, observers are still told, a little later. Listed in ``PersistentPrefs/problems``
-        /// and ``PrefsObservation/problem`` for as long as it lasts.
+        /// Other programs' changes to `path` are not reported at once: the operating system's file watching cannot be
+        /// used (`reason` says why), so the library polls the file instead; values stay current, a little later.
+        /// Listed in ``PersistentPrefs/problems`` and ``PrefsObservation/problem`` while it lasts (<doc:SharedMachines>).
         case watchDegraded(path: String, reason: String)
 
-        /// Several `@Pref` properties of the subclass use the key `key` with different types
-        /// (`types`, sorted): they would read and overwrite each other's values. Reported when an
+        /// Several `@Pref` properties use the key `key` with different types (`types`, sorted). Reported when an
         /// instance is made, and in ``PersistentPrefs/problems``; give each property its own key.
         case conflictingDeclarations(key: String, types: [String])
 
         /// The write would change `key`, which an administrator locked in a system layer (see
-        /// ``PersistentPrefs/isLocked(_:)`` and <doc:LayersAndLockdown>): it reads the layer's
-        /// value whatever the user stores. Nothing was written; every write road (a property, the
-        /// subscript, ``PersistentPrefs/values``, a batch, an update, a migration, the harness and
-        /// `defaults write`) refuses it.
+        /// ``PersistentPrefs/isLocked(_:)`` and <doc:LayersAndLockdown>). Nothing was written.
         case keyLocked(key: String)
 
-        /// A ``SettingsManageable`` value of the type `type` could not be encoded as a property
-        /// list; `reason` says why. Nothing was written.
+        /// A ``SettingsManageable`` value of `type` could not be encoded (`reason`). Nothing was written.
         case encodingFailed(type: String, reason: String)
 
-        /// The ``SettingsManageable`` settings file at `path` could not be decoded as its type;
-        /// `reason` says why. It was left as it is.
+        /// The ``SettingsManageable`` settings file at `path` could not be decoded (`reason`); it was left as it is.
         case decodingFailed(path: String, reason: String)
 
-        /// There is no bundled defaults file for the ``SettingsManageable`` type `type`
-        /// (`<Type>.plist`, see ``SettingsManageable/bundledSettingsURL``).
+        /// There is no bundled `<Type>.plist` for the ``SettingsManageable`` type `type`.
         case noBundledSettings(type: String)
 
-        /// There is no ``SettingsManageable`` settings file at `path` (reported by
-        /// ``SettingsManageable/delete()``).
+        /// There is no ``SettingsManageable`` settings file at `path` (from ``SettingsManageable/delete()``).
         case noSettingsFile(path: String)
 
-        /// ``SettingsManageable/reset()`` of the type `type` found neither bundled defaults nor an
-        /// initial copy to go back to. Nothing was changed.
+        /// ``SettingsManageable/reset()`` of `type` found neither bundled defaults nor an initial copy. Nothing changed.
         case nothingToResetTo(type: String)
     }
 }
@@ -181,15 +114,13 @@ extension PersistentPrefs.PrefsError {
         .ioError(path: path, reason: reason)
     }
 
-    /// The ``migrationFailed(root:step:name:reason:)`` case for a settings file, under the
-    /// labels the Codable style's own error type used.
+    /// ``migrationFailed(root:step:name:reason:)`` under the Codable style's old labels.
     @available(*, deprecated, renamed: "migrationFailed(root:step:name:reason:)")
     public static func migrationFailed(path: String, step: Int, name: String, reason: String) -> Self {
         .migrationFailed(root: path, step: step, name: name, reason: reason)
     }
 
-    /// The ``newerSchemaVersion(root:stored:supported:)`` case for a settings file, under the
-    /// labels the Codable style's own error type used.
+    /// ``newerSchemaVersion(root:stored:supported:)`` under the Codable style's old labels.
     @available(*, deprecated, renamed: "newerSchemaVersion(root:stored:supported:)")
     public static func newerSchemaVersion(path: String, stored: Int, supported: Int) -> Self {
         .newerSchemaVersion(root: path, stored: stored, supported: supported)
@@ -199,8 +130,7 @@ extension PersistentPrefs.PrefsError {
 // MARK: - Equatable
 
 extension PersistentPrefs.PrefsError: Equatable {
-    /// Two errors are equal when they are the same case with equal associated values;
-    /// `unknownError` compares the underlying errors by their `String(reflecting:)` text.
+    /// The same case with equal associated values; `unknownError` compares its errors' `String(reflecting:)`.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         switch (lhs, rhs) {
         case let (.incorrectKeys(a), .incorrectKeys(b)): return a == b
@@ -236,8 +166,7 @@ extension PersistentPrefs.PrefsError: Equatable {
 // MARK: - CustomStringConvertible
 
 extension PersistentPrefs.PrefsError: CustomStringConvertible {
-    /// One sentence that names the offending keys, value, rule, root key or path, and says what
-    /// was left as it was.
+    /// One sentence naming the offending keys, value, rule, root key or path, and what was left as it was.
     public var description: String {
         switch self {
         case .incorrectKeys(let keys):

@@ -1,11 +1,8 @@
 import Foundation
 
-// The read path of an instance: every typed read by key goes through one generic body
-// (`typed`), served at once (this instance's lock, then the shared set's for the value) or the
-// way of ``PersistentPrefs/read(tracking:keepingError:_:)`` (a batch running, the set not loaded
-// or damaged, an error to clear). A `@Pref` read remembers its answer (see `value(of:)` in
-// `Pref.swift`): while the shared set's read stamp is the one it was worked out at, the read takes
-// this instance's lock and nothing else.
+// The read path of an instance: every typed read by key goes through `typed`, served at once from the shared set's
+// state or through ``PersistentPrefs/read(tracking:keepingError:_:)``. A `@Pref` read remembers its answer while
+// the set's read stamp stays the same (see ``recall(_:_:)``).
 
 extension PersistentPrefs {
     /// ``value(forKey:as:)``, telling the Observation framework that `tracking` was read.
@@ -14,15 +11,9 @@ extension PersistentPrefs {
         typed(type, forKey: key, tracking: tracking, keepingError: false)
     }
 
-    /// The one body of every typed read by key: a value as `T`, from the answer that serves `T`
-    /// — the number's answers for `Int`, `Double`, `Float` and `Bool`, the string's for
-    /// `String`, else the stored value cast. Inlined and specialised in the caller: only one
-    /// branch survives.
-    ///
-    /// - Parameters:
-    ///   - tracking: What the Observation framework is told was read (a key, or the whole set).
-    ///   - keepingError: Whether the read leaves ``lastError`` as it is rather than clearing it
-    ///     on success, as RVS's reads do.
+    /// Every typed read by key: the number's cached answers for `Int`, `Double`, `Float` and `Bool`, the string's for
+    /// `String`, else the stored value cast (inlined: one branch survives). `tracking`: what the Observation
+    /// framework is told was read; `keepingError`: leave ``lastError`` as it is rather than clearing it on success.
     @inlinable @inline(__always)
     func typed<T>(_ type: T.Type, forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> T? {
         if T.self == Int.self { return numberCasts(forKey: key, tracking: tracking, keepingError: keepingError)?.int.map { $0 as! T } }
@@ -35,21 +26,14 @@ extension PersistentPrefs {
         return value as? T
     }
 
-    /// The current set, or why it cannot be read.
-    func currentValues() throws -> [String: Any] {
-        try resolvedSet().values()
-    }
-
-    /// The `as?` answers for a stored number (worked out once per value), callable from
-    /// inlinable code.
+    /// The `as?` answers for a stored number (worked out once per value), callable from inlinable code.
     @usableFromInline
     func numberCasts(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> NumberCasts? {
         readPublished(tracking: tracking, keepingError: keepingError) { $0.loadedNumber(forKey: key) }
             ?? read(tracking: tracking, keepingError: keepingError) { try $0.number(forKey: key) } ?? nil
     }
 
-    /// A value as a `String` (worked out once per value, no cast per read), callable from
-    /// inlinable code.
+    /// A value as a `String` (worked out once per value), callable from inlinable code.
     @usableFromInline
     func cachedString(forKey key: String, tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool) -> String? {
         readPublished(tracking: tracking, keepingError: keepingError) { $0.loadedString(forKey: key) }
@@ -63,11 +47,9 @@ extension PersistentPrefs {
             ?? read(tracking: tracking, keepingError: keepingError) { try $0.value(forKey: key) } ?? nil
     }
 
-    /// Calls `take` (which copies `pref`'s remembered answer) under this instance's lock when the
-    /// read can be served at once and the shared set's ``SharedSet/readStamp`` is the one the
-    /// answer was worked out at, and tells the Observation framework the key was read; then
-    /// returns an empty miss. Otherwise `take` is not called, and the miss names the set and its
-    /// stamp when the read can be served at once.
+    /// Calls `take` (copying `pref`'s remembered answer) under this instance's lock when the read can be served at
+    /// once and ``SharedSet/readStamp`` is the answer's, and returns an empty miss; otherwise the miss names the set
+    /// and its stamp when the read can be served at once.
     @usableFromInline
     func recall(_ pref: PrefKey, _ take: () -> Void) -> RecallMiss {
         let generation = currentGeneration()
@@ -79,17 +61,14 @@ extension PersistentPrefs {
             let sharedSet = state.lease!.sharedSet
             guard pref.rememberedStamp == stamp else { return RecallMiss(stamp: stamp, sharedSet: sharedSet) }
             take()
-            // `access` records the read for this thread's `withObservationTracking`, if any, and
-            // calls no one.
+            // `access` records the read for this thread's `withObservationTracking` and calls no one.
             sharedSet.feed.access(pref.observationKey)
             return RecallMiss(stamp: 0, sharedSet: nil)
         }
     }
 
-    /// The common path of a read: `body`'s answer from the published views, or `nil` when the
-    /// read must take ``read(tracking:keepingError:_:)``'s way (a batch is running, the set is not
-    /// resolved or loaded or is damaged, or ``lastError`` is set and the read clears it).
-    /// Nothing to report: ``lastError`` is already `nil`, or stays as it is.
+    /// `body`'s answer served at once, or `nil` when the read must take ``read(tracking:keepingError:_:)``'s way (a
+    /// batch running, the set not loaded or damaged, a ``lastError`` to clear).
     @inline(__always)
     private func readPublished<Result>(
         tracking: KeyPath<PrefsKeySpace, Int>, keepingError: Bool = false, _ body: (SharedSet) -> Result??
@@ -101,9 +80,7 @@ extension PersistentPrefs {
         return known
     }
 
-    /// Runs a read; on success clears ``lastError`` (as RVS_PersistentPrefs does) unless
-    /// `keepingError` (a ``Pref`` read), on failure reports the error there and returns `nil`.
-    /// Inside `withObservationTracking`, the read registers `tracking` (a key, or the whole set).
+    /// Runs a read registering `tracking`; success clears ``lastError`` unless `keepingError`, failure sets it (`nil`).
     func read<Result>(
         tracking: KeyPath<PrefsKeySpace, Int> = \.wholeSet, keepingError: Bool = false,
         _ body: (SetView) throws -> Result
@@ -130,12 +107,9 @@ extension PersistentPrefs {
         }
     }
 
-    /// Runs an operation and reports its outcome in ``lastError``: the error it threw, else the
-    /// damage its store reports (see ``acknowledgeDamage()``), else `nil`.
-    ///
-    /// An error recorded while `body` ran by a step that does not fail it (a migration on first
-    /// use, which leaves the set readable) is kept. The error is also given to the typed `set`
-    /// running on this thread, if any (see ``WriteOutcome``), which throws it.
+    /// Runs an operation and reports in ``lastError`` the error it threw, else its store's damage, else `nil`; an
+    /// error recorded by a step that does not fail it (a migration on first use) is kept. The error also goes to the
+    /// typed `set` running on this thread, if any (see ``WriteOutcome``).
     func reportingErrors(_ body: () throws -> Void) {
         let hadError = state.withLock { $0.failed }
         do {
@@ -162,8 +136,7 @@ struct SetView {
         return pending.applied(to: try pending.base ?? sharedSet.values())
     }
 
-    /// One value: inside a batch or update the batch's, else the set's; a locked key reads its
-    /// mandatory value, and a key the user's set lacks its system layers' value.
+    /// One value, the batch's over the set's; a locked key reads its mandatory value, a missing one its layers'.
     func value(forKey key: String) throws -> Any? {
         guard let pending else { return try sharedSet.value(forKey: key) }
         let layers = try sharedSet.layers()
@@ -185,9 +158,8 @@ struct SetView {
     }
 }
 
-/// What ``PersistentPrefs/recall(_:_:)`` found when a ``Pref``'s remembered answer was not the
-/// current one: the shared set a read can be served from at once and its
-/// ``SharedSet/readStamp`` then, or no set (the read must take the slow way).
+/// What ``PersistentPrefs/recall(_:_:)`` found when a remembered answer was not current: the set a read can be
+/// served from at once and its ``SharedSet/readStamp``, or no set (the slow way).
 @usableFromInline
 struct RecallMiss {
     let stamp: Int

@@ -1,7 +1,6 @@
 import Foundation
 
-// An instance's own state, and how it finds its shared set: from its root key, its store (or the
-// `groupID` suite) and the `groupID` generation it was resolved under.
+// An instance's own state, and how it finds its shared set from its root key, store and `groupID` generation.
 
 extension PersistentPrefs {
     /// What one instance keeps, under the lock of ``state``.
@@ -10,8 +9,7 @@ extension PersistentPrefs {
         var key = "" {
             didSet { keyChanges += 1 }
         }
-        /// How many times ``key`` was set: a set resolved from the key as it was before is not
-        /// installed (see `PersistentPrefs.resolvedSet()`).
+        /// How many times ``key`` was set: a set resolved from an older key is not installed.
         var keyChanges = 0
         var lastError: PrefsError?
         /// Whether ``lastError`` is set.
@@ -20,16 +18,13 @@ extension PersistentPrefs {
             if case .some = lastError { return true }
             return false
         }
-        /// The lease on the shared set this instance works on, resolved from ``key``, the store
-        /// and the ``PersistentPrefs/groupID`` generation ``generation``; `nil` until resolved.
-        /// It ends with the instance (or when the instance resolves another set).
+        /// The lease on the shared set this instance works on, resolved under ``generation``; `nil` until resolved.
         var lease: SetLease?
         /// The shared set this instance works on; `nil` until resolved.
         var sharedSet: SharedSet? { lease?.sharedSet }
         /// The ``PersistentPrefs/groupID`` generation ``sharedSet`` was resolved under.
         var generation = -1
-        /// The changes collected by a running ``batch(_:)`` (or typed ``update(_:_:)``), which
-        /// this instance's reads see and its writes add to; `nil` outside one.
+        /// The changes collected by a running ``batch(_:)`` or typed ``update(_:_:)``; `nil` outside one.
         var pending: PendingChanges?
         /// The last ``PersistentPrefs/keys`` list vetting saw, and its set (see `PersistentPrefs.allowedKeys()`).
         var allowedKeys: (list: [String], set: Set<String>)?
@@ -38,21 +33,18 @@ extension PersistentPrefs {
             var keyValueNotifications: PrefsObservation?
         #endif
 
-        /// The shared set for a read served from its state at once: resolved under `generation`,
-        /// no batch running, and (unless `keepingError`) no ``lastError`` for the read to clear.
+        /// The shared set when a read can be served from its state at once (see ``servesAtOnce(generation:keepingError:)``).
         func quickSet(generation: Int, keepingError: Bool) -> SharedSet? {
             servesAtOnce(generation: generation, keepingError: keepingError) ? sharedSet : nil
         }
 
-        /// The ``SharedSet/readStamp`` of ``quickSet(generation:keepingError:)``; 0 when there
-        /// is none.
+        /// The ``SharedSet/readStamp`` of ``quickSet(generation:keepingError:)``; 0 when there is none.
         func quickStamp(generation: Int, keepingError: Bool) -> Int {
             guard servesAtOnce(generation: generation, keepingError: keepingError), let lease else { return 0 }
             return lease.sharedSet.readStamp.load()
         }
 
-        /// Whether a read can be served from the shared set's state at once: resolved under
-        /// `generation`, no batch running, and (unless `keepingError`) no ``lastError`` to clear.
+        /// Whether a read can be served at once: resolved under `generation`, no batch, no ``lastError`` unless `keepingError`.
         private func servesAtOnce(generation: Int, keepingError: Bool) -> Bool {
             pending == nil && (keepingError || !failed) && self.generation == generation
         }
@@ -68,8 +60,7 @@ extension PersistentPrefs {
         try state.withLock { try body(&$0.pending) }
     }
 
-    /// Lets go of the shared set, so the next operation resolves it again (from the root key,
-    /// the store and ``groupID`` as they are then).
+    /// Lets go of the shared set, so the next operation resolves it again.
     func dropSharedSet() {
         let ended = state.withLock { state in
             defer { (state.lease, state.generation) = (nil, -1) }

@@ -3,31 +3,9 @@ import Foundation
 extension PersistentPrefs: PrefsTransacting {}
 
 extension PrefsTransacting where Self: PersistentPrefs {
-    /// Collects the changes `body` makes and writes them together, in one durable store write,
-    /// all or nothing.
-    ///
-    /// Inside `body`, `@Pref` setters, the subscript, ``PersistentPrefs/values`` and the
-    /// throwing setters of this instance are collected rather than written, and this
-    /// instance's reads see the collected changes. When `body` returns, the changes are
-    /// written in one step under the store's lock (one ``PrefsStore/apply(_:root:)``), so
-    /// another process sees the set as before or as after, never half of it, and observers get
-    /// one event naming every changed key.
-    ///
-    /// - If `body` throws, nothing is written, ``PersistentPrefs/lastError`` holds the error
-    ///   (``PersistentPrefs/PrefsError/unknownError(error:)`` for errors of your own), and the
-    ///   error is rethrown.
-    /// - If any change inside is refused (a key not in ``PersistentPrefs/keys``, a value a
-    ///   property list cannot store), nothing is written and ``PersistentPrefs/lastError``
-    ///   names the refused keys (all of them, when the refusals are of one kind). A store
-    ///   failure is reported the same way.
-    /// - A `batch` inside a batch joins the outer one: its changes are written with the outer
-    ///   batch's. If the inner `body` throws, only its own changes are dropped.
-    /// - ``PersistentPrefs/update(_:)`` inside a batch of the same instance is refused with
-    ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)``: its body would have to
-    ///   run when the batch is written, not when it is called.
-    /// - Only this instance's changes are collected; other instances of the same set write as
-    ///   usual. An instance is not meant for several threads at once, and a batch is no
-    ///   exception.
+    /// Collects the changes `body` makes through this instance (its reads see them) and writes them in one durable
+    /// store write, all or nothing; a refused change or store failure writes nothing and is reported in
+    /// ``PersistentPrefs/lastError``. A nested batch joins the outer one. See <doc:Transactions>.
     ///
     /// ```swift
     /// prefs.batch { prefs in
@@ -37,10 +15,8 @@ extension PrefsTransacting where Self: PersistentPrefs {
     /// }   // one write; lastError == nil when it landed
     /// ```
     ///
-    /// ``transaction(_:)`` is the same, but throws refusals and store failures too.
-    ///
     /// - Parameter body: Makes the changes, through the instance it is given.
-    /// - Throws: Only what `body` throws.
+    /// - Throws: Only what `body` throws (nothing is written then; ``PersistentPrefs/lastError`` holds it too).
     public func batch(_ body: (Self) throws -> Void) rethrows {
         let pending: PendingChanges?
         do {
@@ -53,11 +29,10 @@ extension PrefsTransacting where Self: PersistentPrefs {
         reportingErrors { try commit(pending) }
     }
 
-    /// ``batch(_:)``, throwing every failure: what `body` throws, a refused change, or a store
-    /// failure. Nothing is written when it throws.
+    /// ``batch(_:)``, throwing every failure; nothing is written when it throws.
     ///
     /// - Parameter body: Makes the changes, through the instance it is given.
-    /// - Throws: What `body` throws, or a ``PersistentPrefs/PrefsError``.
+    /// - Throws: What `body` throws, or a ``PersistentPrefs/PrefsError`` (a refused change, a store failure).
     public func transaction(_ body: (Self) throws -> Void) throws {
         try reportingAndThrowing {
             guard let pending = try collectingWrites({ try body(self) }) else { return }
@@ -65,24 +40,18 @@ extension PrefsTransacting where Self: PersistentPrefs {
         }
     }
 
-    /// Changes one property atomically: reads it from the set as stored, under the store's
-    /// lock, lets `body` change it, and writes the result in the same locked step, like
-    /// ``PersistentPrefs/update(_:)`` (across processes where the lock spans them).
+    /// Changes one property (any property of the subclass, `@Pref` or computed) atomically, like
+    /// ``PersistentPrefs/update(_:)``: its getter and setter run against the set as stored, under the store's lock.
     ///
     /// ```swift
     /// try prefs.update(\.launchCount) { $0 += 1 }
-    /// try prefs.update(\.recentFiles) { $0.insert(path, at: 0) }
     /// ```
-    ///
-    /// The key path may name any property of the subclass, `@Pref` or computed: whatever its
-    /// getter reads and its setter writes goes through the locked copy.
     ///
     /// - Parameters:
     ///   - keyPath: The property to change.
     ///   - body: Changes the value; it may run more than once (see ``PersistentPrefs/update(_:)``).
-    /// - Throws: What `body` throws, or a ``PersistentPrefs/PrefsError`` (a refused value, a
-    ///   store failure, ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` inside a
-    ///   batch). Nothing is written when it throws.
+    /// - Throws: What `body` throws, or a ``PersistentPrefs/PrefsError`` (a refused value, a store failure,
+    ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` inside a batch). Nothing is written then.
     public func update<Value>(_ keyPath: ReferenceWritableKeyPath<Self, Value>, _ body: (inout Value) throws -> Void) throws {
         try reportingAndThrowing {
             try transact { current in
@@ -100,15 +69,9 @@ extension PrefsTransacting where Self: PersistentPrefs {
 }
 
 extension PersistentPrefs {
-    /// Changes the set atomically, across threads and processes: runs `body` on the set as
-    /// stored — re-read under the store's lock — and writes what it leaves in the same locked
-    /// step.
-    ///
-    /// Concurrent updaters in any number of threads and processes never lose each other's
-    /// changes: a counter incremented by four processes 250 times each ends at 1,000. Across
-    /// processes that holds with the library's own files (on Linux, and ``PlistFileStore``
-    /// everywhere); the default store on Apple platforms is exact within one process
-    /// (<doc:ApplePlatforms>).
+    /// Changes the set atomically, across threads and processes (with the library's own files; <doc:ApplePlatforms>):
+    /// runs `body` on the set as stored, re-read under the store's lock, and writes what it leaves in the same locked
+    /// step. See <doc:Transactions>.
     ///
     /// ```swift
     /// try prefs.update { set in
@@ -116,26 +79,13 @@ extension PersistentPrefs {
     /// }
     /// ```
     ///
-    /// - The result is vetted like any write: keys that `body` adds or changes must be in
-    ///   ``keys``, and their values must be property-list values. Keys already stored that
-    ///   `body` leaves alone or removes pass, even if ``keys`` no longer lists them. A refused result
-    ///   writes nothing and names the keys.
-    /// - `body` runs while the store is locked: keep it short, and change the set through its
-    ///   dictionary. Writing the same set through any instance inside it is refused with
-    ///   ``PrefsError/transactionInProgress(root:)``; other sets of the same store (the same
-    ///   suite file) must not be touched from inside it. A write to a set in another file waits
-    ///   for that set's writers, except one that would wait for this update (its writer is
-    ///   itself waiting to write this set): that write is refused with `transactionInProgress`.
-    /// - `body` may run more than once, each time on a newer set, when a program that does not
-    ///   use this library rewrites the file while the update is being written; only the last
-    ///   run is stored. Keep it free of other side effects.
-    /// - Inside a ``batch(_:)`` of this instance, `update` is refused with
-    ///   ``PrefsError/transactionInProgress(root:)``.
-    /// - ``lastError`` is `nil` after a successful update, otherwise the error thrown.
+    /// Only the keys `body` adds or changes are vetted. `body` runs while the store is locked: keep it short, change
+    /// the set through its dictionary, and touch no other set of the same store; it may run more than once (on a
+    /// newer set each time), so keep it free of other side effects. ``lastError`` tells the outcome.
     ///
     /// - Parameter body: Changes the set.
-    /// - Throws: What `body` throws (unchanged), or a ``PrefsError``. Nothing is written when it
-    ///   throws.
+    /// - Throws: What `body` throws (unchanged), or a ``PrefsError`` (``PrefsError/transactionInProgress(root:)`` inside
+    ///   a ``batch(_:)``, or for a write in `body` that would wait for itself). Nothing is written then.
     public func update(_ body: (inout [String: Any]) throws -> Void) throws {
         try reportingAndThrowing {
             try transact { current in
@@ -148,14 +98,8 @@ extension PersistentPrefs {
 
     // MARK: - Internals shared by batches and updates
 
-    /// Runs `body` with this instance's writes collected: the outermost call returns what was
-    /// collected; a nested call joins the outer batch and returns `nil`.
-    ///
-    /// - Parameters:
-    ///   - base: The set the collected changes apply to, when it is known (an update's locked
-    ///     copy); reads inside then never reach the shared set.
-    ///   - body: Makes the changes.
-    /// - Returns: The collected changes, or `nil` for a nested call.
+    /// Runs `body` with this instance's writes collected over `base` (an update's locked copy, when known); returns
+    /// what was collected, or `nil` for a nested call, which joins the outer batch.
     func collectingWrites(over base: [String: Any]? = nil, _ body: () throws -> Void) rethrows -> PendingChanges? {
         let outer = withPending { pending -> PendingChanges? in
             let outer = pending
@@ -182,8 +126,7 @@ extension PersistentPrefs {
         try resolvedSet().write(edit, schema: schemaPlan)
     }
 
-    /// Writes what `make` makes of the set as stored, in one locked step of the store, after
-    /// vetting the keys it changed.
+    /// Writes what `make` makes of the set as stored, vetted, in one locked step of the store.
     func transact(_ make: ([String: Any]) throws -> [String: Any]) throws {
         let root = key
         guard withPending({ $0 == nil }) else { throw PrefsError.transactionInProgress(root: root) }
@@ -191,13 +134,13 @@ extension PersistentPrefs {
         let plan = schemaPlan
         let sharedSet = try resolvedSet()
         try withoutActuallyEscaping(make) { make in
-            try sharedSet.write(
-                PrefsChange.transform { stored in
+            _ = try sharedSet.write(
+                .change(PrefsChange.transform { stored in
                     guard case .success(let current) = PlistValue.normalizedSet(stored, for: .loading) else {
                         throw PrefsError.invalidStoredValue(key: root)
                     }
                     return try vetting.vet(try make(current), changing: current, scope: .changed)
-                }, schema: plan)
+                }), schema: plan)
         }
     }
 
@@ -215,6 +158,3 @@ extension PersistentPrefs {
         if let failure { throw failure }
     }
 }
-
-// MARK: - Pending changes
-

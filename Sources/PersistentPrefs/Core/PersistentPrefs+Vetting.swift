@@ -1,27 +1,17 @@
 import Foundation
 
-// Vetting, the one road every write takes before anything is stored (a ``PersistentPrefs/Vetting``):
-// setters, the subscript, `values`, `set(_:forKey:)`, batches, `update`, transactions,
-// migrations, the styles and the harness. Keys must be in `keys` (the schema version key aside); values must be property-list
-// values, normalised here once; a value must pass its key's `@Pref` declaration and
-// `validators` rule; a key the system layers lock is refused as locked. A refused write names
-// the offending keys and changes nothing.
-
 extension PersistentPrefs {
-    /// What a write of this set may store: the one road of vetting, worked out outside every
-    /// lock (``keys`` and ``validators`` are overridable) and used where the write is made — at
-    /// once for a setter, a batch or ``values``, under the store's lock for a transaction. A
-    /// migration's is worked out when the migration runs, under the store's lock.
+    /// What a write of this set may store, the one road every write takes: keys in ``keys``, property-list values
+    /// (normalised here), values passing their `@Pref` declaration and ``validators``, locked keys refused. Worked out
+    /// outside every lock (``keys`` and ``validators`` are overridable), used where the write is made.
     struct Vetting {
         /// The keys a write may add or change (the library's schema version key always).
         enum AllowedKeys {
-            /// ``PersistentPrefs/keys`` as returned: one look along it costs less than hashing all
-            /// of it, for a write of one key.
+            /// ``PersistentPrefs/keys`` as returned: for a write of one key, cheaper than hashing them all.
             case list([String])
             /// ``PersistentPrefs/keys`` as a set, for a write of many keys or a batch.
             case set(Set<String>)
-            /// Any key (a suite's keys in the key styles; a `Codable` type's migration, whose
-            /// decoder judges the result).
+            /// Any key (the key styles; a `Codable` type's migration, whose decoder judges the result).
             case any
 
             func contains(_ key: String) -> Bool {
@@ -35,30 +25,23 @@ extension PersistentPrefs {
 
         /// Which keys of a whole set a write answers for.
         enum Scope {
-            /// Every key it holds must be allowed and its value storable, as the caller named them
-            /// all (``PersistentPrefs/values``, ``PersistentPrefs/addMissingValues(_:)``).
+            /// Every key it holds, as the caller named them all (``PersistentPrefs/values``, `addMissingValues`).
             case named
-            /// Only the keys it adds or changes, as it starts from the set as stored (a
-            /// transaction's result, a migration's): keys it removes pass, and values handed back
-            /// as stored are not the writer's to answer for.
+            /// Only the keys it adds or changes, as it starts from the set as stored (a transaction's or migration's result).
             case changed
         }
 
         let allowed: AllowedKeys
         let rules: Rules?
-        /// Whether the values are a ``Pref`` codec's output for typed values that passed their
-        /// declarations: already normalised, and only ``validators`` are left to check.
+        /// Whether the values are a ``Pref`` codec's output: normalised, and only ``validators`` are left to check.
         var takesTypedValues = false
 
         /// Vetting that allows any key and checks only that values are storable.
         static var anyKey: Vetting { Vetting(allowed: .any, rules: nil) }
 
-        /// `value` for `key`, vetted and normalised (`nil` removes the key, which must still be
-        /// one of the set's).
-        ///
-        /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)``,
-        ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)``, or a rule's refusal
-        ///   (``PrefsError/keyLocked(key:)``, ``PrefsError/invalidValue(key:reason:)``).
+        /// `value` for `key`, vetted and normalised (`nil` removes the key, which must still be allowed).
+        /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)``, ``PrefsError/valuesNotPlistCompatible(invalidElements:)``,
+        ///   or a rule's refusal.
         func vet(_ value: Any?, forKey key: String) throws -> Any? {
             guard allowed.contains(key) else { throw PrefsError.incorrectKeys(invalidElements: [key]) }
             guard let value else { return nil }
@@ -75,17 +58,10 @@ extension PersistentPrefs {
             return accepted
         }
 
-        /// `updated`, vetted against `current` (the set it replaces) for the keys of `scope`:
-        /// those keys must be allowed and their values storable (normalised in the result), and
-        /// the values it adds or changes must pass their rules.
-        ///
-        /// `current` is looked at only when it matters: for `.changed`, and for `.named` when
-        /// there are rules (a set without rules, or a write refused for its keys or values,
-        /// reads nothing).
-        ///
-        /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)`` or
-        ///   ``PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming every refused key,
-        ///   else the refusal of the first value (in key order) a rule refuses.
+        /// `updated`, vetted against `current` (the set it replaces, read only when needed) for the keys of `scope`,
+        /// normalised; the values it adds or changes must pass their rules.
+        /// - Throws: ``PrefsError/incorrectKeys(invalidElements:)`` or ``PrefsError/valuesNotPlistCompatible(invalidElements:)``
+        ///   naming every refused key, else the first (in key order) a rule refuses.
         func vet(_ updated: [String: Any], changing current: @autoclosure () -> [String: Any], scope: Scope) throws -> [String: Any] {
             let answered: [String: Any]
             switch scope {
@@ -111,19 +87,13 @@ extension PersistentPrefs {
         }
     }
 
-    /// This set's ``Vetting``: its keys, its `@Pref` declarations and ``validators``.
-    ///
+    /// This set's ``Vetting``: its keys, `@Pref` declarations and ``validators``.
     /// - Parameters:
-    ///   - oneKey: Whether it vets one key outside a batch (its keys are then looked along, not
-    ///     hashed).
-    ///   - typed: Whether it vets a ``Pref`` codec's output (see ``Vetting/takesTypedValues``).
-    ///   - checkingTypes: Whether a value its `@Pref` type cannot read is refused (`true`, for
-    ///     writes), or only values that break a rule (`false`, for what a migration carries over:
-    ///     such a value stays stored, reads as the default and is listed in ``problems``, rather
-    ///     than failing the migration and every later write).
-    ///   - reportsLocks: Whether a refusal of a key this instance's set locks reports the lock
-    ///     (see ``Rules/refusal(key:reason:sharedSet:)``); `false` for a plan that must hold
-    ///     nothing of the instance.
+    ///   - oneKey: It vets one key outside a batch (keys looked along, not hashed).
+    ///   - typed: It vets a ``Pref`` codec's output (see ``Vetting/takesTypedValues``).
+    ///   - checkingTypes: `false` (for a migration) refuses only values that break a rule, not those the `@Pref` type
+    ///     cannot read: they stay stored and are listed in ``problems`` rather than failing every later write.
+    ///   - reportsLocks: `false` for a plan that must hold nothing of the instance (see ``Rules/locksOf``).
     func vetting(oneKey: Bool = false, typed: Bool = false, checkingTypes: Bool = true, reportsLocks: Bool = true) -> Vetting {
         let rules = Rules(declared: typed ? [:] : declaredRules, extra: validators, checksTypes: checkingTypes, locksOf: reportsLocks ? self : nil)
         // `nil`: no batch; `.some(nil)`: a batch that has not worked out its keys yet.
@@ -139,12 +109,8 @@ extension PersistentPrefs {
         return Vetting(allowed: allowed, rules: rules.isEmpty ? nil : rules, takesTypedValues: typed)
     }
 
-    /// ``keys`` as a set; inside a batch worked out once, not once per change.
-    ///
-    /// The set made from a list is kept while ``keys`` returns that same list (a stored or
-    /// `static let` array: `==` finds the shared storage at once): a class with thousands of keys
-    /// would otherwise hash all of them again for every batch (see `Benchmarks/README.md`, kept
-    /// constructs).
+    /// ``keys`` as a set, worked out once per batch, and kept while ``keys`` returns the same list (`==` finds a
+    /// `static let` array's shared storage at once), so thousands of keys are not hashed again for every batch.
     private func allowedKeys() -> Set<String> {
         if let known = state.withLock({ $0.pending?.allowedKeys }) { return known }
         let whitelist = keys  // overridable: outside every lock
@@ -161,14 +127,12 @@ extension PersistentPrefs {
         return allowed
     }
 
-    /// `values`, as a write naming all of them replaces or fills this set: vetted against the
-    /// set as this instance last read it (see ``Vetting/vet(_:changing:scope:)``).
+    /// `values`, as a write naming them all, vetted against the set as last read (``Vetting/vet(_:changing:scope:)``).
     func vetted(_ values: [String: Any]) throws -> [String: Any] {
         try vetting().vet(values, changing: (try? resolvedSet().values()) ?? [:], scope: .named)
     }
 
-    /// The refusal of a value that breaks the rule of `key` (`reason` says how): a locked key is
-    /// reported as locked, whatever the value, since no value may change it.
+    /// The refusal of a value that breaks the rule of `key` (see ``Rules/refusal(key:reason:sharedSet:)``).
     func refusal(key: String, reason: String) -> PrefsError {
         Rules.refusal(key: key, reason: reason, sharedSet: cachedSet)
     }
@@ -179,14 +143,12 @@ extension PersistentPrefs {
         let extra: [String: PrefsValidator]
         /// Whether a value its `@Pref` type cannot read is refused, or only one that breaks a rule.
         let checksTypes: Bool
-        /// The instance whose set's locks a refusal reports (see ``refusal(key:reason:sharedSet:)``),
-        /// its set looked up only when a value is refused; `nil`: none.
+        /// The instance whose set's locks a refusal reports, looked up only when a value is refused; `nil`: none.
         let locksOf: PersistentPrefs?
 
         var isEmpty: Bool { declared.isEmpty && extra.isEmpty }
 
-        /// The refusal of the first value (in key order) that its key's declaration or rule
-        /// refuses, or `nil`.
+        /// The refusal of the first value (in key order) its declaration or rule refuses, or `nil`.
         func problem(in values: [String: Any]) -> PrefsError? {
             for key in values.keys.sorted() {
                 if let problem = problem(forKey: key, value: values[key]!) { return problem }
@@ -194,19 +156,17 @@ extension PersistentPrefs {
             return nil
         }
 
-        /// The refusal of `value` under `key`, or `nil` when its declaration and rules allow it
-        /// (or it has none).
+        /// The refusal of `value` under `key`, or `nil` when its declaration and rules allow it.
         func problem(forKey key: String, value: Any) -> PrefsError? {
             guard let reason = declared[key]?.problem(withStored: value, checkingType: checksTypes) ?? extra[key]?.problem(with: value) else { return nil }
             return Self.refusal(key: key, reason: reason, sharedSet: locksOf?.cachedSet)
         }
 
-        /// The one place a refused value becomes an error: ``PrefsError/keyLocked(key:)`` when
-        /// the set's system layers lock `key` (a lock is reported before a rule, on every write
-        /// road), else ``PrefsError/invalidValue(key:reason:)``. Looks at the layers as last read,
-        /// without loading anything, so it may run under a store's lock.
+        /// The one place a refused value becomes an error: ``PrefsError/keyLocked(key:)`` when the set's layers lock
+        /// `key` (a lock wins over a rule), else ``PrefsError/invalidValue(key:reason:)``. Looks at the layers as last
+        /// read, loading nothing, so it may run under a store's lock.
         static func refusal(key: String, reason: String, sharedSet: SharedSet?) -> PrefsError {
-            if let layers = sharedSet?.loadedLayers, layers.isLocked(key) { return .keyLocked(key: key) }
+            if let layers = sharedSet?.cell.withLock({ $0.state?.layers }), layers.isLocked(key) { return .keyLocked(key: key) }
             return .invalidValue(key: key, reason: reason)
         }
     }

@@ -1,7 +1,6 @@
 import Foundation
 
-/// A rule for the values of one key of a set, for keys without a `@Pref` (or in addition to one):
-/// see ``PersistentPrefs/validators``.
+/// A rule for the values of one key of a set, with or without a `@Pref`: see ``PersistentPrefs/validators``.
 ///
 /// ```swift
 /// override var validators: [String: PrefsValidator] {
@@ -11,17 +10,15 @@ import Foundation
 public struct PrefsValidator {
     private let check: (Any) -> String?
 
-    /// A rule given by a closure: it gets the value in its stored form (`NSNumber`, `String`,
-    /// `Date`, `Data`, arrays, dictionaries) and returns whether it is allowed, or throws an error
-    /// whose description says why not. It must depend on the value only.
+    /// A rule given by a closure: it gets the value in its stored form and returns whether it is allowed, or throws an
+    /// error whose description says why not. It must depend on the value only.
     ///
     /// - Parameter validate: Whether a value is allowed.
     public init(_ validate: @escaping (Any) throws -> Bool) {
         check = { value in Self.reason(validate, value, rule: "its rule") }
     }
 
-    /// Why `validate` refuses `value` (`nil` when it allows it): the error it threw, or that the
-    /// rule named `rule` refused it.
+    /// Why `validate` refuses `value` (`nil`: it allows it): the error it threw, or that `rule` refused it.
     static func reason<Value>(_ validate: (Value) throws -> Bool, _ value: Value, rule: String) -> String? {
         do {
             return try validate(value) ? nil : "\(PlistValue.describe(value)) was refused by \(rule)"
@@ -30,11 +27,7 @@ public struct PrefsValidator {
         }
     }
 
-    /// Values that read as `T` (with `as?`) and lie in `range`. A refusal is worded as a `@Pref`'s
-    /// `in:` range words it ("12 is outside the range 0...11").
-    ///
-    /// - Parameter range: The values allowed.
-    /// - Returns: The rule.
+    /// Values that read as `T` (with `as?`) and lie in `range`; a refusal is worded as a `@Pref`'s `in:` range's.
     public static func range<T: Comparable>(_ range: ClosedRange<T>) -> PrefsValidator {
         PrefsValidator(reason: { value in
             guard let typed = value as? T else { return PrefsSchema.unreadable(value, as: "\(T.self)") }

@@ -5,17 +5,14 @@ enum MigrationControl {
     @TaskLocal static var automatic = true
 }
 
-/// A subclass's schema version and migrations, carried by every write of its instances (in its
-/// ``SetPlan``): each write re-reads the stored version under the store's lock, migrates an older
-/// set first, refuses a newer one (unless allowed), and stamps the version it writes, all in the
-/// same store write.
+/// A subclass's schema version and migrations, carried by every write (in its ``SetPlan``): under the store's lock
+/// an older set is migrated first, a newer one refused (unless allowed), and the version stamped.
 struct SchemaPlan {
     let version: Int
     let writesNewer: Bool
     /// The steps, keys and rules; `nil` for an unversioned class.
     let migration: (() -> Migration)?
-    /// The writer's schema, written beside the set after a write (see ``PrefsSchema``); `nil`:
-    /// none.
+    /// The writer's schema, written beside the set after a write (see ``PrefsSchema``); `nil`: none.
     var publication: SchemaPublication?
 
     init(version: Int, writesNewer: Bool, migration: (() -> Migration)?, publication: SchemaPublication? = nil) {
@@ -28,8 +25,7 @@ struct SchemaPlan {
     /// The steps of a subclass with what vets their result.
     struct Migration {
         let steps: [PrefsMigration]
-        /// What the keys the result adds or changes must pass (``PersistentPrefs/Vetting/anyKey``
-        /// for a `Codable` type, whose decoder judges the result).
+        /// What the keys the result adds or changes must pass (``PersistentPrefs/Vetting/anyKey`` for a `Codable` type).
         let vetting: PersistentPrefs.Vetting
     }
 
@@ -39,23 +35,16 @@ struct SchemaPlan {
         return NumberCasts(stamp)?.int ?? 0
     }
 
-    /// Why a set stored at schema version `stored` refuses this writer's writes: it is newer and
-    /// the writer does not write newer versions. `nil` when it may be written.
+    /// Why a set stored at schema version `stored` refuses this writer (newer, and not allowed); `nil`: it may be written.
     func refusal(ofStored stored: Int, root: String) -> PersistentPrefs.PrefsError? {
         guard stored > version, !writesNewer else { return nil }
         return .newerSchemaVersion(root: root, stored: stored, supported: version)
     }
 
-    /// The steps from `stored` to ``version`` run on a copy of `set`, and the result vetted
-    /// (keys the steps add or change must be allowed, their values storable and within their
-    /// rules). Writes nothing.
-    ///
-    /// - Parameter locks: For a dry run (``PersistentPrefs/problems``): the set's layers, so a
-    ///   migration that changes a locked key — which the write refuses with
-    ///   ``PersistentPrefs/PrefsError/keyLocked(key:)`` — is reported naming its step and the key.
-    /// - Throws: ``PersistentPrefs/PrefsError/migrationFailed(root:step:name:reason:)`` naming
-    ///   the step that threw, or the last step that changed a refused or locked key;
-    ///   ``PersistentPrefs/PrefsError/newerSchemaVersion(root:stored:supported:)``.
+    /// The steps from `stored` to ``version`` run on a copy of `set`, the result vetted; writes nothing. `locks`: for a
+    /// dry run (``PersistentPrefs/problems``), the set's layers, so a step changing a locked key is reported.
+    /// - Throws: ``PersistentPrefs/PrefsError/migrationFailed(root:step:name:reason:)`` naming the step that threw, or
+    ///   the last step that changed a refused or locked key; `newerSchemaVersion`.
     func report(on set: [String: Any], from stored: Int, root: String, locks: LayerStack? = nil) throws -> PrefsMigrationReport {
         if let refusal = refusal(ofStored: stored, root: root) { throw refusal }
         if stored > version { return PrefsMigrationReport(fromVersion: stored, toVersion: stored, steps: [], before: set, after: set) }

@@ -1,23 +1,16 @@
 import Foundation
 
-/// One write of a set, as a value: everything the engine decides before the store's lock is
-/// taken (the changes a coalescing set staged, this write's change, the writer's schema and
-/// migrations), and ``apply(to:layers:)``, the one function that makes the set to store of the
-/// set as stored. See ARCHITECTURE.md, "A write, end to end".
-///
-/// `apply` has no file, lock or clock in it. The closures it calls are the exception: an
-/// `update` body and migration steps (the user's), and the vetting of their results, which
-/// reads the instance's keys and rules under the instance's lock and words a rule's refusal of a
-/// locked key by the layers the set last read. A store may apply a plan more than once, to a
-/// newer file each time; the last outcome is the one carried out.
+/// One write of a set, as a value: what the engine decides before the store's lock is taken (staged changes, this
+/// write's change, the writer's schema), and ``apply(to:layers:)``, which makes the set to store of the set as stored.
+/// `apply` is pure (no file, lock or clock) apart from the closures it calls: user code (an `update` body, migration
+/// steps) and the vetting of their results. A store may apply a plan more than once, to a newer file each time; the
+/// last outcome is the one carried out.
 struct SetPlan {
     /// A change of the set beside the staged ones.
     enum Edit {
-        /// A change as the public API names it: a setter's `set`, a `merge`, a `replace`, the
-        /// `transform` of an `update` body.
+        /// A change as the public API names it (a `set`, `merge`, `replace`, or an `update`'s `transform`).
         case change(PrefsChange)
-        /// What a batch collected (without a base: a batch that replaced the set is a
-        /// ``PrefsChange/replace(_:)``).
+        /// What a batch collected (without a base: one that replaced the set is a ``PrefsChange/replace(_:)``).
         case batch(PendingChanges)
 
         /// Whether the edit replaces the whole set, needing nothing of it.
@@ -29,8 +22,8 @@ struct SetPlan {
 
     /// What applying the plan came to.
     enum Outcome: PlanOutcome {
-        /// Write `set`; `changed` names the keys whose stored value differs from the set as
-        /// stored (never the schema version); `migration` tells what a migration did, when one ran.
+        /// Write `set`; `changed`: the keys whose stored value changed (never the schema version); `migration`: what
+        /// a migration did, when one ran.
         case write(set: [String: Any], changed: Set<String>, migration: PrefsMigrationReport?)
         /// Nothing written: the plan only migrates, and the set needs no migration.
         case current
@@ -56,8 +49,7 @@ struct SetPlan {
     let edit: Edit?
     /// The writer's schema version and migrations.
     let schema: SchemaPlan
-    /// Whether the plan only migrates: it ends as ``Outcome/current`` when there is nothing to
-    /// migrate, and the staged changes wait for the next write.
+    /// Whether the plan only migrates (``Outcome/current`` when there is nothing to; staged changes wait).
     let onlyMigrate: Bool
 
     init(root: String, staged: PendingChanges?, edit: Edit?, schema: SchemaPlan, onlyMigrate: Bool = false) {
@@ -72,32 +64,24 @@ struct SetPlan {
     /// Whether the plan writes anything at all: a change, staged changes, or a migration.
     var isEmpty: Bool { staged == nil && edit == nil && !onlyMigrate }
 
-    /// Whether the plan's change builds on the set as stored (so an unreadable set is reported
-    /// rather than overwritten); `false` for a replacement.
+    /// Whether the change builds on the set as stored (an unreadable set is then reported); `false` for a replacement.
     var buildsOnCurrent: Bool { edit?.replaces != true }
 
-    /// The plan as a store carries it out: it always reads the set, for the stored schema
-    /// version a replacement must respect too.
+    /// The plan as a store carries it out: always reading the set, whose schema version a replacement respects too.
     var storePlan: WritePlan<Outcome> {
         WritePlan(buildsOnCurrent: true, apply: apply(to:layers:))
     }
 
-    /// The set to store of `stored` (`nil`: what is stored under the root key is not a set)
-    /// with `layers` in force, in this order:
+    /// The set to store of `stored` (`nil`: not a set) under `layers`, in this order:
     ///
-    /// 1. A root that holds no set refuses any change but a replacement, which is applied to an
-    ///    empty set.
-    /// 2. The stored schema version is taken out of the set; an older set is migrated (the steps'
-    ///    result vetted), a newer one refused (unless the writer writes newer versions), and
-    ///    otherwise a plan that only migrates ends as ``Outcome/current``: nothing to migrate.
-    /// 3. The staged changes are laid over the set, a key `layers` lock keeping its stored value
-    ///    (it was locked after the change was staged, and the lock wins); then the edit.
-    /// 4. The keys changed are found (after a migration, against the set as stored); the schema
-    ///    version is stamped on a set that is not empty (a value given for it is ignored).
-    /// 5. A change of a key `layers` lock is refused.
+    /// 1. A root holding no set refuses any change but a replacement, applied to an empty set.
+    /// 2. The stored schema version is taken out; an older set is migrated, a newer one refused (unless allowed);
+    ///    otherwise a plan that only migrates ends as ``Outcome/current``.
+    /// 3. The staged changes are laid over the set, a locked key keeping its stored value (the lock wins); then the edit.
+    /// 4. The keys changed are found (after a migration, against the set as stored); a non-empty set is stamped.
+    /// 5. A change of a locked key is refused.
     ///
-    /// What an edit's closure or a migration step throws, and every refusal, is the outcome
-    /// ``Outcome/refused(_:)``, never thrown.
+    /// What a closure or a step throws, and every refusal, is the outcome ``Outcome/refused(_:)``, never thrown.
     func apply(to stored: [String: Any]?, layers: LayerStack) -> Outcome {
         do {
             return try applying(to: stored, layers: layers)
@@ -113,8 +97,7 @@ struct SetPlan {
         var set = raw
         let storedVersion = set[PersistentPrefs.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &set)
         var migration: PrefsMigrationReport?
-        // After a migration, or when a set that cannot be read is replaced, the keys changed are
-        // found against the set as stored.
+        // After a migration, or when an unreadable set is replaced, the keys changed are found against the set as stored.
         var changedAgainstStored = false
         if storedVersion < schema.version, !set.isEmpty {
             changedAgainstStored = true
@@ -147,8 +130,7 @@ struct SetPlan {
         return .write(set: result, changed: changed, migration: migration)
     }
 
-    /// `set` (without its schema version) with the staged changes, then the edit, applied, and
-    /// the keys whose value differs from `set`.
+    /// `set` (without its schema version) with the staged changes, then the edit, applied, and the keys changed.
     private func edited(_ set: [String: Any], layers: LayerStack) throws -> (set: [String: Any], changed: Set<String>) {
         var result = set
         var changed: Set<String> = []

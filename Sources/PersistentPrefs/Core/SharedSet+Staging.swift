@@ -1,15 +1,7 @@
 import Foundation
 
-// Staged changes of a coalescing set (see ``PersistentPrefs/coalescingInterval``): a setter
-// applies its change to the cache at once and stages it; the next write of the set writes
-// what is staged first, in the same store write. A background write is due `interval` after
-// the first change staged since the last write took them, so the changes of one interval reach
-// the file in one durable write, merged per key under the store's lock like any other write.
-// Staged changes hold a use of the shared set, so it outlives its last instance until they are
-// written; they are also written when the process exits normally and by
-// ``PersistentPrefs/synchronize()``. A write that fails is retried an interval later, the
-// changes staying staged (and shown); one the store refuses for good (a newer schema version, a
-// failed migration) drops them and reads the set again.
+// Staged changes of a coalescing set (see ``PersistentPrefs/coalescingInterval``): shown at once, written first by the
+// set's next write, or by a background write an interval after the first of them. They hold a lease on the set.
 
 extension SharedSet {
     /// The staged changes of a set and their background write.
@@ -18,34 +10,26 @@ extension SharedSet {
         var writing: PendingChanges?
         /// The changes staged since ``writing`` was taken.
         var waiting: PendingChanges?
-        /// The schema plan staged changes are written under, holding no instance (see
-        /// ``PersistentPrefs/detachedSchemaPlan(for:)``): the last staging class's. Kept once
-        /// made, so a class stages its changes without working it out again.
+        /// The last staging class's schema plan, holding no instance (``PersistentPrefs/detachedSchemaPlan(for:)``),
+        /// and that class.
         var plan: SchemaPlan?
-        /// The class whose plan ``plan`` is.
         var planOwner: ObjectIdentifier?
         /// How long the last change staged may wait for its write.
         var interval: TimeInterval = 0
-        /// When the first of the ``waiting`` changes was staged: their write is due an
-        /// ``interval`` later.
+        /// When the first of the ``waiting`` changes was staged: their write is due an ``interval`` later.
         var waitingSince = DispatchTime.now()
         /// Whether a background write is due.
         var scheduled = false
-        /// The lease the staged changes hold on the shared set (see ``SetLease``), so it outlives
-        /// its last instance until they are written.
+        /// The lease the staged changes hold, so the set outlives its last instance until they are written.
         var lease: SetLease?
         /// Why the last write of staged changes failed; `nil` once a write of the set succeeds.
         var failure: PersistentPrefs.PrefsError?
-        /// The refusal for which a background write dropped staged changes, until
-        /// ``PersistentPrefs/synchronize()`` reports it or a later write of staged changes succeeds.
+        /// Why a background write dropped staged changes, until ``PersistentPrefs/synchronize()`` or a later write reports it.
         var dropped: PersistentPrefs.PrefsError?
 
         var isEmpty: Bool { writing == nil && waiting == nil }
 
-        /// Ends the changes the write holding the turn took (written or dropped).
-        ///
-        /// - Returns: The lease the staged changes held, when nothing is staged any more: the
-        ///   caller ends it outside every lock.
+        /// Ends the taken changes (written or dropped); returns the lease, to end outside every lock, once nothing is staged.
         mutating func endWriting() -> SetLease? {
             writing = nil
             guard waiting == nil else { return nil }
@@ -55,8 +39,7 @@ extension SharedSet {
         var changes: [PendingChanges] { [writing, waiting].compactMap { $0 } }
     }
 
-    /// `state` — the set as the store holds it — with the staged changes of `staging` applied
-    /// over the user's values.
+    /// `state` (as the store holds it) with the staged changes of `staging` over the user's values.
     static func staged(_ state: State, _ staging: Staging) -> State {
         let changes = staging.changes
         guard !changes.isEmpty else { return state }
@@ -65,28 +48,15 @@ extension SharedSet {
         return state.holding(user)
     }
 
-    /// The class whose schema plan staged changes are written under (see ``Staging/plan``).
-    var stagingPlanOwner: ObjectIdentifier? {
-        cell.withLock { $0.staging.planOwner }
-    }
-
-    /// Applies `change` (a vetted ``PrefsChange/isStageable`` change) to the state at once and
-    /// stages it for a background write within `interval`. Observers hear of it as of any write.
+    /// Applies `change` (vetted, ``PrefsChange/isStageable``) to the state at once and stages it for a background
+    /// write within `interval`; observers hear of it as of any write. `plan`: the schema plan of `owner`, the
+    /// staging instance's class; `nil` when ``Staging/planOwner`` is that class already.
     ///
-    /// - Parameters:
-    ///   - plan: The schema plan of `owner`, the class of the instance staging the change; `nil`
-    ///     when ``stagingPlanOwner`` is that class already.
-    /// - Returns: Whether the change was staged: `false` when the set is stored at an older schema
-    ///   version than the plan's (not yet stamped, or its migration failed: a durable write
-    ///   migrates and stamps it first, or reports why not) or is no longer shared (its last use
-    ///   ended meanwhile), so the caller writes the change durably.
-    /// - Throws: What the store would refuse, now rather than at the write: the set stored by a
-    ///   newer schema version, a change of a key the system layers lock. Nothing is staged then.
+    /// - Returns: `false` (the caller then writes durably) when the set is at an older schema version or no longer shared.
+    /// - Throws: What the store would refuse (a newer schema version, a locked key); nothing is staged then.
     func stage(_ change: PrefsChange, plan: SchemaPlan?, owner: ObjectIdentifier, interval: TimeInterval) throws -> Bool {
         defer { feed.deliver() }
-        // The lease staged changes hold is taken before the change is staged, outside the lock;
-        // one taken by a change that then stages nothing (refused, or not staged) ends when this
-        // returns, outside the lock.
+        // The lease is taken outside the lock; one a change then does not need ends when this returns.
         var taken: SetLease?
         defer { WriteScope.ending(taken) }
         while true {
@@ -135,18 +105,12 @@ extension SharedSet {
         }
     }
 
-    /// Writes the staged changes now, in one store write under the set's turn (after a write in
-    /// progress); returns at once when nothing is staged.
+    /// Writes the staged changes now in one store write; returns at once when nothing is staged. `background`: the
+    /// background write calls it, so a refusal is kept for the next ``PersistentPrefs/synchronize()``.
     ///
-    /// - Parameter background: Whether the background write calls it, so a refusal is kept for
-    ///   the next ``PersistentPrefs/synchronize()`` (which throws one of its own at once).
-    /// - Throws: Why the write failed, also listed in ``PersistentPrefs/problems`` until a write
-    ///   of the set succeeds: after a failure that may pass (an I/O error, a lock held too
-    ///   long) the changes stay staged and are retried; after a refusal no retry can overcome
-    ///   (see `PrefsError.refusesTheWrite`) they are dropped and the set is read again. With
-    ///   nothing staged: the refusal for which a background write dropped changes, once.
-    ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` (called inside a write of
-    ///   this set) changes nothing.
+    /// - Throws: Why the write failed, listed in ``PersistentPrefs/problems`` until a write succeeds: the changes
+    ///   stay staged after a failure that may pass, are dropped after one that ``PersistentPrefs/PrefsError/refusesTheWrite``.
+    ///   With nothing staged: a background write's refusal, once. `transactionInProgress` changes nothing.
     func writeStaged(background: Bool = false) throws {
         let planned = cell.withLock { cell -> (plan: SchemaPlan?, dropped: PersistentPrefs.PrefsError?) in
             guard cell.staging.isEmpty else { return (cell.staging.plan, nil) }
@@ -172,17 +136,8 @@ extension SharedSet {
         }
     }
 
-    /// Drops the staged changes the write holding the turn took, which the store refused for
-    /// good; call it holding the turn.
-    ///
-    /// - Returns: The lease the staged changes held, when nothing is staged any more: the caller
-    ///   ends it outside every lock.
-    func dropTakenStaged() -> SetLease? {
-        cell.withLock { $0.staging.endWriting() }
-    }
-
-    /// Moves the changes staged since the last write into ``Staging/writing`` and returns all
-    /// of them, for the write holding the turn (their effect together stays as it was).
+    /// Moves the changes staged since the last write into ``Staging/writing`` and returns them all, for the write
+    /// holding the turn.
     func takeStaged() -> PendingChanges? {
         cell.withLock { cell in
             if let waiting = cell.staging.waiting {
@@ -197,11 +152,8 @@ extension SharedSet {
         }
     }
 
-    /// Notes that the write holding the turn succeeded, having written ``Staging/writing`` when
-    /// `staged`; call it holding the lock, as the set it wrote is installed.
-    ///
-    /// - Returns: The lease the staged changes held, when nothing is staged any more: the caller
-    ///   ends it outside every lock.
+    /// Notes that the write holding the turn succeeded (having written ``Staging/writing`` when `staged`); call it
+    /// under the lock. Returns the lease as ``Staging/endWriting()`` does.
     static func wrote(staged: Bool, in staging: inout Staging) -> SetLease? {
         staging.failure = nil
         guard staged else { return nil }
@@ -209,14 +161,7 @@ extension SharedSet {
         return staging.endWriting()
     }
 
-    /// Why the last write of staged changes failed (they are retried, or were dropped when
-    /// refused), until a write of the set succeeds; `nil` when none failed.
-    var stagingFailure: PersistentPrefs.PrefsError? {
-        cell.withLock { $0.staging.failure }
-    }
-
-    /// Runs the background write at `deadline`; while changes stay staged, the next one an
-    /// interval after the first of them was staged (or after this write, when it failed).
+    /// Runs the background write at `deadline`; while changes stay staged, the next an interval later.
     private func scheduleStagedWrite(at deadline: DispatchTime) {
         DispatchQueue.global(qos: .utility).asyncAfter(deadline: deadline) { [self] in
             try? writeStaged(background: true)  // a failure is listed in `problems`; one that may pass is retried
@@ -232,18 +177,15 @@ extension SharedSet {
         }
     }
 
-    /// Writes every set's staged changes when the process exits normally (`exit`, or the end
-    /// of `main`); evaluated when a first change is staged.
+    /// Writes every set's staged changes when the process exits normally; evaluated when a first change is staged.
     static let writesStagedAtExit: Void = {
         atexit { SharedSet.writeAllStaged() }
     }()
 }
 
 extension PersistentPrefs.PrefsError {
-    /// Whether the error refuses a write for what it writes or for the set as stored, so that
-    /// writing it again cannot succeed by itself (a set stored by a newer version, a failed
-    /// migration, a locked key, a refused value); `false` for failures that may pass (an I/O
-    /// error, a lock held too long, a damaged file moved aside).
+    /// Whether the error refuses a write for what it writes or the set as stored, so no retry can succeed; `false`
+    /// for failures that may pass (an I/O error, a lock held too long, a damaged file moved aside).
     var refusesTheWrite: Bool {
         switch self {
         case .incorrectKeys, .valuesNotPlistCompatible, .typeMismatch, .invalidStoredValue, .invalidValue, .migrationFailed,
@@ -258,8 +200,7 @@ extension PersistentPrefs.PrefsError {
 }
 
 extension PrefsChange {
-    /// Whether the change can be staged on a coalescing set: it needs nothing of the set as
-    /// stored, and leaves the schema version alone.
+    /// Whether the change can be staged: it needs nothing of the set as stored and leaves the schema version alone.
     var isStageable: Bool {
         switch self {
         case .set(let key, _): return key != PersistentPrefs.schemaVersionKey

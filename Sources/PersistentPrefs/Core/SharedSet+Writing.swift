@@ -1,18 +1,9 @@
 import Foundation
 
-// The write protocol of a shared set: each write or reload takes the set's turn, the store
-// applies the change under its own lock and reports what it did, the next state is installed
-// under the shared set's lock (the keys that changed posted to the feed there), and observers
-// hear of them once the lock is released (``ChangeFeed/deliver()``). Outside changes the store's
-// watcher reports take the same way.
+// The write protocol of a shared set (see ``SharedSet``): writes, reloads and outside changes the watcher reports.
 
 extension SharedSet {
-    /// Runs the pending migration steps of `plan` in one store write (see ``SchemaPlan``);
-    /// when the set is already migrated (by another process a moment ago, say) nothing is
-    /// written and the set is read again. A set stored by a newer version is refused by the
-    /// plan, under the store's lock.
-    ///
-    /// - Returns: What ran (no steps when nothing did).
+    /// Runs `plan`'s pending steps in one store write (none when already migrated: the set is then re-read); returns what ran.
     @discardableResult
     func migrate(_ plan: SchemaPlan) throws -> PrefsMigrationReport {
         if let report = try write(nil, schema: plan, onlyMigrate: true) { return report }
@@ -21,22 +12,15 @@ extension SharedSet {
         return PrefsMigrationReport(fromVersion: schema, toVersion: schema, steps: [], before: stored, after: stored)
     }
 
-    /// Forgets the store's damage notice for this set (see ``SetStorage/acknowledgeDamage(root:)``)
-    /// and reads the set again.
-    ///
-    /// - Returns: Where a file was moved by this call, or `nil`.
+    /// ``SetStorage/acknowledgeDamage(root:)``, then reads the set again; returns where a file was moved, or `nil`.
     func acknowledgeDamage() throws -> String? {
         let aside = try store.acknowledgeDamage(root: root)
         try reload()
         return aside
     }
 
-    /// Drops the state and reads the set from the store again; observers hear of the keys that
-    /// changed.
-    ///
-    /// - Parameter retrying: Whether to read once more after a failure: a damaged file is moved
-    ///   aside by the first read, so the second reads the set as it now is (empty, the damage
-    ///   reported by every reader).
+    /// Reads the set from the store again; observers hear of the keys that changed. `retrying`: read once more after
+    /// a failure (a damaged file is moved aside by the first read, so the second reads it empty).
     @discardableResult
     func reload(retrying: Bool = false) throws -> [String: Any] {
         defer { feed.deliver() }
@@ -66,26 +50,19 @@ extension SharedSet {
         }
     }
 
-    /// Reads the set again after the store's watcher reported a change by someone (another
-    /// process, plain `UserDefaults`, or this process). A set never loaded is left for its first
-    /// reader; a set that cannot be read is left unloaded, so its readers report why.
-    ///
-    /// A change that left the file as this copy knows it (the process's own write, seen by the
-    /// watcher a moment later) is skipped. That check reads the file's bytes outside the set's
-    /// turn, so the next write of the set never waits for it; only a reload takes the turn.
+    /// Reads the set again after the watcher reported a change, unless it was never loaded or the file is as this copy
+    /// knows it (the process's own write; checked outside the turn, so the next write never waits for it).
     func storeChanged() {
         guard isLoaded() else { return }
         defer { feed.deliver() }
         if isCurrent() { return }
-        // The event of a write in progress often arrives before the write is done: look again
-        // once it is.
+        // The event of a write in progress often arrives before it is done: look again once it is.
         guard (try? turn.take(root: root) {}) != nil, !isCurrent() else { return }
         _ = try? turn.take(root: root) { _ = try reloadTakingTurn(retrying: true) }
     }
 
-    /// Whether the state holds the store's current version of the set: the same version, or one
-    /// this process's writes of other sets of the same file moved on (the state then takes the
-    /// current version, unless a write installed a newer state meanwhile).
+    /// Whether the state holds the store's current version, or one only this process's writes of other sets of the
+    /// same file moved on (the state then takes the current version, unless a newer state was installed meanwhile).
     private func isCurrent() -> Bool {
         guard let version = cell.withLock({ $0.state?.version }), let current = store.currentVersion(root: root) else { return false }
         if current == version { return true }
@@ -97,19 +74,15 @@ extension SharedSet {
         return true
     }
 
-    /// Reads the set again after one of its system layer files changed (the user's file may be
-    /// as this copy knows it, so no version check): observers hear of the keys whose effective
-    /// value changed.
+    /// Reads the set again after one of its system layer files changed (no version check: the user's file may not have).
     func layersChanged() {
         guard isLoaded() else { return }
         defer { feed.deliver() }
         _ = try? turn.take(root: root) { _ = try reloadTakingTurn(retrying: true) }
     }
 
-    /// Starts listening for outside changes of the set (see ``SetStorage/watch(root:_:)``) and of
-    /// its system layer files; once only. A set already loaded is then checked against the store,
-    /// as an event of the watcher would be, so a change made before the watch began is not missed
-    /// (see ``watchOnRead()``).
+    /// Starts listening for outside changes of the set and its layer files, once; a set already loaded is then
+    /// checked against the store, so a change made before the watch began is not missed.
     func startWatching() {
         guard store.canWatch || !layerReader.files.isEmpty else { return }
         let begins = cell.withLock { cell -> Bool in
@@ -123,16 +96,14 @@ extension SharedSet {
         guard begins else { return }
         defer {
             cell.withLock { $0.unwatched = false }
-            // As an event of the watcher would: off the reader's thread, so a read never waits
-            // for a reload (nor for a write in progress).
+            // Off the reader's thread, so a read never waits for a reload (nor for a write in progress).
             let layered = !layerReader.files.isEmpty
             Detached.run { [self] in
                 storeChanged()
                 if layered { layersChanged() }
             }
         }
-        // A strong reference, dropped by ``stopWatching()``: a weak one would move the shared
-        // set's reference count to a side table and slow every retain on the read path.
+        // Strong, dropped by ``stopWatching()``: a weak one would slow every retain on the read path (side table).
         let storeCancel = store.canWatch ? store.watch(root: root) { [self] in storeChanged() } : nil
         let layerCancels = layerReader.files.map { file in ChangeWatcher.shared.watchingFollowingLinks(file.url) { [self] in layersChanged() } }
         var cancel = storeCancel
@@ -158,8 +129,7 @@ extension SharedSet {
         }
     }
 
-    /// Why outside changes of the set reach it late (see ``SetStorage/watchProblem(root:)``),
-    /// or `nil`.
+    /// Why outside changes reach the set late (``SetStorage/watchProblem(root:)``), or `nil`.
     func watchProblem() -> PersistentPrefs.PrefsError? {
         startWatching()  // a caller asking how current the set is relies on the watch
         guard isWatching else { return nil }
@@ -176,37 +146,19 @@ extension SharedSet {
         cancel?()
     }
 
-    /// ``write(_:schema:onlyMigrate:)`` of a ``PrefsChange``.
-    func write(_ change: PrefsChange, schema: SchemaPlan) throws {
-        try write(.change(change), schema: schema)
-    }
-
-    /// Writes `edit` after the staged changes, as one ``SetPlan`` the store carries out, and
-    /// installs the set the store reports as written.
-    ///
-    /// A change that builds on the current set (a merge, a one-key change, a transform) writes
-    /// nothing when the set cannot be loaded, so an unreadable set is reported, not
-    /// overwritten. The plan's refusal, and what a transform's closure threw, come out
-    /// unchanged; a refused write of staged changes alone drops them and reads the set again.
-    ///
-    /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when called from
-    ///   inside this set's own write (an ``PersistentPrefs/update(_:)`` body writing through
-    ///   another instance), instead of waiting for itself.
-    ///
-    /// - Parameters:
-    ///   - edit: What to write; `nil`: only the staged changes.
-    ///   - schema: The writer's schema version and migrations (see ``SchemaPlan``).
-    ///   - onlyMigrate: For ``migrate(_:)``: write nothing when there is nothing to migrate.
+    /// Writes `edit` (`nil`: only the staged changes) after the staged changes, as one ``SetPlan``, and installs
+    /// what the store wrote. A refused write of staged changes alone drops them and reads the set again.
+    /// `onlyMigrate`: for ``migrate(_:)``, write nothing when there is nothing to migrate.
+    /// - Throws: What ``carryOut(_:writesStaged:endedLease:)`` throws;
+    ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when called inside this set's own write.
     /// - Returns: What a migration did, when one ran.
     @discardableResult
     func write(_ edit: SetPlan.Edit?, schema: SchemaPlan, onlyMigrate: Bool = false) throws -> PrefsMigrationReport? {
         defer { feed.deliver() }
-        // The lease staged changes held once they are all written or dropped; it ends outside the
-        // turn and every lock, once this thread's writes end (see ``WriteScope/afterWrites(_:)``).
+        // The lease of staged changes all written or dropped: it ends outside every lock (``WriteScope/afterWrites(_:)``).
         var endedLease: SetLease?
         defer { WriteScope.ending(endedLease) }
-        // A write from inside another that holds this store's lock would wait for itself there:
-        // refused before it takes the turn, so it never holds a turn another thread waits for.
+        // A write inside another holding this store's lock would wait for itself: refused before taking the turn.
         if let scope = store.writeScope(root: root) { try WriteScope.check(scope) }
         let migration = try turn.take(root: root) { () -> PrefsMigrationReport? in
             // Staged changes go first, in the same store write (a migration alone leaves them).
@@ -216,9 +168,8 @@ extension SharedSet {
             do {
                 return try carryOut(plan, writesStaged: staged != nil, endedLease: &endedLease)
             } catch where edit == nil && staged != nil && SharedSet.mapped(error).refusesTheWrite {
-                // No retry can write these changes (refused by the plan, or the set as stored
-                // cannot take them): drop them, and show the set as stored.
-                endedLease = dropTakenStaged()
+                // No retry can write these changes: drop them (the lease ends outside every lock), show the set as stored.
+                endedLease = cell.withLock { $0.staging.endWriting() }
                 _ = try? reloadTakingTurn(retrying: true)
                 throw error
             }
@@ -230,15 +181,12 @@ extension SharedSet {
         return migration
     }
 
-    /// Loads the set when `plan` builds on it, has the store carry the plan out, and installs
-    /// what the store wrote; call it holding the turn.
-    ///
-    /// - Returns: What a migration did, when one ran.
-    /// - Throws: The plan's refusal, unchanged (after a set stored by a newer version, the set
-    ///   is read again, so readers see it as stored); what loading or the store threw.
+    /// Loads the set when `plan` builds on it (an unreadable set is then reported, not overwritten), has the store
+    /// carry the plan out and installs what it wrote; call it holding the turn. Returns what a migration did.
+    /// - Throws: The plan's refusal, or what a transform threw, unchanged (after a newer schema version the set is
+    ///   read again); what loading or the store threw.
     private func carryOut(_ plan: SetPlan, writesStaged: Bool, endedLease: inout SetLease?) throws -> PrefsMigrationReport? {
-        // Loaded first, so observers can be told what changed; a whole-set replacement does
-        // not need it, so it can still repair a set that cannot be read.
+        // Loaded first, so observers can be told what changed; a replacement can still repair an unreadable set.
         if plan.buildsOnCurrent {
             try withLoaded { _ in }
         } else {
@@ -265,16 +213,9 @@ extension SharedSet {
         }
     }
 
-    /// Installs the set the store wrote; call it holding the turn.
-    ///
-    /// The store reports the keys its write changed against the set it read under its lock; when
-    /// that is the very file the state was read from (the same version) and no system layer lies
-    /// between, observers are told those of them whose value readers see changed. Otherwise (the
-    /// file changed meanwhile, a store that keeps no versions) the states are compared.
-    ///
-    /// - Parameter writesStaged: Whether the write wrote the staged changes ``takeStaged()`` took.
-    /// - Returns: The lease staged changes held, when nothing is staged any more (see
-    ///   ``wrote(staged:in:)``): the caller ends it outside every lock.
+    /// Installs the set the store wrote (with the staged changes ``takeStaged()`` took, when `writesStaged`); call it
+    /// holding the turn. The store's changed keys are used when it read the state's version and no layer lies
+    /// between; otherwise the states are compared. Returns the lease to end outside every lock (``wrote(staged:in:)``).
     private func install(_ written: StoreWrite<SetPlan.Outcome>, writesStaged: Bool) throws -> SetLease? {
         guard case .success(let values) = PlistValue.normalizedSet(written.set, for: .loading) else {
             throw PersistentPrefs.PrefsError.invalidStoredValue(key: root)
@@ -307,14 +248,10 @@ extension SharedSet {
 // MARK: - Turns
 
 extension SharedSet {
-    /// The turn writes and reloads of one set take, one at a time: a lock that knows the thread
-    /// holding it, so a write that would wait for its own thread is refused instead of waiting.
-    ///
-    /// That is a write from inside a write of the same set, and a wait that would close a circle:
-    /// a thread inside an `update` of set A that writes set B while B's holder (inside an update
-    /// of B) waits to write A. All turns share one table of which thread holds each turn and
-    /// which turn each thread waits for, kept under one lock; a thread records its wait before it
-    /// waits, so of the threads that would close a circle the last to ask sees it and is refused.
+    /// The turn writes and reloads of one set take, one at a time: a lock that knows its holder, so a write that
+    /// would wait for its own thread (inside a write of the same set, or closing a circle of waits between sets) is
+    /// refused. All turns share one table of holders and waits under one lock; a thread records its wait before it
+    /// waits, so the last thread to close a circle sees it and is refused.
     final class Turn: @unchecked Sendable {  // `holder` is only touched under `Turn.waits`' lock
         private let lock = NSLock()
         /// The thread holding the turn, and the set it holds it for.
@@ -326,11 +263,8 @@ extension SharedSet {
         private static let waits = Locked<[ObjectIdentifier: Turn]>([:])
 
         /// Runs `body` once no other write or reload of the set runs.
-        ///
-        /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the set
-        ///   this thread is writing, when it holds this turn already (see ``WriteScope``) or when
-        ///   waiting for it would wait for itself (its holder waits, maybe through others, for a
-        ///   turn this thread holds); otherwise what `body` throws.
+        /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the set this thread is writing,
+        ///   when it holds this turn already or waiting would wait for itself; otherwise what `body` throws.
         func take<Result>(root: String, _ body: () throws -> Result) throws -> Result {
             let me = ObjectIdentifier(Thread.current)
             try WriteScope.check(scope)
@@ -357,13 +291,11 @@ extension SharedSet {
             }
         }
 
-        /// The set whose turn `thread` holds at the end of the chain of holders this turn waits
-        /// for (its holder, the turn that holder waits for, its holder…), when the chain comes
-        /// back to `thread`; else `nil`. Call it under the table's lock.
+        /// The set whose turn `thread` holds, when the chain of holders and waits from this turn comes back to
+        /// `thread`; else `nil`. Call it under the table's lock.
         private func heldCircle(from thread: ObjectIdentifier, _ waits: [ObjectIdentifier: Turn]) -> String? {
             var turn = self
-            // Each thread waits for one turn at most, so a chain longer than the table is a circle
-            // that does not pass through `thread`.
+            // Each thread waits for one turn at most: a longer chain is a circle not through `thread`.
             for _ in 0...waits.count {
                 guard let holder = turn.holder else { return nil }
                 if holder.thread == thread { return holder.root }

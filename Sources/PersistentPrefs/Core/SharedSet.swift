@@ -1,58 +1,31 @@
 import Foundation
 
-/// The one in-memory copy of a set, shared by every instance that uses the same store and
-/// root key in this process.
-///
-/// A set's state is one immutable value, ``State``: the user's values, the system layers, the
-/// effective values readers see, the version of the file it came from and its schema version.
-/// It lives behind the shared set's one lock, with what belongs to it (the `as?` answers readers
-/// worked out for its values, its staged changes, its watch): readers take the state whole, or
-/// one answer from it, holding the lock only for that; writers build the next state outside the
-/// lock and install it whole. There is no second lock to order against it.
-///
-/// Writes and reloads take turns under ``turn`` (see `SharedSet+Writing.swift`): the store
-/// applies the change under its own lock, reports the set as written, its version and the keys
-/// that changed, and the next state is installed. A failed write changes nothing. Readers never
-/// wait for a write's disk work, and code run inside a write (an ``PersistentPrefs/update(_:)``
-/// body) can still read the set.
-///
-/// Every change of the state — a write, a reload, another process's write, a staged change —
-/// goes the same way: the keys whose effective value changed are posted to ``feed`` under the
-/// lock, and delivered to observers once it is released.
-///
-/// The watch starts when the set is first used (see ``acquire(store:root:)``), and then checks
-/// the store once for what changed since the set was loaded; where
-/// ``PersistentPrefs/watchesSets`` is `false` (a program that writes a set and exits), it starts
-/// with the set's first observation instead.
-///
-/// This file holds the state and what readers see; the write protocol is in
-/// `SharedSet+Writing.swift`, staged changes in `SharedSet+Staging.swift`, the registry of
-/// shared sets in `SharedSetRegistry.swift`.
+/// The one in-memory copy of a set, shared by every instance of the same store and root key in this process: one
+/// immutable ``State`` behind one lock, ``cell``. Readers take it whole; writers build the next state outside the lock
+/// and install it. Writes and reloads take turns via ``turn``, taken before the lock, so readers never wait for disk
+/// work. Every state change posts the changed keys to ``feed`` under the lock, delivered once it is released. Writing
+/// is in `SharedSet+Writing.swift`, staging in `SharedSet+Staging.swift`, the registry in `SharedSetRegistry.swift`.
 final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`, under its lock; the rest is immutable
     let store: any SetStorage
     let root: String
     /// Observers of this set, and the Observation framework's registrar.
     let feed: ChangeFeed
-    /// Writes and reloads of this set, one at a time (see ``Turn``). A writer takes the turn
-    /// first and the lock of ``cell`` inside it, never the other way round.
+    /// Writes and reloads of this set, one at a time (see ``Turn``); taken before ``cell``'s lock, never inside it.
     let turn = Turn()
     /// The system layer files of this set.
     let layerReader: LayerReader
 
     /// A set as readers see it: immutable, replaced whole.
     struct State {
-        /// The user's values: the set as the store holds it (its schema version stamp taken
-        /// out), with the staged changes of a coalescing set over it. What writes replace.
+        /// The user's values as stored (schema version stamp taken out), staged changes over them.
         let user: [String: Any]
         /// The system layers beneath the user's values, as read for this state.
         let layers: LayerStack
         /// What readers see: the user's values over the layers.
         let effective: [String: Any]
-        /// The version of the store's file the set was read from or written to (see
-        /// ``SetStorage/read(root:)``); `nil`: unknown.
+        /// The store file's version it was read from or written to (``SetStorage/read(root:)``); `nil`: unknown.
         let version: UInt64?
-        /// The schema version the set is stored at (see ``PersistentPrefs/schemaVersion``); 0
-        /// when it has none.
+        /// The stored schema version (see ``PersistentPrefs/schemaVersion``); 0 when it has none.
         let schema: Int
 
         init(user: [String: Any], layers: LayerStack, version: UInt64?, schema: Int) {
@@ -63,15 +36,14 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
             self.schema = schema
         }
 
-        /// The state of a set as the store holds it: `stored` (normalised, its schema version
-        /// stamp still in it) under `layers`.
+        /// `stored` (normalised, its schema version stamp still in it) under `layers`.
         static func stored(_ stored: [String: Any], version: UInt64?, layers: LayerStack) -> State {
             var values = stored
             let schema = values[PersistentPrefs.schemaVersionKey] == nil ? 0 : SchemaPlan.take(from: &values)
             return State(user: values, layers: layers, version: version, schema: schema)
         }
 
-        /// This state with `user` as the user's values; layers, version and schema version stay.
+        /// This state with `user` as the user's values.
         func holding(_ user: [String: Any]) -> State {
             State(user: user, layers: layers, version: version, schema: schema)
         }
@@ -81,43 +53,33 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
     struct Cell {
         /// The set as readers see it; `nil` until it has been loaded successfully.
         var state: State? { didSet { publishReadStamp() } }
-        /// The `as?` answers for the numbers of ``state`` (see ``NumberCasts``) and its strings,
-        /// each worked out on the first read of its key by any instance and kept until the
-        /// value changes.
+        /// The `as?` answers for ``state``'s numbers and strings, worked out on a key's first read, kept until it changes.
         var numbers: [String: NumberCasts] = [:]
         var strings: [String: String] = [:]
-        /// How many times ``state`` was replaced or dropped, or an outside change found it empty:
-        /// a first load, made outside the lock, installs its set only when this has not moved
-        /// meanwhile (see ``withLoaded(_:)``).
+        /// Bumped when ``state`` is replaced or dropped, or an outside change finds it empty (see ``withLoaded(_:)``).
         var replacements = 0
         /// Whether the store reports damage for this set (see ``damageNotice()``).
         var damaged = false { didSet { publishReadStamp() } }
         /// Whether the watch has yet to start (see ``watchOnRead()``).
         var unwatched: Bool { didSet { publishReadStamp() } }
-        /// The shared set's ``SharedSet/readStamp``, which this cell sets on every change of
-        /// what a read may be served.
+        /// The shared set's ``SharedSet/readStamp``, set on every change of what a read may be served.
         let readStamp: SharedInt
         /// How the store tells this set of outside changes.
         var watch = WatchState.idle
-        /// The changes of a coalescing set that readers see and the store does not hold yet (see
-        /// `SharedSet+Staging.swift`). Every state installed shows them.
+        /// Staged changes of a coalescing set, shown by every state installed (`SharedSet+Staging.swift`).
         var staging = Staging()
-        /// The classes whose schema this set's writes have published (see
-        /// ``SetStorage/schemaFile(root:)``): one look-up per write once done.
+        /// The classes whose schema this set's writes have published (see ``SetStorage/schemaFile(root:)``).
         var publishedBy: Set<ObjectIdentifier> = []
 
-        /// Whether a read must take the way that reports damage and starts the watch when due,
-        /// rather than serve the state as it is.
+        /// Whether a read must take the way that reports damage and starts the watch, not serve the state as it is.
         var needsAttention: Bool { damaged || unwatched }
 
-        /// Gives ``readStamp`` a number no state had before, or 0 when reads cannot be served
-        /// from the state as it is (not loaded, or in need of attention).
+        /// Gives ``readStamp`` a new number, or 0 when reads cannot be served from the state as it is.
         private func publishReadStamp() {
             readStamp.store(state != nil && !needsAttention ? SharedSet.readStamps.next() : 0)
         }
 
-        /// Replaces the state; the answers worked out for keys outside `changed` are kept
-        /// (`nil`: none is kept).
+        /// Replaces the state, keeping the answers for keys outside `changed` (`nil`: none kept).
         mutating func install(_ next: State, changed: Set<String>?) {
             replacements += 1
             state = next
@@ -140,8 +102,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         }
     }
 
-    /// How the store tells this set of outside changes: `.idle` before ``startWatching()``, then
-    /// the registration to end (`nil` inside when the store cannot watch), `.stopped` after.
+    /// `.idle` before ``startWatching()``, then the registration to end (`nil`: the store cannot watch), `.stopped` after.
     enum WatchState {
         case idle
         case watching((@Sendable () -> Void)?)
@@ -150,11 +111,9 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
 
     let cell: Locked<Cell>
 
-    /// A number that stands for what reads of this set are served now: it changes with every
-    /// state installed or dropped and every change of ``Cell/needsAttention``, no two states of
-    /// any set share one, and it is 0 while reads cannot be served from the state. Set under the
-    /// lock of ``cell``, read without it: a typed read whose remembered answer carries the
-    /// current stamp (see ``PrefKey``) needs nothing else of the set.
+    /// Stands for what reads are served now: new (process-wide) with every state installed or dropped and every
+    /// change of ``Cell/needsAttention``, 0 while reads cannot be served from the state. Set under ``cell``'s lock,
+    /// read without it: a typed read whose remembered answer carries it (see ``PrefKey``) needs nothing else.
     let readStamp: SharedInt
 
     /// Where the numbers of ``readStamp`` come from, for every set of the process.
@@ -181,19 +140,9 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         try withLoaded { $0.effective }
     }
 
-    /// The system layers of the set as they are now.
-    func currentLayers() -> LayerStack {
-        store.layerStack(root: root)
-    }
-
     /// The system layers beneath the set, as last read.
     func layers() throws -> LayerStack {
         try withLoaded { $0.layers }
-    }
-
-    /// The system layers beneath the set as last read, without loading it (`nil`: not loaded).
-    var loadedLayers: LayerStack? {
-        cell.withLock { $0.state?.layers }
     }
 
     /// One value of the set.
@@ -213,8 +162,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         return try withLoaded { $0.effective[key] as? String }
     }
 
-    /// One value of the loaded set; `.none` when the set is not loaded or a read must take the
-    /// way that attends to it (see ``Cell/needsAttention``).
+    /// One value of the loaded set; `.none` when it is not loaded or ``Cell/needsAttention``.
     func loadedValue(forKey key: String) -> Any?? {
         cell.withLock { cell in
             guard let state = cell.state, !cell.needsAttention else { return .none }
@@ -222,10 +170,8 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         }
     }
 
-    /// The `as?` answers for one value of the loaded set, worked out on the first read since
-    /// the value changed; `.none` when the set is not loaded or needs attention (unless
-    /// `attended`: the caller has dealt with it), `.some(nil)` when the value is absent or not a
-    /// number.
+    /// The `as?` answers for one value of the loaded set (kept until it changes); `.none` when it is not loaded or
+    /// needs attention (unless `attended`: the caller dealt with it), `.some(nil)` when absent or not a number.
     func loadedNumber(forKey key: String, attended: Bool = false) -> NumberCasts?? {
         cell.withLock { cell -> NumberCasts?? in
             guard let state = cell.state, attended || !cell.needsAttention else { return .none }
@@ -236,9 +182,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         }
     }
 
-    /// One value as a `String` of the loaded set, worked out on the first read since the value
-    /// changed; `.none` when the set is not loaded or needs attention (unless `attended`),
-    /// `.some(nil)` when the value is absent or not a string.
+    /// ``loadedNumber(forKey:attended:)`` for a `String` value.
     func loadedString(forKey key: String, attended: Bool = false) -> String?? {
         cell.withLock { cell -> String?? in
             guard let state = cell.state, attended || !cell.needsAttention else { return .none }
@@ -254,10 +198,8 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         try withLoaded { $0.schema }
     }
 
-    /// The damage every reader of this set reports (see ``DamageNote``), or `nil`.
-    ///
-    /// Free while there is none; while there is, the store is asked again on each call, so a
-    /// write to another set of the same file ends the report here too.
+    /// The damage every reader of this set reports (see ``DamageNote``), or `nil`. While there is some, the store is
+    /// asked on each call, so a write to another set of the same file ends the report here too.
     func damageNotice() -> PersistentPrefs.PrefsError? {
         guard cell.withLock({ $0.damaged }) else { return nil }
         let notice = store.damageNotice(root: root)
@@ -265,8 +207,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         return notice
     }
 
-    /// Starts watching the set for outside changes, for a read of a set whose watch has not
-    /// started (see ``startWatching()``): the Observation framework may be tracking the read.
+    /// ``startWatching()`` for a read of a set not yet watched (the Observation framework may be tracking it).
     func watchOnRead() {
         guard cell.withLock({ $0.unwatched }) else { return }
         startWatching()
@@ -274,21 +215,14 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
 
     // MARK: - Loading
 
-    /// Runs `body` on the state, under the lock, loading the set first when it is not loaded.
-    ///
-    /// The store is read outside the lock: its disk reads, retries and (for a store of the app's
-    /// own) code that may take locks of its own or read other sets never run while readers of
-    /// this set wait for the lock, so no lock the store takes can deadlock with it. Several first
-    /// readers may each read the store; the first set installed is the one every reader shares,
-    /// and a set read while the state changed (a write, a reload, an outside change reported
-    /// meanwhile) is read again rather than installed, so a newer set is never replaced by an
-    /// older one.
+    /// Runs `body` on the state under the lock, loading the set first when needed. The store is read outside the
+    /// lock, so no lock it takes can deadlock with readers; the first set installed is the one shared, and one read
+    /// while the state changed is read again, so a newer set is never replaced by an older one.
     func withLoaded<Result>(_ body: (State) throws -> Result) throws -> Result {
         try withLoadedCell { try body($0.state!) }
     }
 
-    /// ``withLoaded(_:)``, giving `body` the whole cell (its state never `nil` there), so it can
-    /// install a new state.
+    /// ``withLoaded(_:)``, giving `body` the whole cell (its state never `nil`), so it can install a new state.
     func withLoadedCell<Result>(_ body: (inout Cell) throws -> Result) throws -> Result {
         var fresh: (state: State, since: Int)?
         var discarded = 0
@@ -297,8 +231,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
             // `nil`: not loaded (a `Result` that is itself optional comes back wrapped).
             let done = try cell.withLock { cell -> Result? in
                 if cell.state == nil, let loaded = fresh {
-                    // Read while nothing changed, or read again often enough: a set that keeps
-                    // changing is installed as last read, and its next change reloads it.
+                    // Unchanged since read, or read often enough: a set that keeps changing is installed as last read.
                     if loaded.since == cell.replacements || discarded >= 8 { cell.install(Self.staged(loaded.state, cell.staging), changed: nil) }
                     discarded += 1
                 }
@@ -314,8 +247,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         }
     }
 
-    /// Whether the set is loaded; when it is not, notes an outside change, so a first load
-    /// already reading the store reads it again (see ``withLoaded(_:)``).
+    /// Whether the set is loaded; when not, notes an outside change so a first load in progress reads again.
     func isLoaded() -> Bool {
         cell.withLock { cell in
             if cell.state == nil { cell.replacements += 1 }
@@ -340,7 +272,7 @@ final class SharedSet: @unchecked Sendable {  // the mutable state is in `cell`,
         }
         let damaged = store.damageNotice(root: root) != nil
         cell.withLock { $0.damaged = damaged }
-        return State.stored(values, version: read.version, layers: currentLayers())
+        return State.stored(values, version: read.version, layers: store.layerStack(root: root))
     }
 
     static func mapped(_ error: any Error) -> PersistentPrefs.PrefsError {

@@ -1,13 +1,8 @@
 import Foundation
 
-// The registry of shared sets: one SharedSet per store and root key in this process, each with
-// the leases that keep it.
-
-/// One use of a shared set: while a lease lives, its set stays the one shared for its store and
-/// root key (and its watch runs); the lease's end ends the use. An instance holds one for the set it
-/// resolved, an observation one for the set it observes, and a set's staged changes one until they
-/// are written. The last lease's end drops the set and stops its watch, which takes the set's
-/// lock: a lease ends outside every lock of the library.
+/// One use of a shared set (by an instance, an observation, or staged changes): while a lease lives, its set stays
+/// the one shared for its store and root key. The last lease's end drops the set and stops its watch, which takes
+/// the set's lock: a lease ends outside every lock of the library.
 final class SetLease: Sendable {
     let sharedSet: SharedSet
 
@@ -26,14 +21,8 @@ extension SharedSet {
         let root: String
     }
 
-    /// The shared sets in use in this process, by store identifier and root key, each with the
-    /// number of leases on it. A shared set lives as long as a lease does: while one does, new
-    /// instances of that set share its state without touching the store; once none does, it is
-    /// dropped and the next instance loads the set afresh (so changes made behind the library's
-    /// back, such as a removed suite, are seen).
-    ///
-    /// A count rather than a weak reference: an object with weak references pays more for
-    /// every retain and release, and the read path retains the shared set on every read.
+    /// The shared sets in use, by store identifier and root key, with their lease counts; once none is left the
+    /// next instance loads the set afresh. A count, not a weak reference, which would slow every retain on the read path.
     private static let registry = Locked<[Key: (sharedSet: SharedSet, leases: Int)]>([:])
 
     /// Makes the registry the listener of ``PrefsStore/setDidChange(root:)`` (once).
@@ -41,9 +30,7 @@ extension SharedSet {
         $0 = { identifier, root in existing(storeIdentifier: identifier, root: root)?.storeChanged() }
     }
 
-    /// A lease on the shared set for `root` in `store`. A new shared set starts watching its
-    /// store for outside changes (unless ``PersistentPrefs/watchesSets`` is `false` here: then its
-    /// first observation starts the watch).
+    /// A lease on the shared set for `root` in `store`; a new one starts watching (if ``PersistentPrefs/watchesSets``).
     static func acquire(store: any PrefsStore, root: String) -> SetLease {
         _ = listening
         let key = Key(store: store.identifier, root: root)
@@ -60,9 +47,7 @@ extension SharedSet {
         return SetLease(sharedSet)
     }
 
-    /// One more lease on this set, or `nil` when it is no longer the shared one. An observation
-    /// keeps its set live, and watched from now on (`watching`); staged changes keep it live until
-    /// they are written.
+    /// One more lease on this set (starting its watch when `watching`), or `nil` when it is no longer the shared one.
     func lease(watching: Bool = true) -> SetLease? {
         let key = Key(store: store.identifier, root: root)
         let leased = Self.registry.withLock { registry in
@@ -86,8 +71,7 @@ extension SharedSet {
         if last { sharedSet.stopWatching() }
     }
 
-    /// Writes the staged changes of every shared set (see ``writesStagedAtExit``); failures stay
-    /// staged.
+    /// Writes the staged changes of every shared set (see ``writesStagedAtExit``); failures stay staged.
     static func writeAllStaged() {
         let sharedSets = registry.withLock { $0.values.map(\.sharedSet) }
         for sharedSet in sharedSets { try? sharedSet.writeStaged() }

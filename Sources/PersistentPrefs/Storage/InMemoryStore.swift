@@ -20,34 +20,15 @@ public final class InMemoryStore: PrefsStore, @unchecked Sendable {  // `sets` i
         identifier = "memory:\(UUID().uuidString)"
     }
 
-    /// Returns the set stored under `root`, or `nil`.
-    ///
-    /// - Parameter root: The root key of the set.
-    /// - Returns: The stored dictionary, or `nil`.
-    public func load(root: String) throws -> [String: Any]? {
-        sets.withLock { $0[root] }
-    }
+    /// See ``PrefsStore/load(root:)``.
+    public func load(root: String) throws -> [String: Any]? { sets.withLock { $0[root] } }
 
-    /// Replaces the set stored under `root`.
-    ///
-    /// - Parameters:
-    ///   - values: The whole set.
-    ///   - root: The root key of the set.
-    public func save(_ values: [String: Any], root: String) throws {
-        sets.withLock { $0[root] = values }
-    }
+    /// See ``PrefsStore/save(_:root:)``.
+    public func save(_ values: [String: Any], root: String) throws { sets.withLock { $0[root] = values } }
 
-    /// Removes the set stored under `root`.
-    ///
-    /// - Parameter root: The root key of the set.
-    public func remove(root: String) throws {
-        _ = sets.withLock { $0.removeValue(forKey: root) }
-    }
+    /// See ``PrefsStore/remove(root:)``.
+    public func remove(root: String) throws { _ = sets.withLock { $0.removeValue(forKey: root) } }
 
-    /// The root keys that hold a set, sorted.
-    ///
-    /// - Returns: The root keys present in the store.
-    public func roots() throws -> [String] {
-        sets.withLock { $0.keys.sorted() }
-    }
+    /// See ``PrefsStore/roots()``.
+    public func roots() throws -> [String] { sets.withLock { $0.keys.sorted() } }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
-/// One file of a system layer: site defaults (over `$XDG_CONFIG_DIRS`) or vendor defaults (the
-/// folder in ``PersistentPrefs/vendorDefaultsDirectory``). See <doc:LayersAndLockdown>.
+/// One file of a system layer: site defaults (over `$XDG_CONFIG_DIRS`) or vendor defaults (in
+/// ``PersistentPrefs/vendorDefaultsDirectory``). See <doc:LayersAndLockdown>.
 struct LayerFile: Hashable, Sendable {
     /// Which layer the file belongs to.
     enum Kind: String, Sendable {
@@ -13,8 +13,8 @@ struct LayerFile: Hashable, Sendable {
     /// The file's path, worked out once (every write looks at the file).
     let path: String
     let kind: Kind
-    /// Where a set is in the file: `true` for a suite's file (root keys at the top level, each
-    /// holding a set), `false` for a ``PlistFileStore`` set file (the file is the set).
+    /// `true` for a suite's file (root keys at the top level, each holding a set), `false` for a
+    /// ``PlistFileStore`` set file (the file is the set).
     let holdsRoots: Bool
 
     init(url: URL, kind: Kind, holdsRoots: Bool) {
@@ -22,40 +22,33 @@ struct LayerFile: Hashable, Sendable {
     }
 }
 
-/// The system layers of one set, read from their files: the values each layer gives and the keys
-/// it locks. Immutable; ``LayerReader`` makes a new one when a file changes.
-///
-/// Lookup, for a key of the set: a key locked in some layer reads the value of that layer or of
-/// a less important one (the user's value, and values of more important layers, are ignored);
-/// any other key reads the user's value, else the first layer's that has one. What no layer gives
-/// reads as the instance's ``PersistentPrefs/fileDefaults`` and then its declared default.
+/// The system layers of one set, read from their files: the values each layer gives and the keys it locks.
+/// Immutable; ``LayerReader`` makes a new one when a file changes.
+/// A key locked in some layer reads the value of that layer or of a less important one (the user's value, and
+/// values of more important layers, are ignored); any other key reads the user's value, else the first layer's that
+/// has one. What no layer gives reads as the instance's ``PersistentPrefs/fileDefaults``, then its declared default.
 struct LayerStack: @unchecked Sendable {  // immutable property-list values
-    /// The name of the entry that locks keys, in a set's dictionary or at the top of a suite's
-    /// layer file: an array of key names, or `true` for every key at that level.
+    /// The entry that locks keys, in a set's dictionary or at the top of a suite's layer file: an array of key
+    /// names, or `true` for every key at that level.
     static let lockKey = "PersistentPrefs.locked"
-    /// The key a set's schema version is stored under (``PersistentPrefs/schemaVersionKey``),
-    /// which no layer gives and no lock holds.
+    /// The key a set's schema version is stored under (``PersistentPrefs/schemaVersionKey``), which no layer gives
+    /// and no lock holds.
     static let schemaVersionKey = "PersistentPrefs.schemaVersion"
-    /// The folder of vendor defaults (``PersistentPrefs/vendorDefaultsDirectory``), a process
-    /// setting.
+    /// The folder of vendor defaults (``PersistentPrefs/vendorDefaultsDirectory``), a process setting.
     static let vendorDirectory = Locked<URL?>(nil)
 
     struct Layer {
-        /// What kind of layer it is.
         enum Kind: Sendable {
             /// Values an administrator forces through the platform, above every file.
             case managed
-            /// A site defaults file (over `$XDG_CONFIG_DIRS`).
             case site
-            /// A vendor defaults file (in ``PersistentPrefs/vendorDefaultsDirectory``).
             case vendor
             /// Defaults registered with the platform, beneath every file.
             case registered
         }
 
-        /// Where the layer comes from: a file's path, or `registered defaults`, `managed (forced) values`.
+        /// A file's path (for ``Kind/site`` and ``Kind/vendor``), or `registered defaults`, `managed (forced) values`.
         let source: String
-        /// The kind of layer; for ``Kind/site`` and ``Kind/vendor``, ``source`` is the file's path.
         let kind: Kind
         /// The set's values in this layer, normalised, without the lock entry.
         let values: [String: Any]
@@ -75,34 +68,27 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
     /// Whether no layer gives a value or locks a key.
     var isEmpty: Bool { layers.allSatisfy { $0.values.isEmpty && $0.locked.isEmpty && !$0.locksAll } }
 
-    /// Whether some layer locks some key.
     var hasLocks: Bool { layers.contains { !$0.locked.isEmpty || $0.locksAll } }
 
     /// Whether a layer locks every key of the set.
     var locksAll: Bool { layers.contains { $0.locksAll } }
 
-    /// Whether `key` is locked.
     func isLocked(_ key: String) -> Bool { layers.contains { $0.locks(key) } }
 
     /// The keys locked by name (a set locked whole locks keys no layer names as well).
     var lockedKeys: Set<String> { layers.reduce(into: Set()) { $0.formUnion($1.locked) } }
 
-    /// The value `key` has without the user's layer: what a removal of the user's value reveals,
-    /// or what a locked key reads.
-    func layerValue(forKey key: String) -> Any? {
-        layerGiving(key)?.values[key]
-    }
+    /// The value `key` has without the user's layer: what a removal of the user's value reveals, or a locked key reads.
+    func layerValue(forKey key: String) -> Any? { layerGiving(key)?.values[key] }
 
-    /// The layer `key`'s value comes from when the user's value does not count (it is locked) or
-    /// there is none: the locking layer or the first beneath it with a value; `nil` when no layer
-    /// gives one.
+    /// The layer `key`'s value comes from when the user's value does not count (locked) or there is none: the
+    /// locking layer or the first beneath it with a value; `nil` when no layer gives one.
     func layerGiving(_ key: String) -> Layer? {
         let start = layers.firstIndex { $0.locks(key) } ?? 0
         return layers[start...].first { $0.values[key] != nil }
     }
 
-    /// The set readers see: `user` (the user's stored set) with the layers beneath it and the
-    /// locked keys forced.
+    /// The set readers see: `user` (the user's stored set) with the layers beneath it and the locked keys forced.
     func effective(_ user: [String: Any]) -> [String: Any] {
         guard !isEmpty else { return user }
         var result = user
@@ -117,8 +103,8 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
         return result
     }
 
-    /// The first locked key (in sorted order) whose stored value differs between `old` and `new`,
-    /// or `nil`. The schema version the library keeps in a set is not a key of it.
+    /// The first locked key (sorted) whose stored value differs between `old` and `new`, or `nil`. The schema version
+    /// the library keeps in a set is not a key of it.
     func lockedChange(from old: [String: Any], to new: [String: Any]) -> String? {
         guard hasLocks else { return nil }
         var changed = PlistValue.changedKeys(old, new)
@@ -126,42 +112,28 @@ struct LayerStack: @unchecked Sendable {  // immutable property-list values
         return changed.filter(isLocked).min()
     }
 
-    /// ``lockedChange(from:to:)`` of two sets in a store's own shapes: normalised to be compared,
-    /// and only when some key is locked (a write with no lock in force pays nothing).
+    /// ``lockedChange(from:to:)`` of two sets in a store's own shapes, normalised only when some key is locked.
     func lockedChange(stored old: [String: Any], to new: [String: Any]) -> String? {
         guard hasLocks else { return nil }
         return lockedChange(from: PlistValue.loadedOrAsIs(old), to: PlistValue.loadedOrAsIs(new))
     }
 }
 
-/// The parsed contents of a set's layer files, read again only when a file changes (one `stat`
-/// per file otherwise).
+/// The parsed contents of a set's layer files, read again only when a file changes (one `stat` per file otherwise).
 struct LayerReader: Sendable {
     let files: [LayerFile]
 
-    private final class Parsed {
+    private struct Parsed {
         let signature: FileSignature?
         /// The file's top-level dictionary (`nil`: no file, or it could not be read).
         let top: [String: Any]?
         let problem: PersistentPrefs.PrefsError?
-
-        init(signature: FileSignature?, top: [String: Any]?, problem: PersistentPrefs.PrefsError?) {
-            self.signature = signature
-            self.top = top
-            self.problem = problem
-        }
     }
 
-    /// The files read in this process (``Parsed``), by path: each is parsed again only when it
-    /// changes.
+    /// The files parsed in this process, by path.
     private static let parsedFiles = Locked<[String: Parsed]>([:])
 
-    init(files: [LayerFile]) {
-        self.files = files
-    }
-
-    /// The layers of the set under `root` (`nil`: the top level of a suite's files, where the
-    /// keys are root keys and plain values).
+    /// The layers of the set under `root` (`nil`: the top level of a suite's files: root keys and plain values).
     func stack(root: String?) -> LayerStack {
         guard !files.isEmpty else { return .empty }
         var layers: [LayerStack.Layer] = []
@@ -179,13 +151,10 @@ struct LayerReader: Sendable {
         return LayerStack(layers: layers, problems: problems)
     }
 
-    /// Refuses a change of a suite file's top-level keys (`before` to `after`) that changes a key
-    /// locked at the top level, or a locked key inside a root key's set.
-    ///
-    /// - Throws: ``PersistentPrefs/PrefsError/keyLocked(key:)``.
+    /// Throws ``PersistentPrefs/PrefsError/keyLocked(key:)`` for a change of a suite file's top-level keys that changes
+    /// a key locked at the top level, or a locked key inside a root key's set.
     func checkSuiteChange(from before: [String: Any], to after: [String: Any]) throws {
-        // Without a layer file holding a dictionary (the usual case) nothing is locked, and
-        // which keys changed need not be worked out.
+        // Without a layer file holding a dictionary (the usual case) nothing is locked.
         guard files.contains(where: { current($0.path).top != nil }) else { return }
         let top = stack(root: nil)
         for key in PlistValue.changedKeys(before, after).sorted() {
@@ -199,9 +168,8 @@ struct LayerReader: Sendable {
         }
     }
 
-    /// Keeps in `repaired` — the suite as the ledger would put it back after a stale save (see
-    /// ``SuiteLedger``) — the value `found`, the file as read, has for every locked key: a repair
-    /// never changes a locked key, at the top level or inside a set.
+    /// Keeps in `repaired` (the suite as the ``SuiteLedger`` puts it back after a stale save) the value `found`, the
+    /// file as read, has for every locked key: a repair never changes a locked key, at the top level or in a set.
     func sparingLocked(_ repaired: inout [String: Any], from found: [String: Any]) {
         guard files.contains(where: { current($0.path).top != nil }) else { return }
         let top = stack(root: nil)
@@ -229,8 +197,7 @@ struct LayerReader: Sendable {
         return PlistValue.stringKeyedDictionary(value).map(PlistValue.loadedOrAsIs)
     }
 
-    /// Whether the files are a suite's (root keys at the top level, each holding a set), not a
-    /// set file's.
+    /// Whether the files are a suite's (see ``LayerFile/holdsRoots``), not a set file's.
     private var holdsRoots: Bool { files.allSatisfy(\.holdsRoots) }
 
     /// The set under `root` in one file's top-level dictionary, with its locks.
@@ -251,9 +218,8 @@ struct LayerReader: Sendable {
         }
         let marks = locks(set.removeValue(forKey: LayerStack.lockKey))
         if marks.invalid { return .failure(invalidLocks(file)) }
-        // Vetted as a write would be: a layer gives no value the user could not store. The top of
-        // a suite's file holds its sets, each vetted when it is read as a set: one bad set never
-        // takes the file's top-level locks away.
+        // Vetted as a write would be. The top of a suite's file holds its sets, each vetted when read as a set: one bad
+        // set never takes the file's top-level locks away.
         let values: [String: Any]
         switch PlistValue.normalizedSet(set, for: root == nil && file.holdsRoots ? .loading : .vetting) {
         case .success(let vetted): values = vetted
@@ -266,9 +232,8 @@ struct LayerReader: Sendable {
         return .success(LayerStack.Layer(source: file.path, kind: file.kind == .site ? .site : .vendor, values: values, locked: marks.keys, locksAll: locksAll || marks.all))
     }
 
-    /// What a lock entry says: `<true/>` or `<false/>`, or an array of key names. Anything else
-    /// (a number, a string, a list holding something other than names) is `invalid`, never read
-    /// as a lock or as none.
+    /// What a lock entry says: `<true/>` or `<false/>`, or an array of key names. Anything else is `invalid`, never
+    /// read as a lock or as none.
     private static func locks(_ entry: Any?) -> (keys: Set<String>, all: Bool, invalid: Bool) {
         guard let entry else { return ([], false, false) }
         switch PlistValue.normalized(entry, for: .loading) {
@@ -322,16 +287,15 @@ struct LayerReader: Sendable {
 // MARK: - Where layers are
 
 enum LayerPaths {
-    /// The system configuration folders, the most important first: `$XDG_CONFIG_DIRS` (absolute
-    /// entries), else `/etc/xdg`. Read once, at first use (every write asks).
+    /// The system configuration folders, most important first: `$XDG_CONFIG_DIRS` (absolute entries), else `/etc/xdg`.
     static let systemDirectories: [URL] = {
         let variable = ProcessEnvironment.value("XDG_CONFIG_DIRS") ?? ""
         let entries = variable.split(separator: ":").map(String.init).filter { $0.hasPrefix("/") }
         return (entries.isEmpty ? ["/etc/xdg"] : entries).map { URL(fileURLWithPath: $0, isDirectory: true) }
     }()
 
-    /// The layer files for a file named `name` in `relativeFolder` (`""`: directly in the
-    /// configuration folder): one per system folder, then the vendor folder's.
+    /// The layer files for a file named `name` in `relativeFolder` (`""`: directly in the configuration folder): one
+    /// per system folder, then the vendor folder's.
     static func files(relativeFolder: String, name: String, holdsRoots: Bool) -> [LayerFile] {
         // Every write asks: made once per file name and vendor folder (building URLs is dear).
         let vendor = LayerStack.vendorDirectory.withLock { $0 }
@@ -342,7 +306,6 @@ enum LayerPaths {
         return files
     }
 
-    /// What ``files(relativeFolder:name:holdsRoots:)`` makes its answer of.
     private struct MadeKey: Hashable {
         let relativeFolder: String
         let name: String
@@ -350,7 +313,6 @@ enum LayerPaths {
         let vendor: URL?
     }
 
-    /// The layer files made, by what they were made of.
     private static let madeFiles = Locked<[MadeKey: [LayerFile]]>([:])
 
     private static func makeFiles(relativeFolder: String, name: String, holdsRoots: Bool, vendor: URL?) -> [LayerFile] {
@@ -363,9 +325,8 @@ enum LayerPaths {
         return files
     }
 
-    /// `folder`'s path inside the user's configuration folder (`$XDG_CONFIG_HOME`, else
-    /// `~/.config`), or `nil` when it is elsewhere (or is that folder itself). Both folders are
-    /// resolved first (see ``FolderPath``), so every spelling of a folder finds the same layers.
+    /// `folder`'s path inside the user's configuration folder (``SuitePaths/directory``), or `nil` when it is elsewhere
+    /// (or that folder itself). Both are resolved first (``FolderPath``), so every spelling finds the same layers.
     static func relativeToConfiguration(_ folder: URL) -> String? {
         let base = FolderPath.resolved(SuitePaths.directory.path)
         let path = FolderPath.resolved(folder.path)
@@ -373,10 +334,9 @@ enum LayerPaths {
         return String(path.dropFirst(base == "/" ? 1 : base.count + 1))
     }
 
-    /// The layer files of the property-list file at `url` when the library knows what it is: a
-    /// suite's file (a `.plist` directly in the user's configuration folder) has the suite's, and
-    /// a set file (a `.plist` in a folder inside it) the layers a ``PlistFileStore`` there has by
-    /// default. Any other file has none. Its folder is resolved first (see ``FolderPath``).
+    /// The layer files of the property-list file at `url`: a suite's file (a `.plist` directly in the user's
+    /// configuration folder) has the suite's, a set file (in a folder inside it) those a ``PlistFileStore`` there has
+    /// by default, any other file none. Its folder is resolved first (see ``FolderPath``).
     static func files(forFileAt url: URL) -> [LayerFile] {
         let name = url.lastPathComponent
         guard name.hasSuffix(".plist"), name.utf8.count > ".plist".utf8.count else { return [] }

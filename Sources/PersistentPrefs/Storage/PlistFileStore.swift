@@ -1,13 +1,5 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// A ``PrefsStore`` that keeps each set in its own binary property-list file in a directory.
 ///
 /// ```swift
@@ -15,33 +7,19 @@ import Foundation
 /// let prefs = AppPrefs(key: "Main", store: store)      // the file /var/lib/myapp/prefs/Main~….plist
 /// ```
 ///
-/// - Each root key has one file, `<encoded root key>.plist`; the name encoding is
-///   reversible and cannot leave the directory (`/`, `..`, NUL and other special characters
-///   are percent-encoded). A root key with upper-case letters also gets `~<hash>` of the exact
-///   key, so `Main` and `main` have different files where the file system ignores case (APFS,
-///   NTFS); a file named by an earlier version (`Main.plist`) is renamed on first use. A root
-///   key too long for a file name gets a shortened name with a hash, and its full key in a
-///   `.root` file beside it.
-/// - Several processes can share the directory: every change takes an advisory lock
-///   (`flock` on `<file>.lock`, waited for at most ``PersistentPrefs/PersistentPrefs/lockTimeout``),
-///   re-reads the file and applies only the change, so two processes changing different keys of
-///   one root key both keep theirs. Reads take no lock, so a stopped writer never delays them.
-/// - Writes are atomic and durable: the new file is written beside the old one, flushed
-///   with `fsync`, renamed over it, and the directory is flushed. A crash leaves the old
-///   file or the new one, never a mix.
-/// - The binary format round-trips every property-list value exactly (sub-second dates,
-///   `-0.0`, 64-bit integers).
-/// - A file that cannot be parsed is moved aside (`<name>.plist.corrupt-<timestamp>`) and
-///   reported as ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)``;
-///   it is never silently replaced.
-/// - The directory is created with mode 0700 and files with mode 0600. In a directory other
-///   users can write, symbolic links at the files' places are refused, never written through
-///   (see <doc:SharedMachines>).
-///
-/// ```swift
-/// let store = PlistFileStore(directory: URL(fileURLWithPath: "/var/lib/myapp/prefs"))
-/// let prefs = SamplePrefs(key: "Main", store: store)
-/// ```
+/// - Each root key has one file, `<percent-encoded root key>.plist` (reversible, never leaving the directory); with
+///   upper-case letters `~<hash>` is added, so `Main` and `main` differ where case is ignored (an earlier version's
+///   `Main.plist` is renamed on first use). A key too long for a file name gets a shortened name, its full key beside it.
+/// - Several processes can share the directory: every change takes a `flock` on `<file>.lock` (waited for at most
+///   ``PersistentPrefs/PersistentPrefs/lockTimeout``), re-reads the file and applies only the change, so two
+///   processes changing different keys of one root key both keep theirs. Reads take no lock.
+/// - Writes are atomic and durable: the new file is written beside the old one, flushed, renamed over it, and the
+///   directory is flushed. A crash leaves the old file or the new one, never a mix.
+/// - The binary format round-trips every property-list value exactly (sub-second dates, `-0.0`, 64-bit integers).
+/// - A file that cannot be parsed is moved aside (`<name>.plist.corrupt-<timestamp>`) and reported as
+///   ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)``, never silently replaced.
+/// - The directory is created with mode 0700 and files with mode 0600. In a directory other users can write,
+///   symbolic links at the files' places are refused, never written through (see <doc:SharedMachines>).
 public final class PlistFileStore: PrefsStore, Sendable {
     /// The directory holding the files.
     public let directory: URL
@@ -49,35 +27,27 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// Identifies the directory.
     public let identifier: String
 
-    /// Encoded root keys longer than this get a shortened name (the limit for a file name is
-    /// 255 bytes, and the lock and sidecar files add a suffix).
+    /// Encoded root keys longer than this get a shortened name (a file name has 255 bytes; lock files add a suffix).
     static let maximumEncodedLength = 200
 
-    /// Where this store's site and vendor defaults are, inside each system configuration folder
-    /// and the vendor folder (`myapp/prefs`: `/etc/xdg/myapp/prefs/<file>.plist`), or `nil`: no
-    /// system layers. See <doc:LayersAndLockdown>.
+    /// Where this store's site and vendor defaults are inside each system configuration folder and the vendor
+    /// folder (`myapp/prefs`: `/etc/xdg/myapp/prefs/<file>.plist`), or `nil`: none. See <doc:LayersAndLockdown>.
     public let layerName: String?
 
-    /// Whether `directory` is the folder of the `UserDefaults` suites (however it is spelled):
-    /// its property-list files are suites, so the store refuses to use it.
+    /// Whether `directory` is the folder of the `UserDefaults` suites (however spelled), which the store refuses.
     private let isSuiteFolder: Bool
 
-    /// A store for the files in `directory` (created on the first write).
+    /// A store for the files in `directory` (created on the first write). The folder of the `UserDefaults` suites
+    /// (``PreferencesFile/preferencesDirectory``, by any spelling) cannot be one: such a store throws
+    /// ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)`` at its first use, and writes nothing.
     ///
     /// - Parameters:
-    ///   - directory: The directory to keep the files in.
-    ///   - layerName: The folder of this store's system defaults inside `/etc/xdg` (each folder
-    ///     of `$XDG_CONFIG_DIRS`) and the vendor folder. By default, `directory`'s path inside the
-    ///     user's configuration folder (`~/.config/myapp/prefs` gives `myapp/prefs`); a directory
-    ///     elsewhere has no system layers unless one is named. Symbolic links and `..` in
-    ///     `directory` are resolved first, so every spelling of a folder has the same layers.
-    ///     Stores of one directory share their sets in a process: the first one made decides.
-    ///
-    /// The folder of the `UserDefaults` suites (``PreferencesFile/preferencesDirectory``, by
-    /// any spelling) cannot be a store's directory: its files are suites, which have layers
-    /// and a format of their own. Such a store throws
-    /// ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)`` naming the folder at
-    /// its first use, and writes nothing.
+    ///   - directory: The folder of the set files.
+    ///   - layerName: The folder of this store's system defaults inside `/etc/xdg` (each folder of
+    ///     `$XDG_CONFIG_DIRS`) and the vendor folder. By default, `directory`'s path inside the user's configuration
+    ///     folder (`~/.config/myapp/prefs` gives `myapp/prefs`, symbolic links and `..` resolved first); a directory
+    ///     elsewhere has none unless one is named. Stores of one directory share their sets in a process: the first
+    ///     one made decides.
     public init(directory: URL, layerName: String? = nil) {
         self.directory = directory.standardizedFileURL
         identifier = "plistfile:\(self.directory.path)"
@@ -96,30 +66,20 @@ public final class PlistFileStore: PrefsStore, Sendable {
             reason: "this is the folder of the UserDefaults suites; its property-list files are suites, not sets: keep a PlistFileStore's sets in a folder of their own")
     }
 
-    /// The file that holds the set for `root`.
+    /// The file that holds the set for `root` (named as the type's documentation says).
     ///
-    /// - Parameter root: A root key.
-    /// - Returns: The file's URL: the percent-encoded root key, or for a root key too long for
-    ///   a file name, a shortened name ending in `~<hash>`, with the full key beside it in
-    ///   `<name>.root`.
-    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)`` when the
-    ///   directory is the folder of the `UserDefaults` suites.
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)`` in the suites' folder.
     public func fileURL(forRoot root: String) throws -> URL {
         try checkNotSuiteFolder()
         return directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".plist", isDirectory: false)
     }
 
-    /// Where the schema of the set under `root` is kept: `<file name without .plist>.schema.json`
-    /// beside its file (see ``PrefsSchema``).
-    ///
-    /// - Parameter root: A root key.
-    /// - Returns: The schema file's URL.
+    /// Where the schema of the set under `root` is kept (``PrefsSchema``): `<file name less .plist>.schema.json` beside it.
     public func schemaFileURL(forRoot root: String) -> URL {
         directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".schema.json", isDirectory: false)
     }
 
-    /// The name of `root`'s file without `.plist`: the percent-encoded root key (with `~<hash>`
-    /// for upper case), or a shortened name ending in `~<hash>` for a long key.
+    /// The name of `root`'s file without `.plist` (see the type's documentation).
     static func fileStem(forRoot root: String) -> String {
         let encoded = encode(root)
         guard encoded.utf8.count > maximumEncodedLength else {
@@ -130,17 +90,15 @@ public final class PlistFileStore: PrefsStore, Sendable {
         return "\(encoded.prefix(120))~\(hash(root))"
     }
 
-    /// The file named by an earlier version for `root` (`Main.plist`, which a case-insensitive
-    /// file system shares with `main.plist`), while it may still need moving to `url`, its
-    /// current name; `nil` once this process knows there is none.
+    /// The file an earlier version named for `root` (`Main.plist`, which a case-insensitive file system shares with
+    /// `main.plist`) while it may still need moving to `url`; `nil` once this process knows there is none.
     private func legacyFile(forRoot root: String, current url: URL) -> URL? {
         let legacy = directory.appendingPathComponent(Self.encode(root) + ".plist", isDirectory: false)
         guard legacy != url, url.lastPathComponent.utf8.count <= Self.maximumEncodedLength + 30,
             !Self.legacyChecked.withLock({ $0.contains(url.path) })
         else { return nil }
-        // An earlier version wrote its sets binary: an XML property list there, or a file with an
-        // `.init` copy beside it, is another program's (a `SettingsManageable` type named as the
-        // root key) and stays. A damaged file is taken, so its damage is reported.
+        // An earlier version wrote binary: an XML property list, or a file with an `.init` copy beside it, is another
+        // program's (a `SettingsManageable` type named as the root key). A damaged file is taken, so it is reported.
         let data = (try? AtomicFile.readRegular(legacy.path, limit: PlistFile.maximumReadSize))??.data
         let isOthers = data.map { data in
             guard !data.starts(with: Data("bplist".utf8)), case .success = PlistFile.parse(data) else { return false }
@@ -153,8 +111,7 @@ public final class PlistFileStore: PrefsStore, Sendable {
         return legacy
     }
 
-    /// Moves `legacy` to its current name `url` (unless a file has that name already), once per
-    /// root key and process. Call it holding `url`'s lock.
+    /// Moves `legacy` to `url` (unless a file has that name already), once per root key and process, holding `url`'s lock.
     private func moveLegacyFile(_ legacy: URL, to url: URL) throws {
         if !FileManager.default.fileExists(atPath: url.path), FileManager.default.fileExists(atPath: legacy.path) {
             guard rename(legacy.path, url.path) == 0 else { throw AtomicFile.posixFailure("rename", legacy.path).prefsError }
@@ -166,53 +123,31 @@ public final class PlistFileStore: PrefsStore, Sendable {
     /// The files already checked for an old name in this process.
     private static let legacyChecked = Locked<Set<String>>([])
 
-    /// Reads the set for `root`, or `nil` when it has no file.
+    /// See ``PrefsStore/load(root:)``; `nil` when `root` has no file.
     ///
-    /// - Parameter root: The root key.
-    /// - Returns: The stored dictionary, or `nil`.
-    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (the
-    ///   file is moved aside first) or ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
-    public func load(root: String) throws -> [String: Any]? {
-        try read(root: root).set
-    }
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (the file is moved aside
+    ///   first) or ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
+    public func load(root: String) throws -> [String: Any]? { try read(root: root).set }
 
-    /// Writes the set for `root` atomically and durably.
+    /// See ``PrefsStore/save(_:root:)``: the file is replaced atomically and durably.
     ///
-    /// - Parameters:
-    ///   - values: The whole set.
-    ///   - root: The root key.
-    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``; the old
-    ///   file is then unchanged.
-    public func save(_ values: [String: Any], root: String) throws {
-        _ = try apply(.replace(values), root: root)
-    }
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``; the old file is then unchanged.
+    public func save(_ values: [String: Any], root: String) throws { _ = try apply(.replace(values), root: root) }
 
-    /// Removes the file for `root`, durably, with what the library kept beside it: its lock file
-    /// (`<file>.lock`), the note of a damaged file and the note of the full root key
-    /// (`<file>.root`). The set's schema file (the program's declaration) and damaged copies moved
-    /// aside stay. A change that leaves the set empty removes it the same way.
+    /// See ``PrefsStore/remove(root:)``: removes the file with its lock file (`<file>.lock`), damage note and
+    /// `<file>.root` note; the set's schema file and damaged copies moved aside stay. An emptied set goes the same way.
     ///
-    /// - Parameter root: The root key.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
-    public func remove(root: String) throws {
-        _ = try apply(.replace([:]), root: root)
-    }
+    public func remove(root: String) throws { _ = try apply(.replace([:]), root: root) }
 
-    /// Applies `change` under the file's lock: re-reads the file, changes it, replaces it
-    /// atomically. Two processes changing different keys of one root key both keep theirs.
+    /// See ``PrefsStore/apply(_:root:)``: under the file's lock, the file is re-read, changed and replaced atomically.
     ///
-    /// - Parameters:
-    ///   - change: What to change.
-    ///   - root: The root key.
-    /// - Returns: The set after the change.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError``; the file is then unchanged.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
         try write(WritePlan(change, root: root), root: root).appliedSet()
     }
 
-    /// The root keys that have a file, sorted.
-    ///
-    /// - Returns: The root keys present in the directory.
+    /// See ``PrefsStore/roots()``: the root keys that have a file, sorted.
     public func roots() throws -> [String] {
         try checkNotSuiteFolder()
         let names: [String]
@@ -249,21 +184,17 @@ public final class PlistFileStore: PrefsStore, Sendable {
         }
     }
 
-    /// The root key kept in a `.root` file, or `nil` (none, or not a regular file of its own:
-    /// the library never reads a link, FIFO or device there).
+    /// The root key kept in a `.root` file, or `nil` (none, or not a regular file: never a link, FIFO or device).
     private static func rootName(in sidecar: URL) -> String? {
         ((try? AtomicFile.readRegular(sidecar.path, following: false, limit: 1 << 16)) ?? nil).map { String(decoding: $0.data, as: UTF8.self) }
     }
 
     /// FNV-1a, 64 bits, of the root key's UTF-8: stable across runs and platforms.
-    static func hash(_ root: String) -> String {
-        String(FNV1a.hash(root.utf8), radix: 16)
-    }
+    static func hash(_ root: String) -> String { String(FNV1a.hash(root.utf8), radix: 16) }
 
     // MARK: - File names
 
-    /// Percent-encodes every UTF-8 byte outside `A–Z a–z 0–9 - _`: the result is a safe,
-    /// reversible file name (no `/`, no `.`, no `~`, no NUL, never hidden).
+    /// Percent-encodes every UTF-8 byte outside `A–Z a–z 0–9 - _`: a safe, reversible name (no `/`, `.`, `~` or NUL).
     static func encode(_ root: String) -> String {
         var name = ""
         for byte in root.utf8 {
@@ -309,8 +240,7 @@ extension PlistFileStore {
     func read(root: String) throws -> StoreRead {
         var url = try fileURL(forRoot: root)
         if let legacy = legacyFile(forRoot: root, current: url) {
-            // Renamed now if the lock is free; else (or when the lock file cannot be used) read
-            // where it is, and renamed by the next write.
+            // Renamed now if the lock is free (and usable); else read where it is, and renamed by the next write.
             let moved: Void? = (try? FileLock.withLockIfFree(for: url) { try moveLegacyFile(legacy, to: url) }) ?? nil
             if moved == nil, !FileManager.default.fileExists(atPath: url.path) { url = legacy }
         }
@@ -326,8 +256,7 @@ extension PlistFileStore {
         let url = try fileURL(forRoot: root)
         let memory = memoryLayers(root: root)
         return try FileLock.withLock(for: url, label: root) { lock in
-            // Under the file's lock, with the layer files read again: a key locked while this
-            // write waited for the lock is refused (see SetStorage.layerFiles(root:)).
+            // Layer files read again under the lock: see SetStorage.layerFiles(root:).
             let layers = layerStack(root: root, memory: memory)
             if let legacy = legacyFile(forRoot: root, current: url) { try moveLegacyFile(legacy, to: url) }
             var stored: [String: Any] = [:]
@@ -347,8 +276,7 @@ extension PlistFileStore {
             }
             DamageNote.clear(for: url)  // the set is whole again
             if updated.isEmpty {
-                // An empty set has no file, nor anything beside it: the full root key's note and,
-                // last, while still held, the lock file (see FileLock.Held.removeFile()).
+                // Nor anything beside it: the root key's note and, last, the lock file (FileLock.Held.removeFile()).
                 let sidecar = url.path + ".root"
                 if let kind = SharedFolders.kind(sidecar), kind == S_IFREG || kind == S_IFLNK { unlink(sidecar) }
                 lock.removeFile()
@@ -357,9 +285,7 @@ extension PlistFileStore {
         }
     }
 
-    func currentVersion(root: String) -> UInt64? {
-        (try? fileURL(forRoot: root)).flatMap(PlistFile.digest(of:))
-    }
+    func currentVersion(root: String) -> UInt64? { (try? fileURL(forRoot: root)).flatMap(PlistFile.digest(of:)) }
 
     // MARK: Damage
 
@@ -405,7 +331,5 @@ extension PlistFileStore {
         return LayerPaths.files(relativeFolder: layerName, name: file.lastPathComponent, holdsRoots: false)
     }
 
-    func schemaFile(root: String) -> URL? {
-        schemaFileURL(forRoot: root)
-    }
+    func schemaFile(root: String) -> URL? { schemaFileURL(forRoot: root) }
 }

@@ -1,17 +1,13 @@
 import Foundation
 
-/// A property-list file of top-level keys — the file of a `UserDefaults` suite on Linux
-/// (`$XDG_CONFIG_HOME/<suite>.plist`, else `~/.config/<suite>.plist`), or any property-list file
-/// holding a dictionary — read and changed the way ``UserDefaultsStore`` changes suites there.
+/// A property-list file of top-level keys (the file of a `UserDefaults` suite on Linux, or any property-list file
+/// holding a dictionary) read and changed the way ``UserDefaultsStore`` changes suites there.
 ///
-/// Every change takes the suite's lock (shared by every process using this library), reads the
-/// file again, applies only what it changes, replaces the file atomically and is durable when it
-/// returns. Programs using the library on the suite see the change at once (they watch the
-/// file); programs using plain `UserDefaults` see it after their next `synchronize()`, and a
-/// plain save that raced the change does not undo it (see ``UserDefaultsStore``). Reads take no
-/// lock and never write. A damaged suite file is moved aside and reported, never overwritten; a
-/// file named by path (``init(url:)``) is never moved or replaced unless it is a property list:
-/// anything else there is reported and left as it is. The harness's `defaults` commands use it.
+/// Every change takes the suite's lock, reads the file again, applies only what it changes, replaces the file
+/// atomically and is durable when it returns. Programs using the library on the suite see the change at once;
+/// programs using plain `UserDefaults` see it after their next `synchronize()`, and a plain save that raced the
+/// change does not undo it. Reads take no lock and never write. A damaged suite file is moved aside and reported; a
+/// file named by path (``init(url:)``) that is not a property list is reported and left as it is.
 ///
 /// ```swift
 /// let suite = try PreferencesFile(suiteName: "com.example.app")
@@ -19,36 +15,25 @@ import Foundation
 /// print(try suite.contents() ?? [:])
 /// ```
 ///
-/// On Apple platforms `cfprefsd` owns the preferences files; use `UserDefaults` (or the
-/// `defaults` command) there.
+/// On Apple platforms `cfprefsd` owns the preferences files; use `UserDefaults` (or the `defaults` command) there.
 public struct PreferencesFile: Sendable {
     /// The property-list file.
     public let url: URL
 
-    /// Whether a damaged file is moved aside (a suite's file) or left where it is (a file named
-    /// by path).
+    /// Whether a damaged file is moved aside (a suite's file) or left where it is (a file named by path).
     private let movesDamagedFileAside: Bool
 
-    /// The system layer files of the suite or set the file is (none for a file the library does
-    /// not know).
+    /// The system layer files of the suite or set the file is (none for a file the library does not know).
     private let layers: LayerReader
 
-    /// Whether the file is a ``PlistFileStore`` set file (its keys are the set's) rather than a
-    /// suite's file (its keys are root keys).
+    /// Whether the file is a ``PlistFileStore`` set file (its keys are the set's), not a suite's (keys are root keys).
     private let holdsSet: Bool
 
-    /// The file at `url` (a suite file or any property-list file of top-level keys).
-    ///
-    /// A file named this way is never moved aside: one that is not a property list of top-level
-    /// keys (or not a regular file) is reported, and left as it is.
-    ///
-    /// A file the library knows keeps its system layers, however its path is spelled (symbolic
-    /// links and `..` in its folder are resolved): a suite's file in ``preferencesDirectory`` has
-    /// the suite's, and a `.plist` file in a folder inside it the layers of the set a
-    /// ``PlistFileStore`` keeps there (see <doc:LayersAndLockdown>). A change of a key they lock is
-    /// refused as it is through ``init(suiteName:)`` or the store.
-    ///
-    /// - Parameter url: The file; it need not exist yet.
+    /// The file at `url`, which need not exist yet. It is never moved aside: one that is not a property list of
+    /// top-level keys (or not a regular file) is reported, and left as it is. A file the library knows keeps its system
+    /// layers however its path is spelled: a suite's file in ``preferencesDirectory`` has the suite's, a `.plist` in a
+    /// folder inside it those of the set a ``PlistFileStore`` keeps there (see <doc:LayersAndLockdown>). A change of a
+    /// key they lock is refused.
     public init(url: URL) {
         self.url = url
         movesDamagedFileAside = false
@@ -59,9 +44,8 @@ public struct PreferencesFile: Sendable {
 
     /// The file of the `UserDefaults` suite `suiteName` in ``preferencesDirectory``.
     ///
-    /// - Parameter suiteName: The suite.
-    /// - Throws: ``PersistentPrefs/PrefsError/invalidSuiteName(name:reason:)`` for a name with
-    ///   `/` or `..`, an empty name, or a special domain.
+    /// - Throws: ``PersistentPrefs/PrefsError/invalidSuiteName(name:reason:)`` for a name with `/` or `..`, an empty
+    ///   name, or a special domain.
     public init(suiteName: String) throws {
         if let problem = SuitePaths.problem(with: suiteName) {
             throw PersistentPrefs.PrefsError.invalidSuiteName(name: suiteName, reason: problem)
@@ -72,20 +56,12 @@ public struct PreferencesFile: Sendable {
         holdsSet = false
     }
 
-    /// Where Foundation on Linux keeps `UserDefaults` suites: `$XDG_CONFIG_HOME` when it is an
-    /// absolute path, else `~/.config`.
-    ///
-    /// The same rule holds on Apple platforms, where it names no `UserDefaults` suite: `cfprefsd`
-    /// keeps those in `~/Library/Preferences` and writes them itself, so there a suite is changed
-    /// through `UserDefaults` (``UserDefaultsStore``, the system's `defaults` command), and a
-    /// ``PreferencesFile`` names a file by ``init(url:)``.
-    public static var preferencesDirectory: URL {
-        SuitePaths.directory
-    }
+    /// Where Foundation on Linux keeps `UserDefaults` suites: `$XDG_CONFIG_HOME` when it is an absolute path, else
+    /// `~/.config`. The same rule holds on Apple platforms, where `cfprefsd` keeps suites elsewhere (use ``init(url:)``).
+    public static var preferencesDirectory: URL { SuitePaths.directory }
 
-    /// The suites in ``preferencesDirectory`` (its `*.plist` files), sorted.
+    /// The suites in ``preferencesDirectory`` (its `*.plist` files), sorted; none when the folder does not exist.
     ///
-    /// - Returns: The suite names; empty when the folder does not exist.
     /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be listed.
     public static func suiteNames() throws -> [String] {
         let directory = preferencesDirectory
@@ -103,39 +79,26 @@ public struct PreferencesFile: Sendable {
             .sorted()
     }
 
-    /// The file's top-level keys and values as the file holds them; `nil` when there is no file.
+    /// The file's top-level keys and values as the file holds them (a value a stale plain save put back, too, until
+    /// the library's next write puts it right); `nil` when there is no file. Takes no lock and writes nothing.
     ///
-    /// Takes no lock (a stopped or stuck writer never delays it) and writes nothing: a value the
-    /// library wrote that a stale plain `UserDefaults` save put back is shown as the file has it,
-    /// until the library's next write to the suite puts it right.
-    ///
-    /// - Returns: The keys and values, as the file holds them.
-    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` for a damaged file: a
-    ///   suite's file is moved aside (never overwritten; the reason says where) so the next read
-    ///   finds no file, and ``damageNotice`` reports it until the file is written again; a file
-    ///   named by path is left where it is. ``PersistentPrefs/PrefsError/ioError(path:reason:)``
-    ///   when it cannot be read, or is not a regular file.
+    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` for a damaged file (a suite's file is moved
+    ///   aside and ``damageNotice`` reports it until written again; a file named by path is left where it is);
+    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be read, or is not a regular file.
     public func contents() throws -> [String: Any]? {
         try PlistFile.read(url, movingAside: movesDamagedFileAside)
     }
 
-    /// Changes the file's top-level keys with `change`, in one durable, atomic write under the
-    /// suite's lock; the file is created when it does not exist.
+    /// Changes the file's top-level keys with `change`, in one durable, atomic write under the suite's lock; the file
+    /// is created when it does not exist. `change` runs on the file as read again under the lock, and may run more
+    /// than once (on a newer file, when another program rewrites it meanwhile): keep it free of other side effects.
     ///
-    /// `change` runs on the file as it is now (read again under the lock) and may run more than
-    /// once, on a newer file, when a program that does not use this library rewrites it
-    /// meanwhile; keep it free of other side effects. When it throws, nothing is written.
-    ///
-    /// - Parameter change: Changes the keys; the values it sets must be property-list values.
-    /// - Throws: What `change` throws;
-    ///   ``PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)`` naming the
-    ///   keys whose new values a property list cannot hold;
-    ///   ``PersistentPrefs/PrefsError/keyLocked(key:)`` for a change of a key an administrator
-    ///   locked in the suite's system layers (see <doc:LayersAndLockdown>);
-    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)``. Nothing is written when it throws.
+    /// - Throws: What `change` throws; ``PersistentPrefs/PrefsError/valuesNotPlistCompatible(invalidElements:)``
+    ///   naming the keys whose new values a property list cannot hold; ``PersistentPrefs/PrefsError/keyLocked(key:)``
+    ///   for a key locked in the system layers (<doc:LayersAndLockdown>);
+    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)``. Nothing is written then.
     public func update(_ change: (inout [String: Any]) throws -> Void) throws {
-        // A file named by path that is not a property list is refused before anything (a lock
-        // file) is made beside it; the write reads it again under the lock.
+        // A file named by path that is not a property list is refused before a lock file is made beside it.
         if !movesDamagedFileAside { _ = try contents() }
         try UserDefaultsStore.update(
             suiteFile: url, describing: "the suite", label: url.lastPathComponent, layers: layers, movingAside: movesDamagedFileAside
@@ -154,15 +117,13 @@ public struct PreferencesFile: Sendable {
         }
     }
 
-    /// Removes the file (the whole suite), under the suite's lock, with what the library kept
-    /// beside it for its values: the lock file (`<file>.lock`, with the ledger of recent writes)
-    /// and the note of a damaged file (`<file>.damaged`). The suite's schemas
-    /// (`<suite>.schemas/`, the declarations of the programs that use it) and damaged copies
-    /// moved aside (`<file>.corrupt-…`, kept for recovery) stay.
+    /// Removes the file (the whole suite) under the suite's lock, with its lock file (`<file>.lock`, holding the
+    /// ledger) and damage note (`<file>.damaged`). The suite's schemas (`<suite>.schemas/`) and damaged copies moved
+    /// aside (`<file>.corrupt-…`) stay.
     ///
     /// - Returns: Whether there was a file to remove.
-    /// - Throws: ``PersistentPrefs/PrefsError/keyLocked(key:)`` when the file holds a value of a
-    ///   locked key; ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be removed.
+    /// - Throws: ``PersistentPrefs/PrefsError/keyLocked(key:)`` when the file holds a value of a locked key;
+    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be removed.
     @discardableResult
     public func remove() throws -> Bool {
         if !movesDamagedFileAside { _ = try contents() }  // a file that is not a property list is left alone
@@ -178,11 +139,8 @@ public struct PreferencesFile: Sendable {
         }
     }
 
-    /// Refuses a change of the file's keys (`before` to `after`) that changes a locked key: in a
-    /// suite's file, a locked root key or a locked key of a root key's set; in a set file, a
-    /// locked key of the set.
-    ///
-    /// - Throws: ``PersistentPrefs/PrefsError/keyLocked(key:)``.
+    /// Refuses with ``PersistentPrefs/PrefsError/keyLocked(key:)`` a change of the file's keys that changes a locked
+    /// key (a suite's root key or a key of a root key's set; in a set file, a key of the set).
     private func checkLocks(from before: [String: Any], to after: [String: Any]) throws {
         guard holdsSet else { return try layers.checkSuiteChange(from: before, to: after) }
         let set = layers.stack(root: nil)
@@ -191,28 +149,18 @@ public struct PreferencesFile: Sendable {
         }
     }
 
-    /// Where the library keeps the schema of the set under the top-level key `root` (see
-    /// ``PrefsSchema``): `<suite>.schemas/<root file name>.json` beside the file.
-    ///
-    /// - Parameter root: A top-level key holding a set.
-    /// - Returns: The schema file's URL (it may not exist).
-    public func schemaFileURL(forRoot root: String) -> URL {
-        SuitePaths.schemaFile(besides: url, root: root)
-    }
+    /// Where the library keeps the schema of the set under the top-level key `root` (see ``PrefsSchema``):
+    /// `<suite>.schemas/<root file name>.json` beside the file (it may not exist).
+    public func schemaFileURL(forRoot root: String) -> URL { SuitePaths.schemaFile(besides: url, root: root) }
 
-    /// Whether the folder of this suite's schemas (`<suite>.schemas`, see
-    /// ``schemaFileURL(forRoot:)``) exists: without it no set in the suite has a schema. For
-    /// `prefs-harness` (`package` access), which then skips comparing the suite before and after a
-    /// write to find the sets to check.
+    /// Whether the folder of this suite's schemas (``schemaFileURL(forRoot:)``) exists: without it no set in the suite
+    /// has a schema. For `prefs-harness`.
     package var hasSchemaFolder: Bool {
         var info = stat()
         return stat(SuitePaths.schemaFolder(besides: url), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
-    /// The damage reported for this file, or `nil`: after a damaged file was moved aside, every
-    /// reader reports ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (naming where the
-    /// damaged copy went) until the file is written again.
-    public var damageNotice: PersistentPrefs.PrefsError? {
-        DamageNote.notice(for: url)
-    }
+    /// The damage reported for this file, or `nil`: after a damaged file was moved aside, every reader reports
+    /// ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (naming where it went) until the file is written again.
+    public var damageNotice: PersistentPrefs.PrefsError? { DamageNote.notice(for: url) }
 }

@@ -2,9 +2,8 @@ import Foundation
 
 /// Where preference sets live: one `[String: Any]` dictionary per root key.
 ///
-/// ``PersistentPrefs`` talks to storage only through this protocol. The library ships
-/// ``UserDefaultsStore`` (the default) and ``InMemoryStore`` (tests and previews); a store of
-/// your own can keep sets anywhere.
+/// ``PersistentPrefs`` talks to storage only through this protocol. The library ships ``UserDefaultsStore`` (the
+/// default), ``PlistFileStore`` and ``InMemoryStore`` (tests and previews); a store of your own can keep sets anywhere.
 ///
 /// ```swift
 /// /// Sets in a key-value database of your own (one process; its writes are atomic).
@@ -17,98 +16,73 @@ import Foundation
 ///     func roots() throws -> [String] { try database.keys().sorted() }
 ///     // apply(_:root:) comes from the protocol: load, change.applied(to:), save.
 /// }
-///
-/// // A PrefsChange, applied by hand:
-/// let after = try PrefsChange.set(key: "Volume", value: 7).applied(to: ["Volume": 5])   // ["Volume": 7]
 /// ```
 ///
 /// Contract:
-/// - ``save(_:root:)`` and ``remove(root:)`` return only when the change is durable: a
-///   process killed right after they return must find the change on its next start. (The
-///   default store on Apple platforms meets this through `cfprefsd`; only files the library
-///   writes itself also survive a power loss: <doc:ApplePlatforms>.)
-/// - Values handed to ``save(_:root:)`` are already vetted and normalised: `String`,
-///   `NSNumber`, `Date`, `Data`, and `[Any]` / `[String: Any]` of those, nested.
-/// - ``load(root:)`` may hand back values in the platform's own shapes (on Linux,
-///   `Optional`-wrapped values and `AnyHashable` keys); ``PersistentPrefs`` normalises them
-///   in one place.
-/// - Throw ``PersistentPrefs/PersistentPrefs/PrefsError`` to describe a failure; other errors reach callers
-///   as ``PersistentPrefs/PersistentPrefs/PrefsError/unknownError(error:)``.
-/// - Two stores with equal ``identifier`` values are the same storage: instances using them
-///   share one in-memory copy of each set.
+/// - ``save(_:root:)`` and ``remove(root:)`` return only when the change is durable: a process killed right after
+///   they return must find the change on its next start. (The default store on Apple platforms meets this through
+///   `cfprefsd`; only files the library writes itself also survive a power loss: <doc:ApplePlatforms>.)
+/// - Values handed to ``save(_:root:)`` are already vetted and normalised: `String`, `NSNumber`, `Date`, `Data`, and
+///   `[Any]` / `[String: Any]` of those, nested.
+/// - ``load(root:)`` may hand back values in the platform's own shapes (on Linux, `Optional`-wrapped values and
+///   `AnyHashable` keys); ``PersistentPrefs`` normalises them in one place.
+/// - Throw ``PersistentPrefs/PersistentPrefs/PrefsError`` to describe a failure; other errors reach callers as
+///   ``PersistentPrefs/PersistentPrefs/PrefsError/unknownError(error:)``.
+/// - Two stores with equal ``identifier`` values are the same storage: instances using them share one in-memory
+///   copy of each set.
 ///
-/// What a store of your own gets, beside what the library's stores do: every write is one
-/// ``apply(_:root:)`` call, and observers in this process hear of it; a change made outside the
-/// library reaches the sets in use when the store calls ``setDidChange(root:)`` (or an instance
-/// calls ``PersistentPrefs/flush()``). It has no system layers or locked keys, no damage notes,
-/// no schema files beside its sets, and no watch of its own: those belong to the files that
-/// ``UserDefaultsStore`` and ``PlistFileStore`` keep.
+/// A store of your own: every write is one ``apply(_:root:)`` call, which observers in this process hear of; a change
+/// made outside the library reaches the sets in use when the store calls ``setDidChange(root:)`` (or an instance
+/// calls ``PersistentPrefs/flush()``). System layers, locked keys, damage notes, schema files and watching belong to
+/// the files ``UserDefaultsStore`` and ``PlistFileStore`` keep.
 public protocol PrefsStore: Sendable {
     /// A string that identifies the underlying storage (for example the suite name).
     var identifier: String { get }
 
     /// Returns the dictionary stored under `root`, or `nil` when nothing is stored there.
     ///
-    /// - Parameter root: The root key of the set.
-    /// - Returns: The stored dictionary, or `nil`.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError`` when the stored data cannot be read.
     func load(root: String) throws -> [String: Any]?
 
-    /// Replaces the dictionary stored under `root`; durable when it returns.
+    /// Replaces the dictionary stored under `root` with `values`, the whole set, vetted and normalised; durable when
+    /// it returns.
     ///
-    /// - Parameters:
-    ///   - values: The whole set, already vetted and normalised.
-    ///   - root: The root key of the set.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError`` when the write failed; nothing was changed.
     func save(_ values: [String: Any], root: String) throws
 
     /// Removes whatever is stored under `root`; durable when it returns.
     ///
-    /// - Parameter root: The root key of the set.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError`` when the removal failed.
     func remove(root: String) throws
 
-    /// Applies `change` to the set stored under `root` and returns the set as now stored;
-    /// durable when it returns.
+    /// Applies `change` (its values vetted and normalised) to the set stored under `root` and returns the whole set as
+    /// now stored (values may be in the store's own shapes); durable when it returns.
     ///
-    /// This is the store's one atomic read-modify-write step, and every write of
-    /// ``PersistentPrefs`` — one setter, a whole ``PersistentPrefs/batch(_:)``, an
-    /// ``PersistentPrefs/update(_:)`` — is exactly one call. A store shared by several
-    /// processes re-reads the set under a cross-process lock, applies the change with
-    /// ``PrefsChange/applied(to:)`` and writes the result before releasing the lock, so two
-    /// processes changing the same set never lose each other's changes (the library's file
-    /// stores do; the default store on Apple platforms has no such lock, <doc:ApplePlatforms>). For
-    /// ``PrefsChange/transform(_:)`` that is what makes ``PersistentPrefs/update(_:)`` atomic:
-    /// the closure must see the set as stored at the moment of the write.
+    /// This is the store's one atomic read-modify-write step: every write of ``PersistentPrefs`` (one setter, a whole
+    /// ``PersistentPrefs/batch(_:)``, an ``PersistentPrefs/update(_:)``) is exactly one call, and a
+    /// ``PrefsChange/transform(_:)`` closure must see the set as stored at the moment of the write.
     ///
-    /// The default implementation loads (unless the change replaces the whole set), changes
-    /// and saves (or removes, for an empty result), and puts the old set back if the save fails.
-    /// It holds no lock of its own; ``PersistentPrefs`` runs the writes of one set in this
-    /// process one at a time, so the default is atomic among this process's users of the
-    /// store. A store that other processes write too must implement this method under a lock
-    /// they share (as ``UserDefaultsStore`` and ``PlistFileStore`` do with `flock`).
+    /// The default implementation (load, change, save) holds no lock of its own, so it is atomic only among this
+    /// process's users of the store. A store that other processes write too must implement this method under a lock
+    /// they share, re-reading the set under it and applying the change with ``PrefsChange/applied(to:)`` (as
+    /// ``PlistFileStore`` does with `flock`; the default store on Apple platforms has no such lock, <doc:ApplePlatforms>).
     ///
-    /// If applying the change throws (a ``PrefsChange/transform(_:)`` body refused the
-    /// result), store nothing and throw that error unchanged.
+    /// If applying the change throws (a ``PrefsChange/transform(_:)`` body refused the result), store nothing and
+    /// throw that error unchanged.
     ///
-    /// - Parameters:
-    ///   - change: What to change; its values are already vetted and normalised.
-    ///   - root: The root key of the set.
-    /// - Returns: The whole set after the change (values may be in the store's own shapes).
     /// - Throws: ``PersistentPrefs/PrefsError``; nothing was changed.
     func apply(_ change: PrefsChange, root: String) throws -> [String: Any]
 
     /// The root keys that currently hold a set, sorted.
     ///
-    /// - Returns: The root keys present in the store.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError`` when the store cannot be read.
     func roots() throws -> [String]
 }
 
 /// A change to one set, as ``PrefsStore/apply(_:root:)`` receives it.
 ///
-/// A store applies it with ``applied(to:)`` to the set as stored, read under its lock. It prints
-/// as what it does and to which keys: `merge of "Theme", "Volume"`, `set "Volume"`.
+/// A store applies it with ``applied(to:)`` to the set as stored, read under its lock. It prints as what it does
+/// and to which keys: `merge of "Theme", "Volume"`, `set "Volume"`.
 public enum PrefsChange: CustomStringConvertible {
     /// Replace the whole set; an empty set removes the root key.
     case replace([String: Any])
@@ -118,14 +92,12 @@ public enum PrefsChange: CustomStringConvertible {
     case set(key: String, value: Any?)
     /// Set each of these values whose key holds nothing yet (defaults); stored values win.
     case fillMissing([String: Any])
-    /// Replace the set with what the closure makes of the set as stored (an atomic
-    /// read-modify-write: ``PersistentPrefs/update(_:)``, ``PersistentPrefs/batch(_:)``).
+    /// Replace the set with what the closure makes of the set as stored (an atomic read-modify-write:
+    /// ``PersistentPrefs/update(_:)``, ``PersistentPrefs/batch(_:)``).
     ///
-    /// The closure gets the set as the store holds it (in the store's own shapes) and returns
-    /// the new set, already vetted and normalised; an empty result removes the root key. It
-    /// throws to refuse the change: then nothing may be stored. A store may call it more than
-    /// once, on a newer set each time (for example when someone rewrote the file while it was
-    /// being read); only the result of the last call is stored.
+    /// The closure gets the set in the store's own shapes and returns the new set, vetted and normalised; an empty
+    /// result removes the root key. It throws to refuse the change: then nothing may be stored. A store may call it
+    /// more than once, on a newer set each time; only the result of the last call is stored.
     case transform(([String: Any]) throws -> [String: Any])
 
     /// What the change does, and to which keys (sorted; values left out, as a log line should).
@@ -157,12 +129,9 @@ public enum PrefsChange: CustomStringConvertible {
         return true
     }
 
-    /// The set after this change.
+    /// `current`, the set as stored, with this change applied.
     ///
-    /// - Parameter current: The set as stored.
-    /// - Returns: `current` with the change applied.
-    /// - Throws: What a ``transform(_:)`` closure throws to refuse the change; the other
-    ///   changes never throw.
+    /// - Throws: What a ``transform(_:)`` closure throws to refuse the change; the other changes never throw.
     public func applied(to current: [String: Any]) throws -> [String: Any] {
         switch self {
         case .replace(let values):
@@ -182,13 +151,8 @@ public enum PrefsChange: CustomStringConvertible {
 }
 
 extension PrefsStore {
-    /// Loads the set, applies `change`, saves the result (removes the root key when it is
-    /// empty), and puts the old set back if the save fails.
-    ///
-    /// - Parameters:
-    ///   - change: What to change.
-    ///   - root: The root key of the set.
-    /// - Returns: The set after the change.
+    /// The default ``PrefsStore/apply(_:root:)``: load, apply `change`, save (or remove when empty), and put the old
+    /// set back if the save fails.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
         // A whole-set replacement does not read the old set, so it can repair an unreadable one.
         let current = change.buildsOnCurrent ? (try load(root: root) ?? [:]) : nil
@@ -209,22 +173,18 @@ extension PrefsStore {
 // MARK: - Outside changes
 
 extension PrefsStore {
-    /// Tells the instances in this process that use this store that the set under `root` was
-    /// changed outside the library, so they read it again and their observers hear of it.
+    /// Tells the instances in this process that use this store that the set under `root` was changed outside the
+    /// library, so they read it again and their observers hear of it.
     ///
-    /// The stores in this package need no such call: they watch their files (see
-    /// <doc:ObservingChanges>). A store of your own that learns of changes some other way (a
-    /// server push, a database trigger) calls this when it does.
-    ///
-    /// - Parameter root: The root key of the set that changed.
+    /// The stores in this package need no such call: they watch their files (see <doc:ObservingChanges>). A store of
+    /// your own that learns of changes some other way (a server push, a database trigger) calls this when it does.
     public func setDidChange(root: String) {
         let listener = StoreChanges.listener.withLock { $0 }
         listener?(identifier, root)
     }
 }
 
-/// Who hears ``PrefsStore/setDidChange(root:)``: the engine's registry of shared sets, which
-/// puts its listener here when it makes its first set (before that, no set is there to tell).
+/// Who hears ``PrefsStore/setDidChange(root:)``: the engine's registry of shared sets, once it makes its first set.
 /// Kept here so the stores know nothing of the engine above them.
 enum StoreChanges {
     /// Called with a store's identifier and a root key; `nil` until the engine listens.

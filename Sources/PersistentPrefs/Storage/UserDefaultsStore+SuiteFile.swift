@@ -1,29 +1,16 @@
 import Foundation
 
-// The Linux road of ``UserDefaultsStore``: the library reads and replaces the suite's plist file
-// itself, beside programs that use plain `UserDefaults` on the same suite.
-//
-// Plain `UserDefaults` on Linux saves a suite by reading the file, applying its own changed
-// keys and rewriting the file in place, all without a lock. Three things make the library's
-// writes stick beside it:
-// - A write is abandoned and applied again when the file changed after it was read, so a plain
-//   save that landed in between is kept.
-// - Once a write by someone else has been seen on a suite (the file differs from what the
-//   library last wrote, as kept in the lock file), writes to it for the next `foreignWindow`
-//   seconds wait a few milliseconds after replacing the file and check it: if a plain save that
-//   read the old file rewrote it without the library's change, the change is applied again.
-// - The lock file keeps a ``SuiteLedger`` of the library's recent writes (a journal: each write
-//   appends its own steps): a save that reverts a key later still is recognised at the library's
-//   next write to the suite, and put right.
-//   Reads never write, but they show the suite as that write will leave it, so a value never
-//   goes back for a reader once the write that set it has returned.
+// The Linux road of ``UserDefaultsStore``: the library reads and replaces the suite's plist file itself, beside
+// programs whose plain `UserDefaults` rewrites the file in place without a lock. Its writes stick beside them:
+// a write is applied again when the file changed after it was read; after a foreign write was seen, writes for
+// `foreignWindow` seconds check the file a few milliseconds after replacing it and apply the change again if a
+// plain save undid it; and later reverts are put right through the ``SuiteLedger`` kept in the lock file.
 extension UserDefaultsStore {
     /// After a write by someone else is seen, how long writes keep checking that theirs stuck.
     static let foreignWindow: TimeInterval = 10
     /// How long a write waits, in steps, for a plain save in flight to land before checking.
     static let settleSteps: [TimeInterval] = [0.002, 0.004, 0.008]
-    /// How long a write keeps trying before it reports that another program keeps rewriting the
-    /// suite under it (between tries it waits a little longer each time, up to 20 ms).
+    /// How long a write keeps trying before it reports that another program keeps rewriting the suite under it.
     static let attemptBudget: TimeInterval = 10
 
     /// What a change of one top-level key of a suite comes to, under the suite's lock.
@@ -36,56 +23,28 @@ extension UserDefaultsStore {
 
     /// What a change of a whole suite comes to, under the suite's lock.
     enum SuiteEdit {
-        /// Write the suite as changed; `changed` names the keys changed (`nil`: found by comparing
-        /// the suite before and after).
+        /// Write the suite as changed; `changed` names the keys changed (`nil`: found by comparing before and after).
         case write(changed: Set<String>?)
         /// Write nothing: the suite stays as it is.
         case leave
     }
 
-    /// Replaces the object under `key` in the suite file with what `change` makes of the
-    /// current one, durably, under the suite's exclusive lock; ``KeyEdit/leave`` writes nothing.
-    ///
-    /// `change` may run more than once (on a newer file each time), so it must depend on its
-    /// argument only. `whileLocked` runs after a successful write, still under the lock.
-    ///
-    /// - Returns: The ``PlistFile/digest(_:)`` of the file as written, or `nil` when someone
-    ///   else rewrote it meanwhile (keeping the change).
-    @discardableResult
-    static func update(
-        suiteFile file: URL, key: String, layers: LayerReader, _ change: (Any?) throws -> KeyEdit, reading: (UInt64?) -> Void = { _ in },
-        whileLocked: () -> Void = {}
-    ) throws -> UInt64? {
-        try update(
-            suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key], layers: layers,
-            { suite in
-                guard case .set(let object) = try change(suite[key]) else { return .leave }
-                suite[key] = object
-                return .write(changed: nil)
-            }, reading: reading, whileLocked: whileLocked)
-    }
-
-    /// ``update(suiteFile:key:_:whileLocked:)`` for any number of keys: `change` changes the
-    /// whole suite (its top-level keys), and every key it changes is written, recorded in the
-    /// ledger and checked after a plain save, in one atomic replacement.
+    /// Changes the suite's top-level keys with `change`, durably, in one atomic replacement under the suite's
+    /// exclusive lock; every key changed is recorded in the ledger and checked after a plain save. `change` may run
+    /// more than once (on a newer file each time), so it must depend on its argument only; ``SuiteEdit/leave``
+    /// writes nothing and returns `nil`. `whileLocked` runs after a successful write, still under the lock.
     ///
     /// - Parameters:
     ///   - what: What is written, for error messages ("the key \"x\"").
-    ///   - label: The root key (or suite) written, named by the refusal of a nested write (see
-    ///     ``FileLock/withLock(for:label:_:)``).
-    ///   - keys: The keys `change` may change, when known (a one-key write): they are recorded
-    ///     in the ledger and checked, changed or not. `nil`: the keys `change` names, the same
-    ///     way (it compared the suite itself), or when it names none the keys it changed,
-    ///     worked out by comparing the suite before and after. When it comes to
-    ///     ``SuiteEdit/leave`` nothing is written, and `nil` returned.
-    ///   - layers: The suite's system layers: what the ledger puts back after a stale save never
-    ///     changes a key they lock (``LayerReader/sparingLocked(_:from:)``). `change` checks its
-    ///     own changes against them.
-    ///   - movingAside: Whether a damaged file is moved aside (a suite's file), or left where it
-    ///     is and the write refused (a file named by path).
-    ///   - reading: Called before each run of `change` with the ``PlistFile/digest(_:)`` of the
-    ///     file it runs on, when that file is as the library left it (`nil` otherwise: someone else
-    ///     wrote it, or there is none), so the last call names the file the write changed.
+    ///   - label: The root key (or suite) written, named by the refusal of a nested write (``FileLock/withLock(for:label:_:)``).
+    ///   - keys: The keys `change` may change when known (recorded and checked, changed or not); `nil`: the keys it
+    ///     reports, else those that differ before and after.
+    ///   - layers: The suite's system layers: the ledger's repairs never change a key they lock
+    ///     (``LayerReader/sparingLocked(_:from:)``); `change` checks its own changes against them.
+    ///   - movingAside: Whether a damaged file is moved aside (a suite's file), or left and the write refused.
+    ///   - reading: Called before each run of `change` with the ``PlistFile/digest(_:)`` of the file it runs on when
+    ///     the library left it so (`nil` otherwise), so the last call names the file the write changed.
+    /// - Returns: The digest of the file as written, or `nil` when someone else rewrote it meanwhile (keeping the change).
     @discardableResult
     static func update(
         suiteFile file: URL, describing what: String, label: String, changing keys: Set<String>? = nil, layers: LayerReader,
@@ -133,11 +92,8 @@ extension UserDefaultsStore {
                 } catch PersistentPrefs.PrefsError.ioError(_, let reason) {
                     throw PersistentPrefs.PrefsError.ioError(path: path, reason: "writing \(what): \(reason)")
                 }
-                // Kept on every suite: the first plain save beside the library can already undo a
-                // write, before any other writer has been seen. Recorded, with the digest of the
-                // new file, before the file is replaced: a reader (which takes no lock) that finds
-                // the new file takes it as the library left it, and one that finds any other file
-                // is shown it as this write leaves it (see ``SuiteLedger/repaired(_:of:digest:)``).
+                // Kept on every suite (the first plain save can undo a write); recorded with the new digest before the
+                // file is replaced, so a lock-free reader sees the suite as this write leaves it (SuiteLedger.repaired).
                 for key in changed {
                     ledger.record(
                         key, before: before[key], after: suite[key], afterXML: ranges[key].map { PlistXML.wrapped(data[$0]) },
@@ -147,8 +103,7 @@ extension UserDefaultsStore {
                 let writtenDigest = PlistFile.digest(data)
                 record.writtenDigest = writtenDigest
                 lock.store(record)
-                // Abandoned when someone rewrote the file since it was read: start over from theirs
-                // (the next try's steps replace these, as after a stale save below).
+                // Abandoned when someone rewrote the file since it was read: start over from theirs.
                 guard let written = try PlistFile.write(data, atPath: path, if: { FileSignature.of(path) == signature }) else {
                     record.foreignWriteSeen = Date().timeIntervalSince1970
                     ledger = original
@@ -172,9 +127,7 @@ extension UserDefaultsStore {
                     digest = nil
                 case .undone:
                     record.foreignWriteSeen = Date().timeIntervalSince1970
-                    // The next try works from the ledger as it was and records afresh, its steps
-                    // replacing these; until then the journal keeps this try's, so readers (who
-                    // saw its values already) are shown them, not the values the stale save put back.
+                    // The next try records afresh; until then the journal keeps this try's steps, which readers saw.
                     ledger = original
                     continue
                 }
@@ -191,17 +144,8 @@ extension UserDefaultsStore {
         }
     }
 
-    /// The object under `key` in the suite file, as the library's next write will leave it.
-    ///
-    /// Takes no lock, so a stopped or stuck writer never delays it, and writes nothing: a value a
-    /// stale plain save put back (see ``SuiteLedger``) is read as the library's latest value,
-    /// which the library's next write to the suite puts back in the file.
-    static func object(suiteFile file: URL, key: String, layers: LayerReader) throws -> Any? {
-        try versionedObject(suiteFile: file, key: key, layers: layers).value
-    }
-
-    /// ``object(suiteFile:key:layers:)``, with the ``PlistFile/digest(_:)`` of the file it was
-    /// read from.
+    /// The object under `key` in the suite file as the library's next write will leave it (see ``SuiteLedger``), and the
+    /// file's ``PlistFile/digest(_:)``. Takes no lock (a stuck writer never delays it) and writes nothing.
     static func versionedObject(suiteFile file: URL, key: String, layers: LayerReader) throws -> (value: Any?, digest: UInt64?) {
         let (suite, _, digest) = try PlistFile.readSigned(file)
         guard let suite else { return (nil, digest) }
@@ -219,9 +163,8 @@ extension UserDefaultsStore {
         case undone
     }
 
-    /// Waits for a plain save that may have read the file before the replacement, then tells
-    /// whether each written key still holds `ours`, the value written as the ledger keeps it
-    /// (XML, compared the same way ``SuiteLedger`` compares values).
+    /// Waits for a plain save that may have read the file before the replacement, then tells whether each written
+    /// key still holds `ours`, its value as the ledger keeps it (XML, compared as ``SuiteLedger`` does).
     private static func settle(
         _ file: URL, written: FileSignature, ours: [(key: String, value: Data?)], movingAside: Bool
     ) throws -> Settled {

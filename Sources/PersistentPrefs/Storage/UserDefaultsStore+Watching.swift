@@ -1,12 +1,8 @@
 import Foundation
 
-// How a `UserDefaultsStore` learns that someone changed a suite: on Linux the suite's file is
-// watched (``ChangeWatcher``). Where there is no file to watch (the `UserDefaults` road on Apple
-// platforms, where `cfprefsd` owns the files), key-value observing reports changes of a root key
-// without a "." (including other processes' changes, through `cfprefsd`); a root key with a "."
-// (which KVO takes as a key path) and the whole store (`observeStore`) are watched through
-// `UserDefaults.didChangeNotification` (``DefaultsChangeWatcher``), which reports changes made
-// in this process only.
+// How a `UserDefaultsStore` learns that someone changed a suite: on Linux the suite's file is watched
+// (``ChangeWatcher``). On Apple platforms, KVO reports changes of a root key without a "." (other processes' too);
+// a root key with a "." (a key path to KVO) and the whole store go through ``DefaultsChangeWatcher`` (this process only).
 extension UserDefaultsStore {
     var canWatch: Bool { true }
 
@@ -27,8 +23,7 @@ extension UserDefaultsStore {
         handle.watchedFile.flatMap(ChangeWatcher.shared.problem(for:))
     }
 
-    /// Calls `onChange` whenever the suite key `key` may have changed, until the returned
-    /// closure is called.
+    /// Calls `onChange` whenever the suite key `key` may have changed, until the returned closure is called.
     func watch(suiteKey key: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
         if let file = handle.watchedFile {
             return ChangeWatcher.shared.watching(file, onChange)
@@ -40,15 +35,9 @@ extension UserDefaultsStore {
     }
 }
 
-/// Watches one `UserDefaults` object through `UserDefaults.didChangeNotification` (plain
-/// Foundation, every platform): reports changes this process makes through that object. Changes
-/// made by other processes, or through another `UserDefaults` object, are not reported. (Apple
-/// platforms post the notification for each change of the object's domains in this process;
-/// swift-corelibs-foundation posts it for `setPersistentDomain` and `removePersistentDomain`, not
-/// for `set` — on Linux the library watches the suite's file instead.)
-///
-/// `onChange` runs on a queue of the watcher's own, never on the writer's stack (which may hold
-/// the library's locks); no call starts after the watch is stopped.
+/// Watches one `UserDefaults` object through `UserDefaults.didChangeNotification`: reports changes this process makes
+/// through that object only (swift-corelibs-foundation posts it for `setPersistentDomain` and `removePersistentDomain`,
+/// not `set`: on Linux the suite's file is watched instead). `onChange` runs as ``WatchCalls`` says.
 final class DefaultsChangeWatcher: @unchecked Sendable {  // `token` is set once in `start`, then only removed under `calls`
     private let calls: WatchCalls
     private var token: (any NSObjectProtocol)?
@@ -57,9 +46,7 @@ final class DefaultsChangeWatcher: @unchecked Sendable {  // `token` is set once
         calls = WatchCalls(label: "PersistentPrefs.DefaultsChangeWatcher", onChange)
     }
 
-    /// Starts calling `onChange` after each `didChangeNotification` posted for `defaults`.
-    ///
-    /// - Returns: How to stop; calling it more than once does nothing.
+    /// Starts calling `onChange` after each `didChangeNotification` posted for `defaults`; returns how to stop.
     static func start(_ defaults: UserDefaults, _ onChange: @escaping @Sendable () -> Void) -> @Sendable () -> Void {
         let watcher = DefaultsChangeWatcher(onChange)
         let calls = watcher.calls
@@ -76,9 +63,8 @@ final class DefaultsChangeWatcher: @unchecked Sendable {  // `token` is set once
     }
 }
 
-/// The calls of a `UserDefaults` watcher's handler: each on a queue of its own, never on the
-/// notifying thread, and none that starts after ``stop()`` returns (except one that was
-/// starting on the queue at that moment).
+/// The calls of a `UserDefaults` watcher's handler: on a queue of its own, never on the notifying thread (which may
+/// hold the library's locks), and none that starts after ``stop()`` returns (but one starting at that moment).
 final class WatchCalls: Sendable {
     private let queue: DispatchQueue
     private let stopped = Locked(false)
@@ -109,10 +95,8 @@ final class WatchCalls: Sendable {
 }
 
 #if canImport(ObjectiveC)
-    /// Apple platforms only (not built on Linux): key-value observing of one `UserDefaults`
-    /// key, which reports changes made by this process and, through `cfprefsd`, by others.
-    /// The observer is told on a queue of its own, never on the writer's stack (which may hold
-    /// the library's locks).
+    /// Key-value observing of one `UserDefaults` key (Apple platforms): reports changes made by this process and,
+    /// through `cfprefsd`, by others; `onChange` runs as ``WatchCalls`` says.
     final class DefaultsKeyObserver: NSObject, @unchecked Sendable {  // set up in `start`, then immutable
         private let defaults: UserDefaults
         private let key: String
@@ -124,8 +108,7 @@ final class WatchCalls: Sendable {
             calls = WatchCalls(label: "PersistentPrefs.DefaultsKeyObserver", onChange)
         }
 
-        /// Starts observing `key`; returns how to stop. Keys with a `.` are key paths to KVO, so
-        /// they are not observed here (`nil`: see ``DefaultsChangeWatcher``).
+        /// Starts observing `key`; returns how to stop, or `nil` for a key with a `.` (a key path to KVO).
         static func start(_ defaults: UserDefaults, key: String, _ onChange: @escaping @Sendable () -> Void) -> (@Sendable () -> Void)? {
             guard !key.contains(".") else { return nil }
             let observer = DefaultsKeyObserver(defaults: defaults, key: key, onChange: onChange)
@@ -149,20 +132,14 @@ final class WatchCalls: Sendable {
 
 // MARK: - System layers
 
-// A suite's site and vendor defaults are files named as the suite's own file, in each folder of
-// `$XDG_CONFIG_DIRS` and in the vendor folder: `/etc/xdg/<suite>.plist` (root keys at the top
-// level, as in the user's file). On Apple platforms `cfprefsd` owns the files, so there are none.
+// A suite's site and vendor defaults are files named as the suite's own (`/etc/xdg/<suite>.plist`, root keys at
+// the top level); none on Apple platforms.
 extension UserDefaultsStore {
-    func layerFiles(root: String) -> [LayerFile] {
-        handle.layerFiles
-    }
+    func layerFiles(root: String) -> [LayerFile] { handle.layerFiles }
 
-    /// Values `UserDefaults` itself layers: a set an administrator forces (managed preferences on
-    /// Apple platforms; `objectIsForced(forKey:)`), locked whole above everything, and a set
-    /// registered with `register(defaults:)`, beneath everything. (On Linux neither exists:
-    /// swift-corelibs-foundation forces nothing and keeps its registration domain to itself —
-    /// `volatileDomain(forName: registrationDomain)` is empty there — so the suite-file road,
-    /// Linux's, asks nothing of `UserDefaults`; `LinuxFoundationFactsTests` checks both facts.)
+    /// Values `UserDefaults` itself layers: a set an administrator forces (`objectIsForced(forKey:)`), locked whole
+    /// above everything, and one registered with `register(defaults:)`, beneath everything. The suite-file road asks
+    /// nothing: swift-corelibs-foundation forces nothing and hides its registration domain (`LinuxFoundationFactsTests`).
     func memoryLayers(root: String) -> (above: [LayerStack.Layer], below: [LayerStack.Layer]) {
         guard handle.file == nil else { return ([], []) }
         return handle.withDefaults { defaults in
@@ -189,16 +166,10 @@ extension UserDefaultsStore {
 
 extension UserDefaultsStore {
     /// Where the schema of the set under `root` is kept (see ``PrefsSchema``): on Linux
-    /// `<suite>.schemas/<root file name>.json` beside the suite's file (the root key named as
-    /// ``PlistFileStore`` names its files); `nil` on Apple platforms.
-    ///
-    /// - Parameter root: A root key.
-    /// - Returns: The schema file's URL, or `nil`.
+    /// `<suite>.schemas/<root file name>.json` beside the suite's file; `nil` on Apple platforms.
     public func schemaFileURL(forRoot root: String) -> URL? {
         handle.watchedFile.map { SuitePaths.schemaFile(besides: $0, root: root) }
     }
 
-    func schemaFile(root: String) -> URL? {
-        handle.file == nil ? nil : schemaFileURL(forRoot: root)
-    }
+    func schemaFile(root: String) -> URL? { handle.file == nil ? nil : schemaFileURL(forRoot: root) }
 }

@@ -1,25 +1,20 @@
 import Foundation
 
-/// A ``PrefsStore`` that keeps each set as a dictionary under its root key in a
-/// `UserDefaults` suite. The default store of ``PersistentPrefs``.
+/// A ``PrefsStore`` that keeps each set as a dictionary under its root key in a `UserDefaults` suite. The default
+/// store of ``PersistentPrefs``.
 ///
-/// A write of a set is atomic, and ``PersistentPrefs/flush()`` sees other processes' writes.
-/// What else a write guarantees depends on the platform:
+/// A write of a set is atomic, and ``PersistentPrefs/flush()`` sees other processes' writes. What else a write
+/// guarantees depends on the platform:
 ///
-/// - On Apple platforms, through `UserDefaults`: `set`, then `synchronize()`. When the setter
-///   returns, `cfprefsd` holds the value and other processes see it; `cfprefsd` writes the file
-///   later. `update`, transactions and migrations are exact within one process only (there is
-///   no lock across processes). A set is read from the suite's persistent domain: registered
-///   and managed values are layers, never written into it. See <doc:ApplePlatforms>, and use
+/// - On Apple platforms, through `UserDefaults`: `set`, then `synchronize()`. When the setter returns, `cfprefsd`
+///   holds the value and other processes see it; it writes the file later. `update`, transactions and migrations are
+///   exact within one process only (no lock across processes). A set is read from the suite's persistent domain:
+///   registered and managed values are layers, never written into it. See <doc:ApplePlatforms>, and use
 ///   ``PlistFileStore`` where processes share a set or a write must survive a power loss.
-/// - On Linux, a set is on disk when the setter returns. There, where `UserDefaults` rewrites its file in place (a crash mid-write empties it)
-///   and loses keys when several processes write, the library reads and replaces the suite's
-///   file itself — `$XDG_CONFIG_HOME/<suite>.plist` or `~/.config/<suite>.plist`, still a
-///   property list `UserDefaults` reads — under an advisory lock (`flock` on
-///   `<suite>.plist.lock`) shared by every process using the library: it re-reads the file,
-///   applies only its change, and replaces the file atomically. An unreadable file is moved
-///   aside and reported. A suite holding what XML cannot keep exactly (a date with a fraction
-///   of a second, a control character) is written as a binary property list instead.
+/// - On Linux, a set is on disk when the setter returns: the library reads and replaces the suite's file itself
+///   (`$XDG_CONFIG_HOME/<suite>.plist` or `~/.config/<suite>.plist`, still a property list `UserDefaults` reads) under
+///   a `flock` shared by every process using it, re-reading the file and applying only its change, as
+///   <doc:LinuxAndReliability> describes. An unreadable file is moved aside and reported.
 ///
 /// ```swift
 /// guard let store = UserDefaultsStore(suiteName: "com.example.shared") else { return }
@@ -33,32 +28,23 @@ public struct UserDefaultsStore: PrefsStore {
         UserDefaultsStore(handle: DefaultsHandle.forSuite(nil, backend: .platformDefault)!)
     }
 
-    /// Opens the named suite, or `.standard` when `suiteName` is `nil` or empty.
-    ///
-    /// Stores opened with the same name share one `UserDefaults` object and one lock.
-    ///
-    /// - Parameter suiteName: The suite to use; `nil` or `""` selects `.standard`.
-    /// - Returns: `nil` when the name would escape the preferences folder or name a special
-    ///   domain (see ``named(_:)`` for the reason), or `UserDefaults(suiteName:)` refuses it.
+    /// Opens the named suite, or `.standard` when `suiteName` is `nil` or empty; `nil` when the name is refused (see
+    /// ``named(_:)`` for why) or `UserDefaults(suiteName:)` refuses it. Stores opened with the same name share one
+    /// `UserDefaults` object and one lock.
     public init?(suiteName: String?) {
         guard let handle = DefaultsHandle.forSuite(suiteName, backend: .platformDefault) else { return nil }
         self.handle = handle
     }
 
-    /// Opens the named suite, or throws why it cannot be one.
-    ///
-    /// Unlike ``init(suiteName:)``, an empty name is refused rather than taken as `.standard`.
+    /// Opens the named suite, or throws why it cannot be one. Unlike ``init(suiteName:)``, an empty name is
+    /// refused rather than taken as `.standard`.
     ///
     /// ```swift
     /// let store = try UserDefaultsStore.named("com.example.shared")
-    /// let prefs = AppPrefs(key: "Main", store: store)
     /// ```
     ///
-    /// - Parameter suiteName: The suite to use.
-    /// - Returns: The store.
-    /// - Throws: ``PersistentPrefs/PrefsError/invalidSuiteName(name:reason:)`` for a name with
-    ///   `/`, `..`, an empty name or a special domain, or
-    ///   ``PersistentPrefs/PrefsError/userDefaultsUnavailable``.
+    /// - Throws: ``PersistentPrefs/PrefsError/invalidSuiteName(name:reason:)`` for a name with `/`, `..`, an empty
+    ///   name or a special domain, or ``PersistentPrefs/PrefsError/userDefaultsUnavailable``.
     public static func named(_ suiteName: String) throws -> UserDefaultsStore {
         if let problem = SuitePaths.problem(with: suiteName) {
             throw PersistentPrefs.PrefsError.invalidSuiteName(name: suiteName, reason: problem)
@@ -67,16 +53,9 @@ public struct UserDefaultsStore: PrefsStore {
         return store
     }
 
-    /// Wraps a `UserDefaults` object you already have.
-    ///
-    /// Stores made from the same object share one lock and one in-memory copy of each set,
-    /// so pass the same object each time (not a new `UserDefaults(suiteName:)` per call).
-    ///
-    /// On Apple platforms an object other than `.standard` does not tell its suite's name, so
-    /// its sets are read through its whole search list (registered and global values included);
-    /// ``init(suiteName:)`` reads the suite's own values only.
-    ///
-    /// - Parameter userDefaults: The defaults object to store sets in.
+    /// Wraps a `UserDefaults` object you already have. Pass the same object each time: stores made from it share one
+    /// lock and one in-memory copy of each set. On Apple platforms an object other than `.standard` does not tell its
+    /// suite's name, so its sets are read through its whole search list (registered and global values included).
     public init(userDefaults: UserDefaults) {
         handle = DefaultsHandle.forObject(userDefaults, backend: .platformDefault)
     }
@@ -94,52 +73,27 @@ public struct UserDefaultsStore: PrefsStore {
     /// Identifies the underlying `UserDefaults` object.
     public var identifier: String { handle.identifier }
 
-    /// Returns the dictionary stored under `root` in the suite.
+    /// See ``PrefsStore/load(root:)``.
     ///
-    /// - Parameter root: The root key of the set.
-    /// - Returns: The stored dictionary, or `nil`.
-    /// - Throws: ``PersistentPrefs/PrefsError/invalidStoredValue(key:)`` when the object
-    ///   under `root` is not a string-keyed dictionary, or (Linux)
-    ///   ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` after moving an unreadable
-    ///   suite file aside.
-    public func load(root: String) throws -> [String: Any]? {
-        try read(root: root).set
-    }
+    /// - Throws: ``PersistentPrefs/PrefsError/invalidStoredValue(key:)`` when the object under `root` is not a
+    ///   string-keyed dictionary; (Linux) ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` after moving
+    ///   an unreadable suite file aside.
+    public func load(root: String) throws -> [String: Any]? { try read(root: root).set }
 
-    /// Stores `values` under `root`: on disk on Linux, handed to `cfprefsd` on Apple platforms.
+    /// See ``PrefsStore/save(_:root:)``: on disk on Linux, handed to `cfprefsd` on Apple platforms.
     ///
-    /// - Parameters:
-    ///   - values: The whole set, vetted and normalised.
-    ///   - root: The root key of the set.
     /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)``; nothing was changed.
-    public func save(_ values: [String: Any], root: String) throws {
-        _ = try apply(.replace(values), root: root)
-    }
+    public func save(_ values: [String: Any], root: String) throws { _ = try apply(.replace(values), root: root) }
 
-    /// Removes `root` from the suite: on disk on Linux, handed to `cfprefsd` on Apple platforms.
+    /// See ``PrefsStore/remove(root:)``: on disk on Linux, handed to `cfprefsd` on Apple platforms.
     ///
-    /// - Parameter root: The root key of the set.
     /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)``; nothing was changed.
-    public func remove(root: String) throws {
-        _ = try apply(.replace([:]), root: root)
-    }
+    public func remove(root: String) throws { _ = try apply(.replace([:]), root: root) }
 
-    /// Applies `change` to the set under `root`.
+    /// See ``PrefsStore/apply(_:root:)``; how each platform writes is in the type's documentation. A write started
+    /// inside `change` or from an observer the `UserDefaults` object calls on the writing thread (to any set of the
+    /// same object) is refused with ``PersistentPrefs/PrefsError/transactionInProgress(root:)``.
     ///
-    /// On Linux, under an advisory lock on the suite file shared by every process using this
-    /// library: the suite is re-read, only this root key's change is applied, and the file is
-    /// replaced atomically (a crash leaves the old file or the new one, never an empty one).
-    /// On Apple platforms, through `UserDefaults` (`set` then `synchronize()`, which hands the
-    /// write to `cfprefsd`), under a lock of this process only: another process can write the
-    /// set between the read and the write. A write started inside `change` (to any set of the
-    /// same `UserDefaults` object, on the same thread) is refused with
-    /// ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` — so is one made from an
-    /// observer of the `UserDefaults` object that it calls on the writing thread during the write.
-    ///
-    /// - Parameters:
-    ///   - change: What to change.
-    ///   - root: The root key.
-    /// - Returns: The set after the change.
     /// - Throws: ``PersistentPrefs/PrefsError``; nothing was changed.
     public func apply(_ change: PrefsChange, root: String) throws -> [String: Any] {
         try write(WritePlan(change, root: root), root: root).appliedSet()
@@ -154,8 +108,7 @@ public struct UserDefaultsStore: PrefsStore {
         let version = try update(
             root,
             { stored in
-                // Under the suite's lock, with the layer files read again: a key locked while this
-                // write waited for the lock is refused (see SetStorage.layerFiles(root:)).
+                // Layer files read again under the lock: see SetStorage.layerFiles(root:).
                 let layers = layerStack(root: root, memory: memory)
                 let set = stored.map(PlistValue.stringKeyedDictionary) ?? [:]
                 let outcome = plan.apply(set, layers)
@@ -172,12 +125,11 @@ public struct UserDefaultsStore: PrefsStore {
             layers: last.layers)
     }
 
-    /// The keys of the suite whose values are dictionaries, sorted: the suite's own keys
-    /// (through `UserDefaults`, its persistent domain), without registered or global values.
-    ///
-    /// - Returns: The root keys present in the suite.
+    /// See ``PrefsStore/roots()``: the suite's own keys holding dictionaries (through `UserDefaults`, its
+    /// persistent domain), without registered or global values.
     public func roots() throws -> [String] {
-        try allObjects().filter { PlistValue.stringKeyedDictionary($0.value) != nil }.map(\.key).sorted()
+        let objects = try handle.file.map { try PlistFile.read($0) ?? [:] } ?? handle.synchronizedDomain()
+        return objects.filter { PlistValue.stringKeyedDictionary($0.value) != nil }.map(\.key).sorted()
     }
 
     // MARK: - One key of the suite
@@ -185,54 +137,42 @@ public struct UserDefaultsStore: PrefsStore {
     /// The object stored under the suite key `key`.
     func object(_ key: String) throws -> Any? {
         if let file = handle.file {
-            return try Self.object(suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles))
+            return try Self.versionedObject(suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles)).value
         }
-        return handle.withDefaults { defaults in
-            _ = defaults.synchronize()
-            return handle.persistentObject(forKey: key, in: defaults)
-        }
+        return handle.synchronizedDomain()[key]
     }
 
-    /// Replaces the object under the suite key `key` with what `change` makes of it, durably;
-    /// ``KeyEdit/leave`` writes nothing.
+    /// Replaces the object under the suite key `key` with what `change` makes of it, durably; ``KeyEdit/leave``
+    /// writes nothing. On the suite-file road `change` may run more than once, on a newer file each time.
     ///
     /// - Returns: The version of the suite file written (see ``SetStorage/currentVersion(root:)``), or `nil`.
     @discardableResult
     func update(_ key: String, _ change: (Any?) throws -> KeyEdit, reading: (UInt64?) -> Void = { _ in }) throws -> UInt64? {
         if let file = handle.file {
-            // The UserDefaults object re-reads the file, still under the lock: should plain code in
-            // this process have unsaved keys, the save that follows cannot race another writer.
+            // `refresh`: the UserDefaults object re-reads the file, still under the lock: should plain code in this
+            // process have unsaved keys, the save that follows cannot race another writer.
             return try Self.update(
-                suiteFile: file, key: key, layers: LayerReader(files: handle.layerFiles), change, reading: reading, whileLocked: handle.refresh)
+                suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key],
+                layers: LayerReader(files: handle.layerFiles),
+                { suite in
+                    guard case .set(let object) = try change(suite[key]) else { return .leave }
+                    suite[key] = object
+                    return .write(changed: nil)
+                }, reading: reading, whileLocked: handle.refresh)
         }
         return try handle.withWrite(root: key) { () -> UInt64? in
-            let previous = handle.withDefaults { defaults in
-                _ = defaults.synchronize()
-                return handle.persistentObject(forKey: key, in: defaults)
-            }
-            // Outside the lock on the object, so readers (the watcher's reload of another set
-            // among them) never wait for `change`, which may itself wait for such a reader.
+            let previous = handle.synchronizedDomain()[key]
+            // Outside the object's lock: readers (another set's reload) never wait for `change`, which may wait for one.
             guard case .set(let updated) = try change(previous) else { return nil }
             try handle.withDefaults { defaults in
                 if let updated { defaults.set(updated, forKey: key) } else { defaults.removeObject(forKey: key) }
-                do {
-                    try handle.synchronize(defaults, root: key)
-                } catch {
+                guard defaults.synchronize() else {
                     if let previous { defaults.set(previous, forKey: key) } else { defaults.removeObject(forKey: key) }
-                    throw error
+                    let reason = "synchronize() failed while writing the root key \"\(key)\""
+                    throw PersistentPrefs.PrefsError.ioError(path: handle.displayName, reason: reason)
                 }
             }
             return nil
-        }
-    }
-
-    private func allObjects() throws -> [String: Any] {
-        if let file = handle.file {
-            return try PlistFile.read(file) ?? [:]
-        }
-        return handle.withDefaults { defaults in
-            _ = defaults.synchronize()
-            return handle.persistentDomain(in: defaults)
         }
     }
 }
@@ -257,13 +197,9 @@ extension UserDefaultsStore {
         return StoreRead(set: dictionary, version: version)
     }
 
-    func writeScope(root: String) -> String? {
-        handle.writeScope
-    }
+    func writeScope(root: String) -> String? { handle.writeScope }
 
-    func currentVersion(root: String) -> UInt64? {
-        handle.file.flatMap(PlistFile.digest(of:))
-    }
+    func currentVersion(root: String) -> UInt64? { handle.file.flatMap(PlistFile.digest(of:)) }
 
     func unchangedByOwnWrites(root: String, from old: UInt64, to new: UInt64) -> Bool {
         handle.file.map { PlistFile.OwnWrites.untouched(root, in: $0.path, from: old, to: new) } ?? false
@@ -295,31 +231,20 @@ extension UserDefaultsStore {
 extension UserDefaultsStore {
     /// How a store reaches its suite.
     enum Backend: Sendable {
-        /// The library reads and replaces the suite's plist file itself, under a `flock`
-        /// (Linux, where `UserDefaults` rewrites the file in place without a lock).
+        /// The library reads and replaces the suite's plist file itself, under a `flock` (Linux).
         case suiteFile
-        /// Through the `UserDefaults` object: `set`, `synchronize()`, `persistentDomain`
-        /// (Apple platforms, where `cfprefsd` owns the files).
+        /// Through the `UserDefaults` object: `set`, `synchronize()`, `persistentDomain` (Apple platforms).
         case userDefaults
 
-        /// The road this platform takes (see ``PlatformChoices``): both roads compile and run
-        /// everywhere, so the Apple one is tested on Linux too.
+        /// The road this platform takes (see ``PlatformChoices``); both run everywhere, so the Apple one is tested on Linux.
         static var platformDefault: Backend {
             PlatformChoices.current.suitesGoThroughUserDefaults ? .userDefaults : .suiteFile
         }
     }
 
     #if DEBUG
-        /// The store for `suiteName` (`nil`: `.standard`) that goes through `UserDefaults` —
-        /// `set`, `synchronize()`, `persistentDomain(forName:)` — as it does on Apple platforms,
-        /// whatever the platform.
-        ///
-        /// For tests of the Apple code path on Linux, in debug builds only; not part of the
-        /// supported API. On Linux, `UserDefaults` rewrites the suite file in place without a
-        /// lock, so this road is not crash-safe or multi-process-safe there.
-        ///
-        /// - Parameter suiteName: The suite; `nil` or `""` selects `.standard`.
-        /// - Returns: The store, or `nil` when the name is refused.
+        /// The store for `suiteName` (`nil` or `""`: `.standard`) on the ``Backend/userDefaults`` road whatever the
+        /// platform, or `nil` when the name is refused. Debug builds only, for tests; not crash- or multi-process-safe on Linux.
         package static func throughUserDefaults(suiteName: String?) -> UserDefaultsStore? {
             DefaultsHandle.forSuite(suiteName, backend: .userDefaults).map(UserDefaultsStore.init(handle:))
         }
@@ -328,13 +253,10 @@ extension UserDefaultsStore {
 
 // MARK: - Shared handles
 
-/// One `UserDefaults` object, the lock that serialises every use of it in this process, and the
-/// lock that serialises its writes.
+/// One `UserDefaults` object, with the locks that serialise every use of it in this process and its writes.
 final class DefaultsHandle: @unchecked Sendable {  // `object` is used only while holding `lock`
-    /// The `UserDefaults` object. On the suite-file road (Linux) it is made when first asked
-    /// for: the library reads and writes the suite's file itself, so a program that uses the
-    /// suite only through the library never needs one, and making one parses the process's
-    /// arguments into its argument domain (about a third of a one-shot `prefs-harness get`).
+    /// The `UserDefaults` object. On the suite-file road (Linux) it is made when first asked for: a program that
+    /// uses the suite only through the library never needs one, and making one parses the process's arguments.
     var defaults: UserDefaults {
         lock.lock()
         defer { lock.unlock() }
@@ -353,29 +275,24 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     private var object: UserDefaults?
     let suiteName: String?
     let identifier: String
-    /// On Linux, the suite's plist file, which the library reads and replaces itself (under a
-    /// `flock`, atomically); `nil` where `UserDefaults` is used as it is.
+    /// The suite's plist file on the ``UserDefaultsStore/Backend/suiteFile`` road; `nil` on the other.
     let file: URL?
-    /// Serialises every use of `defaults`, one short step at a time (never held while a write's
-    /// body runs); recursive, for code `UserDefaults` calls back on the same thread.
+    /// Serialises every use of `defaults`, one short step at a time (never held while a write's body runs);
+    /// recursive, for code `UserDefaults` calls back on the same thread.
     private let lock = NSRecursiveLock()
     /// Serialises the writes of this object (``withWrite``), held for the whole read-modify-write.
     private let writeLock = NSLock()
-    /// What ``WriteScope`` knows a write of the suite by: the suite file's lock where the library
-    /// writes the file (``FileLock/scope(ofFile:)``), else this object's write lock.
+    /// What ``WriteScope`` knows a write of the suite by: the suite file's lock (``FileLock/scope(ofFile:)``)
+    /// where the library writes the file, else this object's write lock.
     let writeScope: String
-    /// The name of the suite's persistent domain, or `nil` when it cannot be known (an object
-    /// passed to ``UserDefaultsStore/init(userDefaults:)`` on Apple platforms, other than
-    /// `.standard`).
+    /// The name of the suite's persistent domain; `nil` for an object passed to
+    /// ``UserDefaultsStore/init(userDefaults:)`` on Apple platforms, other than `.standard`.
     let domainName: String?
     /// Whether the object is `.standard`, whose domain is the application's.
     private let isStandard: Bool
-    /// The file to watch for changes of the suite: the file the library writes (Linux), or on
-    /// Linux the file `UserDefaults` writes for the suite on the other road too; `nil` on Apple
-    /// platforms, where `cfprefsd` owns the files.
+    /// The suite's file to watch for changes, on Linux on either road; `nil` on Apple platforms (`cfprefsd`'s files).
     let watchedFile: URL?
-    /// The system layer files of the suite (Linux), the most important first; none on Apple
-    /// platforms.
+    /// The system layer files of the suite (Linux), the most important first; none on Apple platforms.
     var layerFiles: [LayerFile] {
         guard let watchedName else { return [] }
         return LayerPaths.files(relativeFolder: "", name: watchedName, holdsRoots: true)
@@ -383,8 +300,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     /// The name of ``watchedFile`` (every write looks for the layer files it names).
     private let watchedName: String?
 
-    /// - Parameter defaults: The object; `nil` (the suite-file road only) to make it when first
-    ///   asked for.
+    /// `defaults` is `nil` (the suite-file road only) to make the object when first asked for.
     private init(defaults: UserDefaults?, suiteName: String?, isStandard: Bool, backend: UserDefaultsStore.Backend) {
         object = defaults
         self.suiteName = suiteName
@@ -402,14 +318,9 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
             ?? "userdefaults:\(suiteName ?? "<standard>")@\(defaults.map { String(UInt(bitPattern: ObjectIdentifier($0).hashValue), radix: 16) } ?? "")"
     }
 
-    /// Lets the `UserDefaults` objects of this process see a file the library replaced: with
-    /// nothing unsaved, `synchronize()` only drops the cached copy (which every object of the
-    /// suite shares); with keys plain code set and has not saved, it saves them over the file
-    /// just written (so call it under the suite's lock). Makes the object if need be: plain code
-    /// may hold another object of the suite.
-    func refresh() {
-        withDefaults { _ = $0.synchronize() }
-    }
+    /// Lets this process's `UserDefaults` objects of the suite see a file the library replaced (`synchronize()` drops
+    /// their shared cache, or saves keys plain code left unsaved over the file: call it under the suite's lock).
+    func refresh() { withDefaults { _ = $0.synchronize() } }
 
     private struct Registry {
         var bySuite: [SuiteKey: DefaultsHandle] = [:]
@@ -429,8 +340,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     private static let registry = Locked(Registry())
     private static let standardName = "\u{0}standard"
 
-    /// The shared handle for a suite name (`nil` or `""`: `.standard`), or `nil` when
-    /// `UserDefaults(suiteName:)` refuses the name.
+    /// The shared handle for a suite name (`nil` or `""`: `.standard`), or `nil` when the name is refused.
     static func forSuite(_ name: String?, backend: UserDefaultsStore.Backend) -> DefaultsHandle? {
         let suite = (name?.isEmpty ?? true) ? nil : name
         let suiteKey = SuiteKey(name: suite ?? standardName, backend: backend)
@@ -481,29 +391,19 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
         }
     }
 
-    /// Runs `body` with the `UserDefaults` object, holding its lock (not the write lock: a read
-    /// waits for one step of a write at most, never for a write's body).
+    /// Runs `body` with the `UserDefaults` object, holding its lock (not the write lock: a read waits for one step).
     func withDefaults<Result>(_ body: (UserDefaults) throws -> Result) rethrows -> Result {
         lock.lock()
         defer { lock.unlock() }
         return try body(defaults)
     }
 
-    /// Runs the write `body` of the suite key `root` holding the write lock, as
-    /// ``FileLock/withLock(for:label:_:)`` does for a file: one write of this object at a time in
-    /// this process, and a write this thread starts inside `body` (an `update` body, a migration
-    /// step) is refused rather than left to wait for itself. `body` uses the object through
-    /// ``withDefaults(_:)``.
+    /// Runs the write `body` of the suite key `root` holding the write lock, as ``FileLock/withLock(for:label:_:)``
+    /// does for a file: one write of this object at a time, waiting at most `limit` (default
+    /// ``PersistentPrefs/lockTimeout``; infinity allowed) for another thread's. `body` uses ``withDefaults(_:)``.
     ///
-    /// A write waits at most ``PersistentPrefs/lockTimeout`` for another thread's write, as a
-    /// write of a file waits for its lock.
-    ///
-    /// - Parameter limit: How long to wait for another thread's write (any length, infinity
-    ///   included); ``PersistentPrefs/lockTimeout`` when `nil`.
-    /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the root
-    ///   key of the write this thread is inside; ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``
-    ///   naming the suite and this process when another thread's write held the lock for longer;
-    ///   or what `body` throws.
+    /// - Throws: ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` for a write this thread starts inside
+    ///   another; ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``; or what `body` throws.
     func withWrite<Result>(root: String, waitingAtMost limit: TimeInterval? = nil, _ body: () throws -> Result) throws -> Result {
         try WriteScope.check(writeScope)
         let limit = limit ?? FileLock.timeout.withLock { $0 }
@@ -511,8 +411,7 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
         return try WriteScope.holding(writeScope, label: root) {
             let started = ProcessInfo.processInfo.systemUptime
             var waited: TimeInterval = 0
-            // At most an hour a try: Foundation turns a deadline into nanoseconds, which a far one
-            // (an infinite timeout, say) overflows.
+            // At most an hour a try: a far deadline overflows Foundation's nanoseconds.
             while !writeLock.lock(before: Date(timeIntervalSinceNow: min(3600, limit - waited))) {
                 waited = ProcessInfo.processInfo.systemUptime - started
                 if waited >= limit { throw PersistentPrefs.PrefsError.lockTimeout(path: displayName, holderPID: getpid(), waited: waited) }
@@ -522,17 +421,12 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
         }
     }
 
-    /// The suite's persistent domain: what it stores, without the values `UserDefaults` layers
-    /// around it (command-line arguments, registered defaults, the global domain, managed
-    /// values). An object whose domain cannot be known is read through `dictionaryRepresentation()`
-    /// less every value it shows from the argument domain, the registered defaults or the global
-    /// domain: a key the suite stores with the very value one of those gives is taken as theirs
-    /// (a registered value still reads through its layer; a write then leaves it to them).
+    /// The suite's persistent domain: what it stores, without the values `UserDefaults` layers around it. An object
+    /// whose domain cannot be known is read through `dictionaryRepresentation()` less every value it shows from the
+    /// argument, registration or global domain (a key stored with the very value one of those gives is taken as theirs).
     func persistentDomain(in defaults: UserDefaults) -> [String: Any] {
         #if canImport(Darwin)
-            // `.standard` writes the application's domain as CFPreferences names it (a bundle's
-            // identifier, or what an executable without one goes by): read it the same way,
-            // without guessing its name.
+            // `.standard`'s domain, as CFPreferences names it, without guessing the name.
             if isStandard {
                 let copied: CFDictionary? = CFPreferencesCopyMultiple(
                     nil, kCFPreferencesCurrentApplication, kCFPreferencesCurrentUser, kCFPreferencesAnyHost)
@@ -550,23 +444,17 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
         }
     }
 
-    /// The object under `key` in the suite's persistent domain (see ``persistentDomain(in:)``).
-    func persistentObject(forKey key: String, in defaults: UserDefaults) -> Any? {
-        persistentDomain(in: defaults)[key]
+    /// ``persistentDomain(in:)``, after `synchronize()`.
+    func synchronizedDomain() -> [String: Any] {
+        withDefaults { defaults in
+            _ = defaults.synchronize()
+            return persistentDomain(in: defaults)
+        }
     }
 
     /// The suite as errors name it where there is no file: `UserDefaults suite "NAME"`.
     var displayName: String {
         if let suiteName { return "UserDefaults suite \"\(suiteName)\"" }
         return isStandard ? "UserDefaults suite \"standard\"" : "a UserDefaults object whose suite Foundation does not name"
-    }
-
-    func synchronize(_ defaults: UserDefaults, root: String) throws {
-        guard defaults.synchronize() else {
-            throw PersistentPrefs.PrefsError.ioError(
-                path: displayName,
-                reason: "synchronize() failed while writing the root key \"\(root)\""
-            )
-        }
     }
 }

@@ -2,34 +2,25 @@ import Foundation
 
 /// What applying a plan to a stored set came to, as a store needs to know it.
 protocol PlanOutcome {
-    /// The set to write and the keys it changes, or `nil` when nothing is written (the plan
-    /// refused the change, or found nothing to do).
+    /// The set to write and the keys it changes, or `nil` when nothing is written (refused, or nothing to do).
     var written: (set: [String: Any], changed: Set<String>)? { get }
     /// Why nothing is written, when the plan refused the change.
     var refusal: (any Error)? { get }
 }
 
-/// A write as a store carries it out, whatever it changes: under its lock the store reads the
-/// system layers in force and the set as stored, calls ``apply`` and replaces the set with what
-/// the outcome writes, or writes nothing. The outcome goes back to the caller untouched, in
-/// ``StoreWrite/outcome``.
-///
-/// A store calls ``apply`` once per try: again, on the newer file, only when it finds the file
-/// is not the one it read (see ``UserDefaultsStore``'s suite files); the outcome of the last call
-/// is the one carried out. So `apply` must make its outcome of its arguments, apart from what
-/// the user's closures it calls do.
+/// A write as a store carries it out: under its lock the store reads the system layers in force and the set as stored,
+/// calls ``apply`` and writes what the outcome writes, if anything; the outcome goes back untouched in
+/// ``StoreWrite/outcome``. A store calls ``apply`` again, on the newer file, when the file is not the one it read, and
+/// carries out the last outcome: so `apply` must make its outcome of its arguments alone (and the user's closures).
 struct WritePlan<Outcome: PlanOutcome> {
-    /// Whether the plan needs the set as stored. `false`: a replacement, which a store may apply
-    /// to an empty set without reading (so it can repair a file it cannot read) when no layer
-    /// locks a key.
+    /// Whether the plan needs the set as stored. `false`: a replacement, which a store may apply to an empty set
+    /// without reading (so it can repair a file it cannot read) when no layer locks a key.
     let buildsOnCurrent: Bool
-    /// Makes the outcome of the set as stored (in the store's own shapes; `nil` when what is
-    /// stored under the root key is not a set) and the layers in force.
+    /// Makes the outcome of the set as stored (in the store's own shapes; `nil`: not a set) and the layers in force.
     let apply: (_ stored: [String: Any]?, _ layers: LayerStack) -> Outcome
 }
 
-/// What a store's write did, worked out under the store's lock, where the set before and after
-/// the change are both at hand.
+/// What a store's write did, worked out under the store's lock, where the set before and after are both at hand.
 struct StoreWrite<Outcome> {
     /// What the plan's last application came to.
     let outcome: Outcome
@@ -39,8 +30,7 @@ struct StoreWrite<Outcome> {
     let readVersion: UInt64?
     /// The version of the file the write left (`nil`: unknown, or nothing written).
     let version: UInt64?
-    /// The keys whose stored value the write changed, against the set as read under the lock;
-    /// `nil` when the store does not say.
+    /// The keys whose stored value the write changed, against the set read under the lock; `nil`: not said.
     let changed: Set<String>?
     /// The system layers the plan was applied with.
     let layers: LayerStack
@@ -68,9 +58,8 @@ enum ChangeOutcome: PlanOutcome {
 }
 
 extension WritePlan where Outcome == ChangeOutcome {
-    /// `change` as a plan of its own: refused when it changes a key the layers lock (see
-    /// ``LayerStack/lockedChange(from:to:)``), or when it builds on a root that holds something
-    /// other than a set.
+    /// `change` as a plan of its own: refused when it changes a key the layers lock, or builds on a root that holds
+    /// something other than a set.
     init(_ change: PrefsChange, root: String) {
         self.init(buildsOnCurrent: change.buildsOnCurrent) { stored, layers in
             do {
@@ -90,9 +79,7 @@ extension WritePlan where Outcome == ChangeOutcome {
 }
 
 extension StoreWrite where Outcome == ChangeOutcome {
-    /// The set as written, for ``PrefsStore/apply(_:root:)``.
-    ///
-    /// - Throws: Why the change was refused.
+    /// The set as written, for ``PrefsStore/apply(_:root:)``; throws why the change was refused.
     func appliedSet() throws -> [String: Any] {
         if let refusal = outcome.refusal { throw refusal }
         return set
@@ -100,11 +87,8 @@ extension StoreWrite where Outcome == ChangeOutcome {
 }
 
 extension PrefsChange {
-    /// The change applied to `current`, with the keys it changed: of those it names, the ones
-    /// whose value differs (every key that differs, for a replacement or a transform); never the
-    /// schema version the library keeps in a set.
-    ///
-    /// - Throws: What a ``transform(_:)`` closure throws.
+    /// The change applied to `current`, with the keys it changed: of those it names, the ones whose value differs
+    /// (every key that differs, for a replacement or a transform); never the schema version. Throws as ``applied(to:)``.
     func applying(to current: [String: Any]) throws -> (set: [String: Any], changed: Set<String>) {
         let updated = try applied(to: current)
         var changed: Set<String>

@@ -1,11 +1,11 @@
 import Foundation
 
-/// The files under a ``SettingsManageable`` type's earlier name (`<Type>.plist`) this process
-/// found to be no settings file of the type and left where they are, by path.
+/// The files under a type's earlier name (`<Type>.plist`) this process found to be no settings file of the type and
+/// left where they are, by path.
 private let earlierFilesLeft = Locked<Set<String>>([])
 
-/// The settings file of one ``SettingsManageable`` type and the operations on it; `apply`
-/// closures put a loaded value in place (`self = $0` for values, `adopt($0)` for objects).
+/// The settings file of one ``SettingsManageable`` type and the operations on it; `apply` closures put a loaded
+/// value in place (`self = $0` for values, `adopt($0)` for objects).
 struct SettingsFile<Settings: SettingsManageable> {
     let url: URL
 
@@ -13,7 +13,7 @@ struct SettingsFile<Settings: SettingsManageable> {
     static var fileName: String { "\(Settings.self).settings.plist" }
 
     /// The file earlier versions named `<Type>.plist`, when the type keeps the default
-    /// ``SettingsManageable/settingsURL()``; `nil` otherwise.
+    /// ``SettingsManageable/settingsURL()``.
     private let earlier: URL?
 
     init(for settings: Settings) {
@@ -32,14 +32,11 @@ extension SettingsFile where Settings: Codable {
         try locked { try writeUnlocked(settings) }
     }
 
-    /// Moves the file an earlier version named `<Type>.plist` (see ``earlier``), and its initial
-    /// copy, to ``url`` and ``initialCopy``, under both names' locks, while no file has the new
-    /// name. Left where it is: a file without an initial copy beside it that is binary (a
-    /// ``PlistFileStore`` set of the same name) or does not decode as the type. The
-    /// initial copy moves first, so a crash in between leaves the file to be moved next time.
-    /// Anything but a regular file (or a link to one) the user may read stays too. Every
-    /// operation calls it first; it costs one `stat` when there is no file under the earlier
-    /// name, and nothing more once this process has left one where it is.
+    /// Moves the ``earlier`` file and its initial copy to ``url`` and ``initialCopy``, under both names' locks, while
+    /// no file has the new name. Left where it is: a file without an initial copy beside it that is binary (a
+    /// ``PlistFileStore`` set of the same name) or does not decode as the type, and anything but a readable regular
+    /// file (or a link to one). The initial copy moves first, so a crash in between leaves the file to be moved next
+    /// time. Every operation calls it first: one `stat` when there is no earlier file, nothing once one was left.
     private func adoptEarlierFile() throws {
         guard let earlier, FileManager.default.fileExists(atPath: earlier.path), !FileManager.default.fileExists(atPath: url.path),
             !earlierFilesLeft.withLock({ $0.contains(earlier.path) })
@@ -49,8 +46,8 @@ extension SettingsFile where Settings: Codable {
             let earlierCopy = earlier.appendingPathExtension("init")
             let hasCopy = FileManager.default.fileExists(atPath: earlierCopy.path)
             let contents = (try? AtomicFile.readRegular(earlier.path, limit: PlistFile.maximumReadSize)) ?? nil
-            // The type's own file: made by `load` (with its initial copy), or XML (as the type
-            // writes it; a set's file is binary) that decodes as the type. Anything else stays.
+            // The type's own file: made by `load` (with its initial copy), or XML (a set's file is binary) that decodes
+            // as the type. Anything else stays.
             let isBinary = contents?.data.starts(with: Data("bplist".utf8)) ?? false
             guard let contents, hasCopy || (!isBinary && (try? decode(contents.data, from: earlier)) != nil) else {
                 earlierFilesLeft.withLock { _ = $0.insert(earlier.path) }
@@ -90,11 +87,9 @@ extension SettingsFile where Settings: Codable {
         apply(value)
     }
 
-    /// Runs `body` holding the exclusive lock of the settings file (waiting for it at most
-    /// ``PersistentPrefs/lockTimeout``; a lock that cannot be had throws
-    /// ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``, as for a set; a write
-    /// of the same file started inside an `update` body, which would wait for itself, throws
-    /// ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the file's path).
+    /// Runs `body` holding the settings file's exclusive lock, as a set's: at most ``PersistentPrefs/lockTimeout``,
+    /// then ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``; a write of the file inside an `update`
+    /// body, which would wait for itself, throws ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` (the path).
     private func locked<Result>(_ body: () throws -> Result) throws -> Result {
         do {
             return try FileLock.withLock(for: url, label: "\(Settings.self)", body)
@@ -103,8 +98,8 @@ extension SettingsFile where Settings: Codable {
         }
     }
 
-    /// The settings file decoded without taking its lock, when it exists and needs no migration
-    /// (the usual load, which a stopped writer must not delay); `nil` otherwise.
+    /// The settings file decoded without its lock, when it exists and needs no migration (the usual load, which a
+    /// stopped writer must not delay); `nil` otherwise.
     private func decodedWithoutLock() throws -> Settings? {
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
         let data = try contents(of: url)
@@ -112,12 +107,10 @@ extension SettingsFile where Settings: Codable {
         return try decode(data, from: url)
     }
 
-    /// Writes `settings`, stamped with the type's schema version; refuses to overwrite a file
-    /// of a newer version.
+    /// Writes `settings`, stamped with the type's schema version; refuses to overwrite a file of a newer version.
     private func writeUnlocked(_ settings: Settings) throws {
         let encoder = PropertyListEncoder()
-        // Binary keeps every value exactly (a date's fraction of a second); `stamped` writes it
-        // as XML where XML holds it exactly.
+        // Binary keeps every value exactly (a date's fraction of a second); `stamped` writes XML where XML can.
         encoder.outputFormat = .binary
         let data: Data
         do {
@@ -130,8 +123,7 @@ extension SettingsFile where Settings: Codable {
             if stored > Settings.schemaVersion {
                 throw PersistentPrefs.PrefsError.newerSchemaVersion(root: url.path, stored: stored, supported: Settings.schemaVersion)
             }
-            // A file its migration cannot carry keeps what the steps failed to bring over: it is
-            // not replaced, as a set that fails to migrate is not, until a step succeeds.
+            // A file its migration cannot carry is not replaced (as a set that fails to migrate is not).
             if stored < Settings.schemaVersion { _ = try migrated(existing.data) }
         }
         try replace(url, with: Self.stamped(data, rewriting: true))
@@ -172,8 +164,8 @@ extension SettingsFile where Settings: Codable {
 
     // MARK: - Schema versions
 
-    /// The settings file decoded, migrated first (and written back) when an older version wrote
-    /// it. Call it holding the file's lock.
+    /// The settings file decoded, migrated first (and written back) when an older version wrote it. Call it holding
+    /// the file's lock.
     private func decodeCurrent() throws -> Settings {
         let data = try contents(of: url)
         guard let migrated = try migrated(data) else { return try decode(data, from: url) }
@@ -182,9 +174,8 @@ extension SettingsFile where Settings: Codable {
         return value
     }
 
-    /// `data`, a settings file, carried to the type's schema version by the pending steps and
-    /// stamped; `nil` when there is nothing to do (no versioning, current or newer, not a
-    /// dictionary).
+    /// `data`, a settings file, carried to the type's schema version by the pending steps and stamped; `nil` when there
+    /// is nothing to do (no versioning, current or newer, not a dictionary).
     private func migrated(_ data: Data) throws -> Data? {
         let version = Settings.schemaVersion
         guard version > 0, var set = Self.dictionary(data) else { return nil }
@@ -209,9 +200,8 @@ extension SettingsFile where Settings: Codable {
         return encoded
     }
 
-    /// `data` (an encoded settings value) with the type's schema version added, when it has one,
-    /// in the form every reader reads back the same (see `PlistWriting.portableData(_:)`); an
-    /// unversioned file's bytes are kept as they are unless `rewriting`.
+    /// `data` (an encoded settings value) with the type's schema version added, if any, in the form every reader reads
+    /// back the same (`PlistWriting.portableData(_:)`); an unversioned file's bytes are kept unless `rewriting`.
     private static func stamped(_ data: Data, rewriting: Bool = false) -> Data {
         let version = Settings.schemaVersion
         guard version > 0 || rewriting, var set = dictionary(data) else { return data }

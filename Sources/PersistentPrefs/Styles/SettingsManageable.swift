@@ -1,16 +1,7 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// A `Codable` type that saves itself to a property-list file, from the article
-/// "How to use Swift protocols to manage app configuration" (`AppSettings`-style classes and
-/// `PlayerSettings`-style structs).
+/// A `Codable` type that saves itself to a property-list file, from the article "How to use Swift protocols to
+/// manage app configuration" (`AppSettings`-style classes and `PlayerSettings`-style structs).
 ///
 /// Adopt it with `Codable` and the default implementations do the rest:
 ///
@@ -27,24 +18,11 @@ import Foundation
 /// }
 /// ```
 ///
-/// Beyond the article:
-/// - Files live in ``settingsDirectory``, a per-user folder that the system does not purge
-///   (not a cache): on Linux `$XDG_CONFIG_HOME/<program>` (or `~/.config/<program>`), on Apple
-///   platforms `Application Support/<bundle identifier>`. Override it per type, or for every
-///   type with ``SettingsLocation/directory``.
-/// - The bundled defaults come from ``bundledSettingsURL`` (`Bundle.main`'s `<Type>.plist` by
-///   default); override it to use `Bundle.module` or a path.
-/// - Writes are atomic and durable: a crash never leaves a half-written file.
-/// - Each `Bool` method has a throwing twin (``updateThrowing()``, ``loadThrowing()``, …)
-///   that says why it failed, and records that reason in ``lastSettingsError``.
-///
-/// ## Classes and structs
-/// `load()`, `loadUsingSettingsFile()` and `reset()` are `mutating`, as in the article: on a
-/// struct they replace the value. On a class they replace the *reference* in the variable they
-/// are called on (a `static var shared` works), not the object the rest of the app holds. A
-/// class that keeps its shared instance in a `static let` (as Swift 6 asks) adopts
-/// ``SettingsManageableObject`` instead and copies loaded settings into itself, so the object
-/// everyone holds is updated in place.
+/// Files live in ``settingsDirectory`` (not a cache), defaults come from ``bundledSettingsURL``, writes are atomic
+/// and durable, and each `Bool` method has a throwing twin (``updateThrowing()``, ``loadThrowing()``, …) that says
+/// why it failed and records it in ``lastSettingsError``. The `mutating` methods replace a class's *reference*, not
+/// the object others hold: a class with a shared `static let` adopts ``SettingsManageableObject`` instead. See
+/// <doc:SavingCodableSettings>.
 public protocol SettingsManageable {
     /// The folder of the settings files of this type.
     static var settingsDirectory: URL { get }
@@ -55,8 +33,7 @@ public protocol SettingsManageable {
     /// The settings file: `<settingsDirectory>/<Type>.settings.plist`.
     func settingsURL() -> URL
 
-    /// Writes the current values to the settings file; `false` on failure (see
-    /// ``lastSettingsError``).
+    /// Writes the current values to the settings file; `false` on failure (see ``lastSettingsError``).
     func update() -> Bool
 
     /// Loads the settings file, or creates it from the current values (keeping an initial copy,
@@ -75,20 +52,16 @@ public protocol SettingsManageable {
     /// The settings file as a dictionary, or `nil` when it is missing or unreadable.
     func toDictionary() -> [String: Any?]?
 
-    /// The schema version of this type's settings files: bump it, and add a step to
-    /// ``migrations``, when a new version of the app renames or reshapes a stored property.
-    ///
-    /// 0 (the default) means no versioning. Files are stamped with the version that wrote them
-    /// (under ``PersistentPrefs/schemaVersionKey``, which decoding ignores). A file of an older
-    /// version is migrated when it is loaded, under the file's lock, and written back before it
-    /// is decoded; a file of a newer version loads but is never overwritten
-    /// (``PersistentPrefs/PrefsError/newerSchemaVersion(root:stored:supported:)``).
+    /// The schema version of this type's settings files (0, the default: no versioning): bump it, and add a step
+    /// to ``migrations``, when a new version of the app renames or reshapes a stored property. Files are stamped
+    /// with the version that wrote them (under ``PersistentPrefs/schemaVersionKey``, which decoding ignores). An
+    /// older file is migrated when loaded, under the file's lock, and written back before it is decoded; a newer one
+    /// loads but is never overwritten (``PersistentPrefs/PrefsError/newerSchemaVersion(root:stored:supported:)``).
     static var schemaVersion: Int { get }
 
-    /// The steps that carry an older settings file to ``schemaVersion``, one per version: the
-    /// step at position `n` takes version `n` to `n + 1` (see ``PrefsMigration``). Steps work
-    /// on the file's dictionary, so they can read properties the type no longer has; their
-    /// result must decode as the type.
+    /// The steps that carry an older settings file to ``schemaVersion``: the step at position `n` takes version `n`
+    /// to `n + 1` (see ``PrefsMigration``). Steps work on the file's dictionary, so they can read properties the
+    /// type no longer has; their result must decode as the type.
     static var migrations: [PrefsMigration] { get }
 }
 
@@ -109,14 +82,10 @@ extension SettingsManageable {
     /// No steps.
     public static var migrations: [PrefsMigration] { [] }
 
-    /// `<settingsDirectory>/<Type>.settings.plist`.
-    ///
-    /// The `.settings` part keeps the file apart from a ``PlistFileStore`` set in the same folder
-    /// whose root key is the type's name: a set's file name never holds a `.` before `.plist`.
-    /// A file under the name earlier versions used, `<Type>.plist`, is moved to this name (with
-    /// its initial copy) by the type's first operation that finds no file here, when it is the
-    /// type's own: it has its initial copy beside it, or is XML that decodes as the type (a set's
-    /// file stays).
+    /// `<settingsDirectory>/<Type>.settings.plist`: `.settings` keeps it apart from a ``PlistFileStore`` set whose
+    /// root key is the type's name (a set's file name never holds a `.` before `.plist`). A `<Type>.plist` that is
+    /// the type's own (its initial copy beside it, or XML that decodes as the type) is moved here, with its initial
+    /// copy, by the type's first operation that finds no file here.
     public func settingsURL() -> URL {
         Self.settingsDirectory.appendingPathComponent(SettingsFile<Self>.fileName)
     }
@@ -141,9 +110,7 @@ extension SettingsManageable {
 }
 
 extension SettingsManageable where Self: Codable {
-    /// Writes the current values to the settings file, atomically.
-    ///
-    /// - Returns: `false` on failure; ``lastSettingsError`` says why.
+    /// Writes the current values to the settings file, atomically; `false` on failure (``lastSettingsError`` says why).
     public func update() -> Bool { Self.succeeded { try updateThrowing() } }
 
     /// Writes the current values to the settings file, atomically, or throws why it cannot.
@@ -161,28 +128,22 @@ extension SettingsManageable where Self: Codable {
         try SettingsFile(for: self).write(self)
     }
 
-    /// Changes the settings atomically, across threads and processes: reads the file under its
-    /// lock (shared by every process using this library), lets `body` change the settings it
-    /// holds, and writes them in the same locked step; `self` then holds the result.
+    /// Changes the settings atomically, across threads and processes: reads the file under its lock (shared by
+    /// every process using this library), lets `body` change them (starting from the current value without a file),
+    /// and writes them in the same locked step; `self` then holds the result. A file that does not decode is left
+    /// untouched.
     ///
     /// ```swift
-    /// var player = PlayerSettings()
     /// try player.update { $0.gunType = ($0.gunType ?? 0) + 1 }
     /// ```
     ///
-    /// Without a file, `body` starts from the current value. A file that does not decode is left
-    /// untouched.
-    ///
-    /// - Parameter body: Changes the settings.
     /// - Throws: What `body` throws (unchanged), or a ``PersistentPrefs/PrefsError``; nothing is written then.
     public mutating func update(_ body: (inout Self) throws -> Void) throws {
         try SettingsFile(for: self).modify(current: self, body) { self = $0 }
     }
 
-    /// Loads the settings file, or creates it (and its initial copy) from the current values.
-    ///
-    /// - Returns: `false` on failure (for example a file that does not decode, which is left
-    ///   untouched); ``lastSettingsError`` says why.
+    /// Loads the settings file, or creates it (and its initial copy) from the current values; `false` on failure
+    /// (such as a file that does not decode, left untouched), ``lastSettingsError`` says why.
     public mutating func load() -> Bool { Self.succeeded { try loadThrowing() } }
 
     /// ``load()``, throwing why it fails.
@@ -190,9 +151,8 @@ extension SettingsManageable where Self: Codable {
         try SettingsFile(for: self).load(current: self) { self = $0 }
     }
 
-    /// Loads the settings file, copying the bundled defaults there first when there is none.
-    ///
-    /// - Returns: `false` when there are no bundled defaults or the file does not decode.
+    /// Loads the settings file, copying the bundled defaults there first when there is none; `false` when there are
+    /// no bundled defaults or the file does not decode.
     public mutating func loadUsingSettingsFile() -> Bool { Self.succeeded { try loadUsingSettingsFileThrowing() } }
 
     /// ``loadUsingSettingsFile()``, throwing why it fails.
@@ -200,9 +160,7 @@ extension SettingsManageable where Self: Codable {
         try SettingsFile(for: self).loadUsingSettingsFile { self = $0 }
     }
 
-    /// Deletes the settings file.
-    ///
-    /// - Returns: `false` when there is no file or it cannot be removed.
+    /// Deletes the settings file; `false` when there is no file or it cannot be removed.
     public func delete() -> Bool { Self.succeeded { try deleteThrowing() } }
 
     /// ``delete()``, throwing why it fails.
@@ -210,10 +168,8 @@ extension SettingsManageable where Self: Codable {
         try SettingsFile(for: self).delete()
     }
 
-    /// Goes back to the bundled defaults or, without them, to the initial copy made by the
-    /// first ``load()``.
-    ///
-    /// - Returns: `false` when there is nothing to go back to.
+    /// Goes back to the bundled defaults or, without them, to the initial copy made by the first ``load()``; `false`
+    /// when there is nothing to go back to.
     public mutating func reset() -> Bool { Self.succeeded { try resetThrowing() } }
 
     /// ``reset()``, throwing why it fails.
@@ -221,14 +177,10 @@ extension SettingsManageable where Self: Codable {
         try SettingsFile(for: self).reset(current: self) { self = $0 }
     }
 
-    /// The settings file as a dictionary (numbers as `NSNumber`, so `as?` casts work as on
-    /// Apple platforms), or `nil` when it is missing or unreadable.
+    /// The settings file as a dictionary (numbers as `NSNumber`, so `as?` casts work as on Apple platforms), or
+    /// `nil` when it is missing or unreadable.
     public func toDictionary() -> [String: Any?]? {
         SettingsFile(for: self).dictionary()
     }
 }
-
-// MARK: - Classes updated in place
-
-// MARK: - The file operations, once for classes and structs
 

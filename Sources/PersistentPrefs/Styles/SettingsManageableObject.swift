@@ -1,8 +1,7 @@
 import Foundation
 
-/// A ``SettingsManageable`` class that copies loaded settings into itself, so `load()`,
-/// `loadUsingSettingsFile()` and `reset()` update the object everyone holds, and work on a
-/// shared instance kept in a `static let`.
+/// A ``SettingsManageable`` class that copies loaded settings into itself, so `load()`, `loadUsingSettingsFile()` and
+/// `reset()` update the object everyone holds, and work on a shared instance kept in a `static let`.
 ///
 /// ```swift
 /// final class AppSettings: Codable, SettingsManageableObject {
@@ -19,9 +18,8 @@ public protocol SettingsManageableObject: AnyObject, SettingsManageable {
 }
 
 extension SettingsManageableObject where Self: Codable {
-    /// Loads the settings file into this object, or creates the file from it.
-    ///
-    /// - Returns: `false` on failure; ``SettingsManageable/lastSettingsError`` says why.
+    /// Loads the settings file into this object, or creates the file from it; `false` on failure
+    /// (``SettingsManageable/lastSettingsError`` says why).
     public func load() -> Bool { Self.succeeded { try loadThrowing() } }
 
     /// `load()`, throwing why it fails.
@@ -29,9 +27,7 @@ extension SettingsManageableObject where Self: Codable {
         try SettingsFile(for: self).load(current: self) { adopt($0) }
     }
 
-    /// Loads the settings file into this object, copying the bundled defaults there first.
-    ///
-    /// - Returns: `false` on failure.
+    /// Loads the settings file into this object, copying the bundled defaults there first; `false` on failure.
     public func loadUsingSettingsFile() -> Bool { Self.succeeded { try loadUsingSettingsFileThrowing() } }
 
     /// `loadUsingSettingsFile()`, throwing why it fails.
@@ -39,9 +35,7 @@ extension SettingsManageableObject where Self: Codable {
         try SettingsFile(for: self).loadUsingSettingsFile { adopt($0) }
     }
 
-    /// Puts this object back to the bundled defaults or the initial copy.
-    ///
-    /// - Returns: `false` when there is nothing to go back to.
+    /// Puts this object back to the bundled defaults or the initial copy; `false` when there is nothing to go back to.
     public func reset() -> Bool { Self.succeeded { try resetThrowing() } }
 
     /// `reset()`, throwing why it fails.
@@ -49,15 +43,13 @@ extension SettingsManageableObject where Self: Codable {
         try SettingsFile(for: self).reset(current: self) { adopt($0) }
     }
 
-    /// Changes the settings atomically, across threads and processes: reads the file under its
-    /// lock into a fresh object, lets `body` change it, writes it in the same locked step, and
-    /// copies it into this object.
+    /// Changes the settings atomically, across threads and processes: reads the file under its lock into a fresh
+    /// object, lets `body` change it, writes it in the same locked step, and copies it into this object.
     ///
     /// ```swift
     /// try AppSettings.shared.update { $0.fontSize += 1 }
     /// ```
     ///
-    /// - Parameter body: Changes the settings, on the object it is given.
     /// - Throws: What `body` throws (unchanged), or a ``PersistentPrefs/PrefsError``; nothing is written then.
     public func update(_ body: (Self) throws -> Void) throws {
         try SettingsFile(for: self).modify(current: self, { try body($0) }) { adopt($0) }

@@ -10,6 +10,9 @@ import Foundation
 ///   `RawRepresentable` types whose raw value is a `String` or an `Int`;
 /// - optional (`nil` removes the key): the same types.
 ///
+/// In every initialiser `wrappedValue` is the default, `key` the `UserDefaults` key, and `store`
+/// the defaults to use (`.standard` by default).
+///
 /// ```swift
 /// enum Planet: String { case mercury, venus, earth, mars }
 ///
@@ -25,34 +28,21 @@ import Foundation
 /// }
 /// ```
 ///
-/// A `URL` is stored as its absolute string and an enum as its raw value. Every write is
-/// synchronised when the setter returns (on disk on Linux, handed to `cfprefsd` on Apple
-/// platforms: <doc:ApplePlatforms>); a stored value of another type
-/// reads as the default (or `nil`), and `$property.lastError` says what was found.
-///
-/// The key reads through the suite's system layers (<doc:LayersAndLockdown>): a key an
-/// administrator locks reads the layer's value, any other the user's value, else a layer's. An
-/// assignment to a locked key writes nothing, and `$property.lastError` is
-/// ``PersistentPrefs/PersistentPrefs/PrefsError/keyLocked(key:)``.
+/// A `URL` is stored as its absolute string and an enum as its raw value. Every write is synchronised when the
+/// setter returns (<doc:ApplePlatforms>); a stored value of another type reads as the default (or `nil`), and
+/// `$property.lastError` says what was found. The key reads through the suite's system layers; an assignment to a
+/// locked key writes nothing, and `$property.lastError` is ``PersistentPrefs/PersistentPrefs/PrefsError/keyLocked(key:)``
+/// (<doc:LayersAndLockdown>). See <doc:UserDefaultsKeys>.
 @propertyWrapper
 public struct SettingsStorage<Value> {
     private let get: () -> Value
     private let set: (Value) -> Void
 
-    /// What the most recent read or write of this property found; see ``Status``.
-    ///
-    /// ```swift
-    /// final class UserSettings {
-    ///     @SettingsStorage("planet") var planet: Planet = .earth
-    /// }
-    /// let settings = UserSettings()
-    /// _ = settings.planet
-    /// if let error = settings.$planet.lastError { print(error) }   // e.g. a stored value of another type
-    /// ```
+    /// What the most recent read or write of this property found (`settings.$planet.lastError`); see ``Status``.
     public let projectedValue: Status
 
-    /// The value the key reads through the suite's system layers; the default when neither the
-    /// user nor a layer gives one, or when it is of another type.
+    /// The value the key reads through the suite's system layers; the default when neither the user nor a layer
+    /// gives one, or when it is of another type.
     public var wrappedValue: Value {
         get { get() }
         nonmutating set { set(newValue) }
@@ -73,24 +63,19 @@ public struct SettingsStorage<Value> {
         /// Why the most recent read or write failed; `nil` after a success.
         public var lastError: PersistentPrefs.PrefsError? { failure.withLock { $0 } }
 
-        /// Calls `handler` after each change of the property's stored value, whoever made it
-        /// (this program, plain `UserDefaults` code that synchronises, another process); see
-        /// ``UserDefaultsContainer/observeChanges(to:_:)`` for how and when.
+        /// Calls `handler` after each change of the property's stored value, whoever made it; see
+        /// ``UserDefaultsContainer/observeChanges(to:_:)`` for how and when. The event's only key is the property's.
         ///
         /// ```swift
         /// let observation = settings.$age.observeChanges { _ in print(settings.age as Any) }
         /// ```
         ///
-        /// - Parameter handler: Called after each change; the event's only key is the property's key.
         /// - Returns: The observation; observing stops when it is cancelled or deallocated.
         public func observeChanges(_ handler: @escaping @Sendable (PrefsChangeEvent) -> Void) -> PrefsObservation {
             store.observeKey(key, handler)
         }
 
-        /// The property's changes as an async sequence, which ends when the iterating task is
-        /// cancelled.
-        ///
-        /// - Returns: The events.
+        /// The property's changes as an async sequence, which ends when the iterating task is cancelled.
         public func changes() -> AsyncStream<PrefsChangeEvent> {
             PrefsObservation.stream { store.observeKey(key, $0) }
         }
@@ -125,72 +110,37 @@ public struct SettingsStorage<Value> {
 // MARK: - Values with a default
 
 extension SettingsStorage {
-    /// A `Bool` with a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// A `Bool` with the default `wrappedValue`, under `key` in `store`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Bool {
         self.init(key: key, store: store, defaultValue: wrappedValue)
     }
 
-    /// An `Int` with a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An `Int` with the default `wrappedValue`, under `key` in `store`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Int {
         self.init(key: key, store: store, defaultValue: wrappedValue)
     }
 
-    /// A `Double` with a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// A `Double` with the default `wrappedValue`, under `key` in `store`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Double {
         self.init(key: key, store: store, defaultValue: wrappedValue)
     }
 
-    /// A `String` with a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// A `String` with the default `wrappedValue`, under `key` in `store`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == String {
         self.init(key: key, store: store, defaultValue: wrappedValue)
     }
 
-    /// A `URL` with a default, stored as its absolute string.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// A `URL` with the default `wrappedValue`, under `key` in `store`; stored as its absolute string.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == URL {
         self.init(key: key, store: store, defaultValue: wrappedValue)
     }
 
-    /// A `Data` value with a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// A `Data` value with the default `wrappedValue`, under `key` in `store`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Data {
         self.init(key: key, store: store, defaultValue: wrappedValue)
     }
 
-    /// A `Date` with a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// A `Date` with the default `wrappedValue`, under `key` in `store`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value == Date {
         self.init(key: key, store: store, defaultValue: wrappedValue)
     }
@@ -199,65 +149,37 @@ extension SettingsStorage {
 // MARK: - Optional values
 
 extension SettingsStorage where Value: ExpressibleByNilLiteral {
-    /// An optional `Bool`; `nil` removes the key.
-    ///
-    /// - Parameters:
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An optional `Bool` under `key` in `store`; `nil` removes the key.
     public init(_ key: String, store: UserDefaults = .standard) where Value == Bool? {
         self.init(key: key, store: store, defaultValue: nil)
     }
 
-    /// An optional `Int`; `nil` removes the key.
-    ///
-    /// - Parameters:
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An optional `Int` under `key` in `store`; `nil` removes the key.
     public init(_ key: String, store: UserDefaults = .standard) where Value == Int? {
         self.init(key: key, store: store, defaultValue: nil)
     }
 
-    /// An optional `Double`; `nil` removes the key.
-    ///
-    /// - Parameters:
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An optional `Double` under `key` in `store`; `nil` removes the key.
     public init(_ key: String, store: UserDefaults = .standard) where Value == Double? {
         self.init(key: key, store: store, defaultValue: nil)
     }
 
-    /// An optional `String`; `nil` removes the key.
-    ///
-    /// - Parameters:
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An optional `String` under `key` in `store`; `nil` removes the key.
     public init(_ key: String, store: UserDefaults = .standard) where Value == String? {
         self.init(key: key, store: store, defaultValue: nil)
     }
 
-    /// An optional `URL`, stored as its absolute string; `nil` removes the key.
-    ///
-    /// - Parameters:
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An optional `URL`, stored as its absolute string under `key` in `store`; `nil` removes the key.
     public init(_ key: String, store: UserDefaults = .standard) where Value == URL? {
         self.init(key: key, store: store, defaultValue: nil)
     }
 
-    /// An optional `Data` value; `nil` removes the key.
-    ///
-    /// - Parameters:
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An optional `Data` value under `key` in `store`; `nil` removes the key.
     public init(_ key: String, store: UserDefaults = .standard) where Value == Data? {
         self.init(key: key, store: store, defaultValue: nil)
     }
 
-    /// An optional `Date`; `nil` removes the key.
-    ///
-    /// - Parameters:
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An optional `Date` under `key` in `store`; `nil` removes the key.
     public init(_ key: String, store: UserDefaults = .standard) where Value == Date? {
         self.init(key: key, store: store, defaultValue: nil)
     }
@@ -266,42 +188,24 @@ extension SettingsStorage where Value: ExpressibleByNilLiteral {
 // MARK: - RawRepresentable values
 
 extension SettingsStorage where Value: RawRepresentable {
-    /// An enum (or other `RawRepresentable`) with a `String` raw value and a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// A `RawRepresentable` with a `String` raw value and the default `wrappedValue`, under `key` in `store`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value.RawValue == String {
         self.init(key: key, store: store, defaultValue: wrappedValue)
     }
 
-    /// An enum or `OptionSet` with an `Int` raw value and a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An enum or `OptionSet` with an `Int` raw value and the default `wrappedValue`, under `key` in `store`.
     public init(wrappedValue: Value, _ key: String, store: UserDefaults = .standard) where Value.RawValue == Int {
         self.init(key: key, store: store, defaultValue: wrappedValue)
     }
 }
 
 extension SettingsStorage {
-    /// An optional enum with an `Int` raw value; `nil` removes the key.
-    ///
-    /// - Parameters:
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An optional enum with an `Int` raw value under `key` in `store`; `nil` removes the key.
     public init<R>(_ key: String, store: UserDefaults = .standard) where Value == R?, R: RawRepresentable, R.RawValue == Int {
         self.init(key: key, store: store, defaultValue: nil)
     }
 
-    /// An optional enum with a `String` raw value; `nil` removes the key.
-    ///
-    /// - Parameters:
-    ///   - key: The `UserDefaults` key.
-    ///   - store: The defaults to use; `.standard` by default.
+    /// An optional enum with a `String` raw value under `key` in `store`; `nil` removes the key.
     public init<R>(_ key: String, store: UserDefaults = .standard) where Value == R?, R: RawRepresentable, R.RawValue == String {
         self.init(key: key, store: store, defaultValue: nil)
     }

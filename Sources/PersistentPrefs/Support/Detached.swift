@@ -1,15 +1,10 @@
 import Foundation
 
-/// Work run off the caller's thread, on threads of the library's own.
-///
-/// Used where the library works in the background for a set that is only being watched
-/// (delivering a watcher's events, checking a set when its watch begins, stopping an idle
-/// watcher): on Linux, once a process has used a dispatch queue or a task, libdispatch's worker
-/// pool wakes the process every second for as long as it runs, so an idle process that watches
-/// sets would never be idle. These threads wait for work without a timer of their own: each item
-/// goes to a thread that waits for one, or a new thread when none waits (so an item never waits
-/// behind another, and a stuck one delays only itself), and a thread that finds no work for
-/// ``idleLifetime`` seconds ends.
+/// Work run off the caller's thread, on threads of the library's own, for background work on a watched set
+/// (delivering events, checking a set when its watch begins, stopping an idle watcher): on Linux, once a process has
+/// used a dispatch queue or a task, libdispatch wakes it every second for as long as it runs. These threads wait
+/// without a timer: each item goes to a waiting thread, or a new one when none waits (so an item never waits behind
+/// another, and a stuck one delays only itself), and a thread that finds no work for ``idleLifetime`` seconds ends.
 enum Detached {
     /// How long a thread waits for more work before it ends.
     static let idleLifetime: TimeInterval = 5

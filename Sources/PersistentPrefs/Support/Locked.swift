@@ -1,22 +1,11 @@
 import Foundation
 
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#endif
-
-/// A value guarded by one `NSLock`.
+/// A value guarded by one `NSLock` (`Synchronization.Mutex` needs macOS 15 / iOS 18). The value lives behind a
+/// pointer rather than in a stored `var`, so the hot read path pays for the lock only, not also for dynamic
+/// exclusivity checks. Callers never run user code (overridable members, observers) inside `withLock`.
 ///
-/// `NSLock` rather than `Synchronization.Mutex`: `Mutex` needs macOS 15 / iOS 18, and a
-/// preferences library should run on older Apple systems too. The value lives behind a
-/// pointer rather than in a stored `var`, so the hot read path pays for the lock only, not
-/// also for Swift's dynamic exclusivity checks (the lock already gives exclusive access).
-/// Callers never run user code (overridable members, observers) inside `withLock`.
-///
-/// A lock given a ``LockLevel`` takes part in the library's lock order, which debug builds check
-/// on every acquisition; one without a level is outside that order (it guards one object's state
-/// or one table, and is never held while a lock of the order is taken).
+/// A lock given a ``LockLevel`` takes part in the library's lock order; one without is outside it (it guards one
+/// object's state or one table, and is never held while a lock of the order is taken).
 final class Locked<State>: @unchecked Sendable {  // `storage` is only touched while holding `lock`
     private let lock = NSLock()
     private let storage: UnsafeMutablePointer<State>
@@ -24,10 +13,7 @@ final class Locked<State>: @unchecked Sendable {  // `storage` is only touched w
         private let level: LockLevel?
     #endif
 
-    /// - Parameters:
-    ///   - state: The guarded value.
-    ///   - level: Where the lock stands in the library's lock order (see ``LockLevel``), or
-    ///     `nil` for a lock outside it.
+    /// Guards `state`; `level` places the lock in the lock order (``LockLevel``), `nil` outside it.
     init(_ state: State, level: LockLevel? = nil) {
         storage = .allocate(capacity: 1)
         storage.initialize(to: state)
@@ -53,23 +39,17 @@ final class Locked<State>: @unchecked Sendable {  // `storage` is only touched w
     }
 }
 
-/// The library's lock order, in one place: a thread holding a lock of one level takes only locks
-/// of later levels, never one of its own level or an earlier one. A total order of the locks that
-/// may nest is what rules out a deadlock among them.
+/// The library's lock order: a thread holding a lock of one level takes only locks of later levels, which rules out
+/// a deadlock among them. Debug builds check it on every acquisition and stop at the first breach; release builds
+/// carry no check.
 ///
-/// 1. ``turn``: a set's turn (`SharedSet.Turn`), held by a write or reload of the set for its
-///    whole length, the store's cross-process lock taken inside it. Turns of several sets may
-///    nest (a transaction over two sets); a wait for a turn that would wait for itself is refused
-///    with `transactionInProgress` (the turn's own check), not checked here;
-/// 2. ``cell``: the set's one `Locked` state (`SharedSet.Cell`), held to take or install a state;
-/// 3. ``feed``: the set's `ChangeFeed` queue, taken under the cell to queue an event in the order
-///    the state changed (its observers are called by `ChangeFeed.deliver()` with no lock held);
-/// 4. ``instance``: an instance's own state, which takes no lock of the order inside (a read
-///    holding it loads the set's read stamp: an atomic, on Apple platforms a `LockedInt`, whose
-///    lock takes none).
-///
-/// Debug builds check the order on every acquisition and stop at the first breach, naming both
-/// levels; release builds carry no check.
+/// 1. ``turn``: a set's turn (`SharedSet.Turn`), held by a write or reload for its whole length, the store's
+///    cross-process lock taken inside. Turns of several sets may nest (a transaction over two sets); a wait for
+///    itself is refused by the turn's own check (`transactionInProgress`);
+/// 2. ``cell``: the set's `Locked` state (`SharedSet.Cell`), held to take or install a state;
+/// 3. ``feed``: the set's `ChangeFeed` queue, taken under the cell to queue events in state order (observers are
+///    called with no lock held);
+/// 4. ``instance``: an instance's own state, under which only the read stamp (an atomic, or a `LockedInt`) is read.
 enum LockLevel: Int, CaseIterable, Sendable {
     case turn = 0
     case cell
@@ -77,8 +57,7 @@ enum LockLevel: Int, CaseIterable, Sendable {
     case instance
 
     #if DEBUG
-        /// How many locks of each level this thread holds: a byte per level in one word, kept in
-        /// thread-local storage (no allocation).
+        /// How many locks of each level this thread holds: a byte per level in one thread-local word (no allocation).
         private static let key: pthread_key_t = {
             var key = pthread_key_t()
             precondition(pthread_key_create(&key, nil) == 0, "no thread-local key for the lock order")
@@ -106,9 +85,8 @@ enum LockLevel: Int, CaseIterable, Sendable {
             return nil
         }
 
-        /// Checks that this thread may take a lock of `level` now (stopping the program if not),
-        /// and counts it as held; `nil` counts a lock outside the order, which may be taken
-        /// under any lock.
+        /// Checks that this thread may take a lock of `level` now (stopping the program if not), and counts it as
+        /// held; `nil` counts a lock outside the order, which may be taken under any lock.
         static func entering(_ level: LockLevel?) {
             guard let level else {
                 held += 1 << outsideShift

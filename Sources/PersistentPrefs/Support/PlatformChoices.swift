@@ -1,23 +1,18 @@
 import Foundation
 
-/// The choices the library makes differently on Apple platforms and on Linux, in one place.
-///
-/// Each follows the platform the library is built for. Every one of them is plain Foundation,
-/// so all of them run on Linux too: a debug build there takes Apple's when the environment holds
-/// `PREFS_PLATFORM_CHOICES=apple` (`.ci/run` runs the whole test suite so), and a test can run a
-/// block under other choices (`PlatformChoices.$current.withValue(…)`). Release builds ignore
-/// the variable. What only Apple's Foundation has (key-value observing, `CFPreferences`,
-/// `F_FULLFSYNC`) stays behind `#if canImport(…)`, and the tests of it run in the macOS job.
+/// The choices the library makes differently on Apple platforms and on Linux, in one place, following the platform
+/// built for. Each is plain Foundation, so all run on Linux too: a debug build there takes Apple's when the
+/// environment holds `PREFS_PLATFORM_CHOICES=apple` (`.ci/run` runs the whole suite so; release builds ignore it),
+/// and a test can use `PlatformChoices.$current.withValue(…)`. What only Apple's Foundation has (KVO,
+/// `CFPreferences`, `F_FULLFSYNC`) stays behind `#if canImport(…)`.
 package struct PlatformChoices: Sendable, Equatable {
-    /// Suites go through `UserDefaults`, whose daemon owns their files (Apple platforms),
-    /// rather than being files the library reads and replaces itself under its lock, with
-    /// layer files beside them (Linux).
+    /// Suites go through `UserDefaults`, whose daemon owns their files (Apple platforms), rather than being files the
+    /// library reads and replaces itself under its lock, with layer files beside them (Linux).
     package var suitesGoThroughUserDefaults: Bool
     /// Foundation shows the library the suite name of a `UserDefaults` object made elsewhere
     /// (swift-corelibs-foundation does; Apple's Foundation does not).
     package var seesSuiteNames: Bool
-    /// The Codable style's settings files are kept in Application Support (Apple platforms)
-    /// rather than in the configuration folder (Linux).
+    /// The Codable style's settings files are kept in Application Support (Apple platforms), not the config folder.
     package var settingsInApplicationSupport: Bool
 
     /// Apple platforms' choices.

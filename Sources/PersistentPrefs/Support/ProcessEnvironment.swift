@@ -1,18 +1,7 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// One variable of the process's environment, for the library and `prefs-harness`
-/// (`package` access).
-///
-/// `getenv` reads the one variable; `ProcessInfo.processInfo.environment` copies the whole
-/// environment into a new dictionary on every call.
+/// One variable of the process's environment, for the library and `prefs-harness` (`package` access): `getenv`
+/// reads one variable, where `ProcessInfo.processInfo.environment` copies the whole environment on every call.
 package enum ProcessEnvironment {
     /// The value of the environment variable `name`, or `nil` when it is not set.
     package static func value(_ name: String) -> String? {
@@ -21,8 +10,8 @@ package enum ProcessEnvironment {
 }
 
 extension ProcessEnvironment {
-    /// When this process started (to the operating system's clock tick), or `nil` where the
-    /// system does not say. A date at or after it was made while the process runs.
+    /// When this process started (to the system's clock tick), or `nil` where the system does not say. A date at or
+    /// after it was made while the process runs.
     package static let startDate: Date? = {
         #if os(Linux) || os(Android)
             // Field 22 of /proc/self/stat: the start, in clock ticks since boot.

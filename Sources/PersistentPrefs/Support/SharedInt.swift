@@ -6,8 +6,8 @@ import Foundation
 #else
     import Synchronization
 
-    /// An integer read on the hot path of every typed read (the ``PersistentPrefs/groupID``
-    /// generation, a shared set's read stamp), so elsewhere an atomic.
+    /// An integer read on the hot path of every typed read (the ``PersistentPrefs/groupID`` generation, a shared
+    /// set's read stamp), so elsewhere an atomic.
     final class SharedInt: Sendable {
         private let value = Atomic<Int>(0)
 
@@ -25,8 +25,7 @@ import Foundation
     }
 #endif
 
-/// The lock-based counter that Apple platforms use as ``SharedInt``; compiled everywhere, so
-/// every Linux build checks it.
+/// The lock-based counter that Apple platforms use as ``SharedInt``; compiled everywhere, so Linux builds check it.
 final class LockedInt: Sendable {
     private let value = Locked(0)
 

@@ -1,27 +1,15 @@
 import Foundation
 
-#if canImport(Darwin)
-    import Darwin
-#elseif canImport(Glibc)
-    import Glibc
-#endif
-
-/// The library's one reentrancy rule: a write never waits for itself.
-///
-/// A thread inside a write holds what the write excludes others by — a store file's lock
-/// (`FileLock`), a suite object's write lock (`DefaultsHandle`), a set's turn (`SharedSet.Turn`).
-/// A write it starts from inside (an `update` body or a migration step writing its own set or
-/// another set of the same file, a style writing inside its own update) that needs one of them
-/// again is refused with ``PersistentPrefs/PrefsError/transactionInProgress(root:)``, naming the
-/// write it is inside, rather than left to wait forever. This type answers "does this thread hold
-/// it?" for every one of them, from one record kept per thread in thread-local storage (every
-/// durable write asks, so no Foundation dictionary, which Linux bridges); a wait that would come
-/// back to this thread through other threads' turns is the turn's to find (its table of waits),
-/// with the same error.
+/// The library's one reentrancy rule: a write never waits for itself. A thread inside a write holds what it excludes
+/// others by (a store file's `FileLock`, a suite's `DefaultsHandle` write lock, a set's `SharedSet.Turn`); a write
+/// started from inside (an `update` body or migration step writing a set of the same file, a style writing inside its
+/// own update) that needs one again is refused with ``PersistentPrefs/PrefsError/transactionInProgress(root:)``,
+/// naming the outer write, rather than left to wait forever. This answers "does this thread hold it?" from one
+/// thread-local record (no Foundation dictionary, which Linux bridges); a wait that comes back through other
+/// threads' turns is the turn's to find, with the same error.
 enum WriteScope {
-    /// What this thread's writes hold: by resource, the label of the write holding it. Kept in
-    /// thread-local storage while the thread holds anything, dropped when it holds nothing (so no
-    /// destructor is needed at the thread's end).
+    /// What this thread's writes hold: by resource, the label of the write holding it. Dropped when the thread holds
+    /// nothing (so no destructor is needed at the thread's end).
     private final class Record {
         var held: [String: String] = [:]
         /// Work put off until the thread's writes end (see ``afterWrites(_:)``), in order.
@@ -45,10 +33,9 @@ enum WriteScope {
         pthread_getspecific(key) != nil
     }
 
-    /// Runs `work` now when this thread is inside no write; else once its writes end, with every
-    /// lock they held let go: a set's events and the end of its leases, when the set was written
-    /// from inside another write (an `update` body), so that no observer runs, and no watch stops,
-    /// while that write holds its locks.
+    /// Runs `work` now when this thread is inside no write; else once its writes end and their locks are let go (a
+    /// set's events and lease ends, for a set written inside an `update` body), so no observer runs, and no watch
+    /// stops, while that write holds its locks.
     static func afterWrites(_ work: @escaping () -> Void) {
         guard let record else { return work() }
         record.deferred.append(work)
@@ -65,14 +52,13 @@ enum WriteScope {
         record?.held[resource]
     }
 
-    /// Throws ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the write this
-    /// thread is inside when it holds `resource`.
+    /// Throws ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` naming the write this thread is inside when
+    /// it holds `resource`.
     static func check(_ resource: String) throws {
         if let outer = label(holding: resource) { throw PersistentPrefs.PrefsError.transactionInProgress(root: outer) }
     }
 
-    /// Runs `body` with `resource` recorded as held by this thread for the write `label` (the
-    /// caller has taken it); the record ends with `body`.
+    /// Runs `body` with `resource` (which the caller has taken) recorded as held by this thread for the write `label`.
     static func holding<Result>(_ resource: String, label: String, _ body: () throws -> Result) rethrows -> Result {
         let record: Record
         if let existing = Self.record {

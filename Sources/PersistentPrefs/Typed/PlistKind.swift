@@ -1,13 +1,11 @@
 import Foundation
 
-/// What a declared type says about its stored form without a value at hand: the property-list
-/// kind it is stored as and its name as Swift spells it. For a key's ``PrefsSchema/Key`` when
-/// its default says nothing (an optional whose default is `nil`).
+/// What a declared type says about its stored form without a value at hand (its plist kind, its Swift name), for a
+/// ``PrefsSchema/Key`` whose default says nothing (an optional whose default is `nil`).
 enum PlistKind {
-    /// The kind a value of `type` is stored as (see ``PrefsSchema/Key/kind``): the property-list
-    /// types by their own, an optional by its wrapped type's, a `RawRepresentable` by its raw
-    /// value's, `URL` as a string; `nil` for a `Codable` type (a dictionary or an array,
-    /// which only a value tells).
+    /// The kind a value of `type` is stored as (see ``PrefsSchema/Key/kind``): plist types by their own, an optional
+    /// by its wrapped type's, a `RawRepresentable` by its raw value's, `URL` as a string; `nil` for a `Codable` type
+    /// (a dictionary or an array, which only a value tells).
     static func of(_ type: Any.Type) -> String? {
         if let known = type as? any KnownKind.Type { return known.storedKind }
         if let optional = type as? any OptionalConvertible.Type { return of(wrapped(optional)) }

@@ -1,15 +1,10 @@
 import Foundation
 
 extension Pref {
-    /// What `$property` gives for a `@Pref` property: the property of one instance, by its key,
-    /// to reset it or to follow its values.
+    /// What `$property` gives for a `@Pref` property: the property of one instance, by its key, to reset it or to
+    /// follow its values.
     ///
     /// ```swift
-    /// final class AudioPrefs: PersistentPrefs {
-    ///     @Pref("Volume", in: 0...11) var volume = 5
-    /// }
-    ///
-    /// let prefs = AudioPrefs()
     /// prefs.$volume.key          // "Volume"
     /// prefs.$volume.reset()      // back to 5: the key is removed from the set
     /// for await volume in prefs.$volume.values {
@@ -28,26 +23,20 @@ extension Pref {
         /// The property's value, read as the property reads it.
         public var value: Value { owner.value(of: pref.core, pref) }
 
-        /// Returns the property to its default by removing its key from the set, as
-        /// ``PersistentPrefs/reset(_:)`` does with the key; a failure (a locked key, a store
-        /// error) is reported in ``PersistentPrefs/lastError``.
+        /// Returns the property to its default by removing its key, as ``PersistentPrefs/reset(_:)`` does; a failure
+        /// (a locked key, a store error) is reported in ``PersistentPrefs/lastError``.
         public func reset() {
             owner.reset(key)
         }
     }
-
 }
 
 extension Pref.Handle where Value: Sendable {
-    /// The property's values as an async sequence: its value now, then its value after each
-    /// change of its key, whoever made it (this process, another process, `prefs-harness`).
-    ///
-    /// Each value is read as the property reads it (layers and defaults included) when the change
-    /// is delivered (see ``PersistentPrefs/observeChanges(to:_:)``), in the order the set changed:
-    /// a burst of changes that arrives together may give the newest value more than once, never an
-    /// older one after a newer. Values are buffered, without a limit, until the loop takes them;
-    /// the sequence ends when the task iterating it is cancelled (or at once, after the first
-    /// value, when the set cannot be observed: ``PersistentPrefs/lastError`` says why).
+    /// The property's values as an async sequence: its value now, then after each change of its key, whoever made
+    /// it. Each is read as the property reads it when the change is delivered
+    /// (``PersistentPrefs/observeChanges(to:_:)``): a burst may give the newest value more than once, never an older
+    /// after a newer. Values are buffered without limit; the sequence ends when the iterating task is cancelled (or
+    /// after the first value when the set cannot be observed: ``PersistentPrefs/lastError`` says why).
     ///
     /// ```swift
     /// for await volume in prefs.$volume.values { slider.value = Double(volume) }
@@ -64,11 +53,8 @@ extension Pref.Handle where Value: Sendable {
     }
 }
 
-/// Reads a property of an instance from the thread that delivers its changes.
-///
-/// `@unchecked Sendable`: an instance may be used from any thread (its state is behind its
-/// lock; see ``PersistentPrefs``), and the `Pref`'s codec and rule are pure functions of their
-/// arguments.
+/// Reads a property of an instance from the thread that delivers its changes. `@unchecked Sendable`: an instance
+/// may be used from any thread (its state is behind its lock), and the `Pref`'s codec and rule are pure.
 private final class Reader<Value>: @unchecked Sendable {
     let owner: PersistentPrefs
     let pref: Pref<Value>

@@ -38,16 +38,11 @@ extension Optional: PrefStorable where Wrapped: PrefStorable {}
 // MARK: - Property-list types
 
 extension Pref where Value: PrefStorable {
-    /// A value with a default.
+    /// A value with the default `wrappedValue`, under `key`.
     ///
     /// ```swift
     /// @Pref("Volume") var volume = 5
     /// ```
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default, read while the key is not stored.
-    ///   - key: The key in the set.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
     public init(wrappedValue: Value, _ key: String, summary: String? = nil) {
         self.init(wrappedValue: wrappedValue, key, rule: nil, summary: summary)
     }
@@ -62,9 +57,8 @@ extension Pref where Value: PrefStorable {
     /// - Parameters:
     ///   - wrappedValue: The default, read while the key is not stored (or stores a refused value).
     ///   - key: The key in the set.
-    ///   - validate: Returns whether a value is allowed, or throws an error whose description
-    ///     says why not. It must depend on the value only (it runs on every write of the key, at
-    ///     times under the store's lock).
+    ///   - validate: Returns whether a value is allowed, or throws an error whose description says why not. It must
+    ///     depend on the value only (it runs on every write of the key, at times under the store's lock).
     ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
     public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool, summary: String? = nil) {
         self.init(wrappedValue: wrappedValue, key, rule: Self.rule(validate, key: key), summary: summary)
@@ -78,12 +72,6 @@ extension Pref where Value: PrefStorable & Comparable {
     /// ```swift
     /// @Pref("Volume", in: 0...11) var volume = 5
     /// ```
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default, read while the key is not stored (or stores a refused value).
-    ///   - key: The key in the set.
-    ///   - range: The values allowed.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
     public init(wrappedValue: Value, _ key: String, in range: ClosedRange<Value>, summary: String? = nil) {
         self.init(wrappedValue: wrappedValue, key, rule: Self.rule(range), summary: summary, bounds: (range.lowerBound, range.upperBound))
     }
@@ -98,22 +86,12 @@ extension Pref where Value: RawRepresentable, Value.RawValue: PrefStorable {
     /// enum Theme: String { case system, light, dark }
     /// @Pref("Theme") var theme = Theme.system
     /// ```
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default, read while the key is not stored.
-    ///   - key: The key in the set.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
     public init(wrappedValue: Value, _ key: String, summary: String? = nil) {
         self.init(wrappedValue: wrappedValue, key, rule: nil, summary: summary)
     }
 
-    /// A value stored as its raw value, with a default and a rule: a refused value is not stored.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The key in the set.
-    ///   - validate: Returns whether a value is allowed, or throws why not.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
+    /// A value stored as its raw value, with a default and a rule: a value `validate` refuses (returns
+    /// `false` or throws why not) is not stored.
     public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool, summary: String? = nil) {
         self.init(wrappedValue: wrappedValue, key, rule: Self.rule(validate, key: key), summary: summary)
     }
@@ -129,23 +107,13 @@ extension Pref where Value: Codable {
     /// struct WindowFrame: Codable { var width = 800.0, height = 600.0 }
     /// @Pref("Window") var window = WindowFrame()
     /// ```
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default, read while the key is not stored.
-    ///   - key: The key in the set.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
     @_disfavoredOverload
     public init(wrappedValue: Value, _ key: String, summary: String? = nil) {
         self.init(wrappedValue: wrappedValue, key, rule: nil, summary: summary)
     }
 
-    /// A `Codable` value with a default and a rule.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default.
-    ///   - key: The key in the set.
-    ///   - validate: Returns whether a value is allowed, or throws why not.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
+    /// A `Codable` value with a default and a rule: a value `validate` refuses (returns `false` or throws why not)
+    /// is not stored.
     @_disfavoredOverload
     public init(wrappedValue: Value, _ key: String, validate: @escaping (Value) throws -> Bool, summary: String? = nil) {
         self.init(wrappedValue: wrappedValue, key, rule: Self.rule(validate, key: key), summary: summary)
@@ -155,44 +123,27 @@ extension Pref where Value: Codable {
 // MARK: - Optionals
 
 extension Pref {
-    /// An optional value whose default is `nil`; assigning `nil` removes the key.
+    /// An optional value under `key` whose default is `nil`; assigning `nil` removes the key.
     ///
     /// ```swift
     /// @Pref("Last Folder") var lastFolder: URL?
     /// ```
-    ///
-    /// - Parameters:
-    ///   - key: The key in the set.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema``.
     public init<Wrapped>(_ key: String, summary: String? = nil) where Value == Wrapped?, Wrapped: PrefStorable {
         self.init(wrappedValue: nil, key, rule: nil, summary: summary)
     }
 
-    /// An optional value stored as its raw value, whose default is `nil`.
-    ///
-    /// - Parameters:
-    ///   - key: The key in the set.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema``.
+    /// An optional value stored as its raw value, under `key`, whose default is `nil`.
     public init<Wrapped>(_ key: String, summary: String? = nil) where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: PrefStorable {
         self.init(wrappedValue: nil, key, rule: nil, summary: summary)
     }
 
-    /// An optional `Codable` value, whose default is `nil`.
-    ///
-    /// - Parameters:
-    ///   - key: The key in the set.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema``.
+    /// An optional `Codable` value under `key`, whose default is `nil`.
     @_disfavoredOverload
     public init<Wrapped>(_ key: String, summary: String? = nil) where Value == Wrapped?, Wrapped: Codable {
         self.init(wrappedValue: nil, key, rule: nil, summary: summary)
     }
 
-    /// An optional value stored as its raw value, with a default.
-    ///
-    /// - Parameters:
-    ///   - wrappedValue: The default (`nil`: the key holds nothing).
-    ///   - key: The key in the set.
-    ///   - summary: One line on what the value is for, for the set's ``PrefsSchema`` (optional).
+    /// An optional value stored as its raw value, with the default `wrappedValue` (`nil`: the key holds nothing).
     public init<Wrapped>(wrappedValue: Value, _ key: String, summary: String? = nil)
     where Value == Wrapped?, Wrapped: RawRepresentable, Wrapped.RawValue: PrefStorable {
         self.init(wrappedValue: wrappedValue, key, rule: nil, summary: summary)

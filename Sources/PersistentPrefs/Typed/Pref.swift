@@ -3,49 +3,32 @@ import Foundation
 /// A typed value of a ``PersistentPrefs`` subclass, stored under `key` in the instance's set.
 ///
 /// ```swift
-/// enum Theme: String { case system, light, dark }
-/// struct WindowFrame: Codable { var x = 0.0, y = 0.0, width = 800.0, height = 600.0 }
-///
 /// final class EditorPrefs: PersistentPrefs {
 ///     @Pref("Font Size") var fontSize: Double = 14
-///     @Pref("Theme") var theme: Theme = .system
-///     @Pref("Recent Files") var recent: [String] = []
 ///     @Pref("Last Folder") var lastFolder: URL?          // nil removes the key
-///     @Pref("Window") var window: WindowFrame = .init()  // stored as a plist dictionary
 /// }
-///
 /// let prefs = EditorPrefs()
 /// prefs.fontSize = 16          // stored when the setter returns (see ApplePlatforms)
 /// prefs.reset("Font Size")     // back to 14
 /// ```
 ///
-/// - The declared value is the default: a key that is not stored reads as its default, and
-///   the default is never written. ``PersistentPrefs/reset(_:)`` and
-///   ``PersistentPrefs/resetAll()`` return keys to their defaults by removing them.
-/// - Reads and writes go through the instance's shared, locked set, with the same guarantees
-///   as ``PersistentPrefs/values``. A refused write leaves the set unchanged and sets
-///   ``PersistentPrefs/lastError``, which reads of `@Pref` properties leave alone when they
-///   succeed; ``PrefsTransacting/set(_:_:)`` (`try prefs.set(\.fontSize, 100)`) throws it instead.
-/// - Untyped writes of the key (the subscript, ``PersistentPrefs/values``, batches, updates) are
-///   checked against the declaration: a value its type cannot read back, or its rule refuses,
-///   is refused with ``PersistentPrefs/PrefsError/invalidValue(key:reason:)``.
-/// - When a subclass does not override ``PersistentPrefs/keys``, its keys are the keys of its
-///   `@Pref` properties.
-/// - Storage: property-list types as themselves, `RawRepresentable` types (enums, `OptionSet`)
-///   as their raw values, `URL` as its absolute string, other `Codable` types as the
-///   dictionary or array `PropertyListEncoder` makes.
-/// - A stored value that cannot be read as the declared type (another program wrote a string
-///   where an `Int` belongs) reads as the default, is reported in ``PersistentPrefs/lastError``
-///   as ``PersistentPrefs/PrefsError/typeMismatch(key:expected:found:)``, and stays stored
-///   until something writes that key.
+/// The declared value is the default: a key that is not stored reads as it, and it is never written. Reads and
+/// writes go through the instance's shared, locked set, with the same guarantees as ``PersistentPrefs/values``; a
+/// refused write leaves the set unchanged and sets ``PersistentPrefs/lastError`` (``PrefsTransacting/set(_:_:)``
+/// throws it instead). Untyped writes of the key are checked against the declaration. A stored value that cannot be
+/// read as the declared type reads as the default, is reported as
+/// ``PersistentPrefs/PrefsError/typeMismatch(key:expected:found:)``, and stays stored. See <doc:TypedPreferences>.
+///
+/// In every initialiser `key` is the key in the set; `wrappedValue` the default, read while the key is not stored
+/// (or stores a refused value); `summary` one optional line on what the value is for, for the set's ``PrefsSchema``.
 @propertyWrapper
 public struct Pref<Value> {
     /// The key in the set.
     public let key: String
     /// The value read when the key is not stored.
     public let defaultValue: Value
-    /// The codec, the rule and the observation key, behind one reference: every read copies
-    /// the `Pref`, and a copy then retains one reference rather than several.
+    /// The codec, rule and observation key behind one reference: every read copies the `Pref`, and a copy then
+    /// retains one reference rather than several.
     @usableFromInline let core: PrefCore<Value>
 
     /// How values are stored.
@@ -53,8 +36,7 @@ public struct Pref<Value> {
     /// Why a value is not allowed (`nil` when it is), or `nil` without a rule.
     var rule: ((Value) -> String?)? { core.rule }
 
-    /// The one initialiser behind the public ones (see `Pref+Storable.swift`, which admits only
-    /// the types a property list can hold).
+    /// The one initialiser behind the public ones (`Pref+Storable.swift`, which admits only property-list types).
     init(wrappedValue: Value, _ key: String, rule: ((Value) -> String?)?, summary: String? = nil, bounds: (Value, Value)? = nil) {
         self.key = key
         defaultValue = wrappedValue
@@ -66,8 +48,8 @@ public struct Pref<Value> {
         { PrefsValidator.reason(validate, $0, rule: "the rule of \"\(key)\"") }
     }
 
-    /// The rule of an `in:` range. Its reason is the one a ``PrefsSchema/Key`` gives for the same
-    /// value (see ``PrefsSchema/Key/problem(with:)``), so the library and the harness say the same.
+    /// The rule of an `in:` range, with the reason ``PrefsSchema/Key/problem(with:)`` gives, so the library and
+    /// the harness say the same.
     static func rule(_ range: ClosedRange<Value>) -> (Value) -> String? where Value: Comparable {
         { PrefsSchema.problem($0, outside: range) }
     }
@@ -77,10 +59,9 @@ public struct Pref<Value> {
         rule?(value)
     }
 
-    /// What a read of `stored` returns when it reads without a problem: the stored value
-    /// decoded and allowed by the rule; for a key that is not stored, `fileDefaults`' value
-    /// (when it decodes), else the declared default. `nil` when the stored value cannot be
-    /// decoded or the rule refuses it.
+    /// What a read of `stored` returns without a problem: the stored value decoded and allowed by the rule; for a
+    /// key not stored, `fileDefaults`' value (when it decodes), else the default. `nil` when the stored value cannot
+    /// be decoded or the rule refuses it.
     func answer(_ stored: Any?, fileDefaults: @autoclosure () -> [String: Any]) -> Value? {
         guard let stored else {
             return fileDefaults()[key].flatMap { codec.decode($0) } ?? defaultValue
@@ -96,9 +77,8 @@ public struct Pref<Value> {
         set { fatalError("unreachable: @Pref outside a PersistentPrefs subclass") }
     }
 
-    /// Not available: `$property` (a ``Handle``) is reached through the enclosing
-    /// ``PersistentPrefs``. It and the subscript below are declared here, with the type: the
-    /// compiler looks for them nowhere else.
+    /// Not available: `$property` (a ``Handle``) is reached through the enclosing ``PersistentPrefs``. It and the
+    /// subscript below are declared with the type because the compiler looks for them nowhere else.
     @available(*, unavailable, message: "$property is reached through the enclosing PersistentPrefs instance")
     public var projectedValue: Handle {
         fatalError("unreachable: @Pref outside a PersistentPrefs subclass")
@@ -114,40 +94,34 @@ public struct Pref<Value> {
         return Handle(key: pref.key, owner: owner, pref: pref)
     }
 
-    /// Reads and writes the value through the enclosing instance's set.
-    ///
-    /// Inlinable, so a read of an `Int`, `Double`, `Float` or `Bool` property is specialised in
-    /// the subclass's module and takes the fast path of ``PersistentPrefs/value(forKey:as:)``.
+    /// Reads and writes the value through the enclosing instance's set. Inlinable, so a read of an `Int`, `Double`,
+    /// `Float` or `Bool` property is specialised in the subclass's module (the fast path of
+    /// ``PersistentPrefs/value(forKey:as:)``).
     @inlinable
     public static subscript<Owner: PersistentPrefs>(
         _enclosingInstance owner: Owner,
         wrapped wrappedKeyPath: ReferenceWritableKeyPath<Owner, Value>,
         storage storageKeyPath: ReferenceWritableKeyPath<Owner, Pref<Value>>
     ) -> Value {
-        // Always inlined: only then is the key path a literal the compiler turns into a field
-        // access.
-        // Only the core is taken on the way that finds the remembered answer: a copy of the whole
-        // `Pref` retains its key and default too.
+        // Always inlined: only then is the key path a literal the compiler turns into a field access. Only the core
+        // is taken on the way to the remembered answer: a copy of the whole `Pref` retains its key and default too.
         @inline(__always) get { owner.value(of: owner[keyPath: storageKeyPath].core, owner[keyPath: storageKeyPath]) }
         set { owner.write(newValue, owner[keyPath: storageKeyPath]) }
     }
 }
 
-/// What the read path needs of a ``Pref``, without its value type: the key, what the
-/// Observation framework tracks it by, and which state its remembered answer came from.
-///
-/// Not generic, so the library's read functions take it as it is (an upcast of the
-/// ``PrefCore``), and read its fields in place.
+/// What the read path needs of a ``Pref``, without its value type: the key, what Observation tracks it by, and
+/// which state its remembered answer came from. Not generic, so read functions take it as it is (an upcast of the
+/// ``PrefCore``) and read its fields in place.
 @usableFromInline
 class PrefKey {
     /// The key in the set.
     @usableFromInline let key: String
     /// What the Observation framework tracks the key by.
     @usableFromInline let observationKey: KeyPath<PrefsKeySpace, Int>
-    /// The ``SharedSet/readStamp`` of the state ``PrefCore/remembered`` was worked out from
-    /// (0: none): while the set's stamp is the same, a read returns that answer without looking
-    /// the key up or decoding anything. This and the answer are read and written only under the
-    /// lock of the instance whose `Pref` this is (a `Pref` belongs to one instance).
+    /// The ``SharedSet/readStamp`` of the state ``PrefCore/remembered`` was worked out from (0: none): while the
+    /// set's stamp is the same, a read returns that answer without a look-up or decoding. This and the answer are
+    /// used only under the lock of the instance whose `Pref` this is (a `Pref` belongs to one instance).
     var rememberedStamp = 0
 
     init(key: String, observationKey: KeyPath<PrefsKeySpace, Int>) {
@@ -156,16 +130,13 @@ class PrefKey {
     }
 }
 
-/// The parts of a ``Pref`` behind its one reference: how values are stored, the rule, and
-/// what the Observation framework tracks the key by.
+/// The parts of a ``Pref`` behind its one reference: codec, rule, and what Observation tracks the key by.
 @usableFromInline
 final class PrefCore<Value>: PrefKey {
     let codec: PrefCodec<Value>
     let rule: ((Value) -> String?)?
-    /// What a read of the property returned at ``PrefKey/rememberedStamp``: the stored value
-    /// decoded and passed by the rule, or the default of a key that is not stored. A value
-    /// that reads with a problem (see ``PersistentPrefs/read(_:)``) is never remembered, so
-    /// each read reports it.
+    /// What a read returned at ``PrefKey/rememberedStamp``: the stored value decoded and passed by the rule, or the
+    /// default of a key not stored. A value that reads with a problem is never remembered, so each read reports it.
     @usableFromInline var remembered: Value?
     /// What the value is for, for the schema.
     let summary: String?
@@ -186,8 +157,7 @@ protocol DeclaredPref {
     var key: String { get }
     /// The default in its stored form; `nil` for an optional whose default is `nil`.
     var storedDefault: Any? { get }
-    /// Why the stored value `stored` is not allowed (it cannot be read as the declared type, or
-    /// its rule refuses it), or `nil` when it is.
+    /// Why `stored` is not allowed (not readable as the declared type, or refused by its rule), or `nil`.
     func problem(withStored stored: Any, checkingType: Bool) -> String?
     /// The declared type's name.
     var typeName: String { get }
@@ -218,9 +188,8 @@ extension Pref: DeclaredPref {
             isOptional: Value.self is any OptionalConvertible.Type, shape: shape?.shape, isShapeChecked: shape?.checked)
     }
 
-    /// Whether values of the declared type are stored as `PropertyListEncoder` encodes them (not
-    /// as a property-list value, a raw value or a URL's text): told by the default, or for an
-    /// optional without one by the type.
+    /// Whether values are stored as `PropertyListEncoder` encodes them (not as a plist value, raw value or URL
+    /// text): told by the default, or for an optional without one by the type.
     private var storesThroughCodable: Bool {
         let value: Any? = (defaultValue as? any OptionalConvertible).map { Self.unwrap($0) } ?? defaultValue
         guard let value else { return PlistKind.of(Value.self) == nil && PlistKind.unwrapped(Value.self) is any Decodable.Type }
@@ -247,8 +216,8 @@ extension Pref: DeclaredPref {
         return rule?(value)
     }
 
-    /// Why `stored` cannot be read as the declared type: the words of the key's schema (another
-    /// kind, not one of an enum's choices), else that it is not a `Value`.
+    /// Why `stored` cannot be read as the declared type: the schema's words (another kind, not an enum's choice),
+    /// else that it is not a `Value`.
     private func typeProblem(_ stored: Any) -> String {
         schemaKey.problem(with: stored) ?? PrefsSchema.unreadable(stored, as: typeName)
     }
@@ -257,11 +226,9 @@ extension Pref: DeclaredPref {
 // MARK: - Reading and writing typed values
 
 extension PersistentPrefs {
-    /// A ``Pref`` property's value (`core` is `pref`'s): the answer the property remembers while the shared set's
-    /// ``SharedSet/readStamp`` is the one it was worked out at (this instance's lock and one
-    /// atomic load, no look-up, no decoding), else ``read(_:missed:)``'s.
-    ///
-    /// Inlinable, so the read is specialised for the property's type in the subclass's module.
+    /// A ``Pref`` property's value (`core` is `pref`'s): the remembered answer while the shared set's
+    /// ``SharedSet/readStamp`` is the one it was worked out at (no look-up, no decoding), else
+    /// ``read(_:missed:)``'s. Inlinable, so the read is specialised for the type in the subclass's module.
     @inlinable @inline(__always)
     func value<Value>(of core: PrefCore<Value>, _ pref: @autoclosure () -> Pref<Value>) -> Value {
         var remembered: Value?
@@ -270,10 +237,9 @@ extension PersistentPrefs {
         return read(pref(), missed: missed)
     }
 
-    /// A ``Pref`` read whose remembered answer is not the current one: worked out from the set
-    /// `missed` names when it can be served at once and the value reads without a problem,
-    /// and remembered if the set's stamp is still the one `missed` read (the stamp then names
-    /// exactly the state the answer came from). Otherwise ``read(_:)``, which reports problems.
+    /// A ``Pref`` read whose remembered answer is stale: worked out from the set `missed` names when it can be
+    /// served at once and reads without a problem, and remembered if the stamp is still the one `missed` read
+    /// (it then names exactly the state the answer came from). Otherwise ``read(_:)``, which reports problems.
     @usableFromInline
     func read<Value>(_ pref: Pref<Value>, missed: RecallMiss) -> Value {
         if let sharedSet = missed.sharedSet, case .some(let stored) = sharedSet.loadedValue(forKey: pref.key),
@@ -288,9 +254,8 @@ extension PersistentPrefs {
         return read(pref)
     }
 
-    /// The read of a ``Pref`` that reports what it finds: a value that is not stored reads as
-    /// the defaults file's value, then the declared one; a stored value of another type, or
-    /// one its rule refuses, reads as the default and is reported in ``lastError``.
+    /// The read of a ``Pref`` that reports what it finds: a key not stored reads as the defaults file's value, then
+    /// the declared one; a stored value of another type, or refused, reads as the default, reported in ``lastError``.
     func read<Value>(_ pref: Pref<Value>) -> Value {
         guard let stored = rawValue(forKey: pref.key, tracking: pref.core.observationKey, keepingError: true) else {
             return pref.answer(nil, fileDefaults: fileDefaults) ?? pref.defaultValue
@@ -304,8 +269,7 @@ extension PersistentPrefs {
         return pref.defaultValue
     }
 
-    /// Reports a stored value that breaks its `@Pref`'s rule (the read returns the default).
-    /// Not generic, so the inlined getter needs no type metadata to call it.
+    /// Reports a stored value that breaks its `@Pref`'s rule. Not generic, so the inlined getter needs no metadata.
     @usableFromInline
     func reportInvalid(key: String, reason: String) {
         lastError = .invalidValue(key: key, reason: reason)
@@ -322,10 +286,8 @@ extension PersistentPrefs {
         }
     }
 
-    /// The defaults of this instance's ``Pref`` properties, by key, in their stored form
-    /// (optionals whose default is `nil` are left out).
-    ///
-    /// Handy for writing the defaults into an empty set: `values = declaredDefaults`.
+    /// The defaults of this instance's ``Pref`` properties, by key, in their stored form (optionals whose default is
+    /// `nil` are left out). To write them into an empty set: `values = declaredDefaults`.
     public var declaredDefaults: [String: Any] {
         var defaults: [String: Any] = [:]
         for pref in declaredPrefs() {
@@ -334,10 +296,9 @@ extension PersistentPrefs {
         return defaults
     }
 
-    /// The `@Pref` properties of this instance, from its class and its superclasses up to
-    /// (not including) `PersistentPrefs`, which declares none: reflecting the base class's own
-    /// stored properties would make the runtime build the type of each, a cost a one-shot
-    /// program (`prefs-harness get`) pays in full, for nothing.
+    /// The `@Pref` properties of this instance, from its class and superclasses up to (not including)
+    /// `PersistentPrefs`, which declares none: reflecting the base class would make the runtime build the type of
+    /// each stored property, a cost a one-shot program (`prefs-harness get`) pays in full, for nothing.
     func declaredPrefs() -> [any DeclaredPref] {
         guard Swift.type(of: self) != PersistentPrefs.self else { return [] }
         var prefs: [any DeclaredPref] = []
@@ -351,9 +312,8 @@ extension PersistentPrefs {
         return prefs
     }
 
-    /// The `@Pref` properties of this instance's class, by key (the first of a key): every
-    /// untyped write of a declared key is checked against its declaration (its type and rule).
-    /// Found once per class.
+    /// The `@Pref` properties of this instance's class, by key (the first of a key), against which every untyped
+    /// write of a declared key is checked. Found once per class.
     var declaredRules: [String: any DeclaredPref] {
         let type = ObjectIdentifier(Swift.type(of: self))
         if let known = declaredRulesByClass.withLock({ $0[type] }) { return known }
@@ -392,6 +352,6 @@ private let declaredKeysByClass = Locked<[ObjectIdentifier: [String]]>([:])
 /// The conflicting `@Pref` declarations of each class, found once by reflection.
 private let declarationConflictsByClass = Locked<[ObjectIdentifier: [PersistentPrefs.PrefsError]]>([:])
 
-/// The `@Pref` properties of each class, by key, found once by reflection. Their checks are the
-/// declarations' own (the same for every instance of a class).
+/// The `@Pref` properties of each class, by key, found once by reflection (their checks are the same for every
+/// instance).
 private let declaredRulesByClass = Locked<[ObjectIdentifier: [String: any DeclaredPref]]>([:])

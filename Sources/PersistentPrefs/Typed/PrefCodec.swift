@@ -1,17 +1,9 @@
 import Foundation
 
-/// How a typed value is kept in a property-list set, decided once per declaration:
-///
-/// | Declared type | Stored as |
-/// |---|---|
-/// | a property-list type (`Int`, `String`, `[String: Double]`, `Date`, …) | itself |
-/// | `RawRepresentable` (enums with raw values, `OptionSet`) | its raw value |
-/// | `URL` | its `absoluteString` |
-/// | other `Codable` types | the property list `PropertyListEncoder` makes (a dictionary or array, readable in the store) |
-/// | `Optional` of any of these | the wrapped value; `nil` removes the key |
-///
-/// Reading reverses the mapping; a stored value that does not map back to the declared type
-/// reads as `nil` (the caller reports it and falls back to the default).
+/// How a typed value is kept in a property-list set, decided once per declaration (the table in
+/// <doc:TypedPreferences>): plist types as themselves, `RawRepresentable` as raw values, `URL` as its
+/// `absoluteString`, other `Codable` types as what `PropertyListEncoder` makes, `nil` removes the key. A stored value
+/// that does not map back to the declared type decodes as `nil` (the caller reports it and uses the default).
 @usableFromInline
 struct PrefCodec<Value> {
     /// The property-list form of a value; `nil` means "remove the key" (an `Optional.none`).
@@ -19,9 +11,7 @@ struct PrefCodec<Value> {
     /// The value a stored property-list value stands for, or `nil` when it stands for none.
     let decode: (Any) -> Value?
 
-    /// The codec for `Value`.
-    ///
-    /// What `encode` returns is already vetted and normalised (see ``PlistValue``).
+    /// The codec for `Value`; what `encode` returns is already vetted and normalised (see ``PlistValue``).
     static func make() -> PrefCodec<Value> {
         if let optional = Value.self as? any OptionalConvertible.Type {
             return optionalCodec(optional) as! PrefCodec<Value>
@@ -32,8 +22,8 @@ struct PrefCodec<Value> {
         return PrefCodec(encode: { try PrefCodec.encodeValue($0) }, decode: { PrefCodec.decodeValue($0) })
     }
 
-    /// For the most common types, an encoder that skips the vetting of an arbitrary value:
-    /// `Value` is checked once here, so each cast below is of a value to its own type.
+    /// For the most common types, an encoder that skips the vetting of an arbitrary value: `Value` is checked once
+    /// here, so each cast below is of a value to its own type.
     private static func directEncoder() -> ((Value) throws -> Any?)? {
         if Value.self == Int.self { return { NSNumber(value: $0 as! Int) } }
         if Value.self == Double.self { return { NSNumber(value: $0 as! Double) } }
@@ -77,9 +67,8 @@ struct PrefCodec<Value> {
 // MARK: - The errors of a typed key
 
 extension PrefCodec {
-    /// `value`'s stored form (`nil` removes the key), or, when a property list cannot hold it,
-    /// the refusal that names `key`: what every typed writer (a `@Pref`, a
-    /// ``UserDefaultsContainer`` key, a ``SettingsStorage`` property) reports.
+    /// `value`'s stored form (`nil` removes the key), or, when a property list cannot hold it, the refusal naming
+    /// `key` that every typed writer (`@Pref`, ``UserDefaultsContainer``, ``SettingsStorage``) reports.
     func encoded(_ value: Value, forKey key: String) throws(PersistentPrefs.PrefsError) -> Any? {
         do {
             return try encode(value)
@@ -121,8 +110,7 @@ enum CodablePlist {
 
     /// The `T` that `stored` encodes, or `nil`.
     static func decode<T: Decodable>(_: T.Type, from stored: Any) -> T? {
-        guard let data = try? PlistValue.foundationData([stored], format: .binary)
-        else { return nil }
+        guard let data = try? PlistValue.foundationData([stored], format: .binary) else { return nil }
         return (try? PropertyListDecoder().decode([T].self, from: data))?.first
     }
 

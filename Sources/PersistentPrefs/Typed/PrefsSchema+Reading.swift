@@ -6,26 +6,21 @@ extension PrefsSchema {
     /// The largest schema file read: 16 MB (a 10,000-key schema is well under 2 MB).
     static let maximumFileSize = 1 << 24
 
-    /// The deepest nesting of arrays and objects read (a default value is at most 100 deep
-    /// below the three levels of the file's own objects).
+    /// The deepest nesting of arrays and objects read (a default is at most 100 deep below the file's three levels).
     static let maximumDepth = 128
 
     /// The property-list kinds a key may have.
     static let kinds: Set<String> = ["boolean", "integer", "real", "string", "date", "data", "array", "dictionary"]
 
-    /// Reads a schema file.
-    ///
-    /// Every field the format defines is checked: a file that is not one JSON object, has no
-    /// `"format"` this code reads, or describes a key with a field of the wrong type, a `"kind"`
-    /// this code does not know, a range or choices that are not values of the key's kind (an
-    /// integer bound outside `Int64` and `UInt64`, a string where a number belongs) is refused as
-    /// a whole, so no tool checks values against a rule it misread. Fields it does not define are
-    /// ignored (a rule added later comes with a new `"format"`). A file without
+    /// Reads a schema file's bytes. Every field the format defines is checked: a file that is not one JSON object,
+    /// has no `"format"` this code reads, or describes a key with a field of the wrong type, an unknown `"kind"`, or
+    /// a range or choices that are not values of the key's kind (an integer bound outside `Int64` and `UInt64`, a
+    /// string where a number belongs) is refused as a whole, so no tool checks values against a rule it misread.
+    /// Undefined fields are ignored (a rule added later comes with a new `"format"`). A file without
     /// `"schemaVersion"` reads with ``recordsSchemaVersion`` `false`.
     ///
-    /// - Parameter data: The file's bytes.
-    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (with an empty path)
-    ///   whose reason names what is wrong, and the key.
+    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` (with an empty path) whose reason names
+    ///   what is wrong, and the key.
     public init(jsonData data: Data) throws {
         func damaged(_ reason: String) -> PersistentPrefs.PrefsError { .corruptStore(path: "", reason: reason) }
         let parsed: Any
@@ -70,16 +65,12 @@ extension PrefsSchema {
         self.init(root: root, className: className, schemaVersion: version ?? 0, recordsSchemaVersion: version != nil, keys: keys)
     }
 
-    /// The schema in the file at `url`, or `nil` when there is none.
+    /// The schema in the file at `url` (such as ``PersistentPrefs/schemaFileURL``), or `nil` when there is none.
+    /// Only a regular file of at most 16 MB is read (a FIFO or a device is refused without waiting on it).
     ///
-    /// Only a regular file is read (a FIFO or a device is refused without waiting on it), of at
-    /// most 16 MB.
-    ///
-    /// - Parameter url: A schema file (``PersistentPrefs/schemaFileURL``,
-    ///   ``PlistFileStore/schemaFileURL(forRoot:)``, ``UserDefaultsStore/schemaFileURL(forRoot:)``).
-    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` naming the file when
-    ///   it is not a schema file this code reads (see ``init(jsonData:)``);
-    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it cannot be read.
+    /// - Throws: ``PersistentPrefs/PrefsError/corruptStore(path:reason:)`` naming the file when it is not a schema
+    ///   file this code reads (see ``init(jsonData:)``); ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it
+    ///   cannot be read.
     public static func load(from url: URL) throws -> PrefsSchema? {
         let contents: AtomicFile.Contents?
         do {
@@ -171,8 +162,7 @@ extension PrefsSchema {
             summary: summary, isOptional: isOptional, shape: shape, isShapeChecked: isShapeChecked)
     }
 
-    /// A JSON value as a stored value of `kind` (any property-list value when `kind` is `nil`),
-    /// or `nil` when it is not one.
+    /// A JSON value as a stored value of `kind` (any property-list value when `kind` is `nil`), or `nil`.
     private static func plist(_ value: Any, kind: String?) -> Any? {
         switch kind {
         case "date"?: return (value as? String).flatMap(PlistDates.iso8601)
@@ -192,8 +182,8 @@ extension PrefsSchema {
         }
     }
 
-    /// A range bound of a key of `kind`: an integer, a finite number, a string or a date; `nil`
-    /// for anything else, and for a kind that has no order.
+    /// A range bound of a key of `kind`: an integer, a finite number, a string or a date; `nil` for anything else,
+    /// and for a kind that has no order.
     private static func bound(_ value: Any, kind: String?) -> Any? {
         switch kind {
         case "integer"?, "real"?, "string"?, "date"?: return plist(value, kind: kind)
@@ -225,15 +215,15 @@ extension PrefsSchema {
         }
     }
 
-    /// A JSON number that is an integer `Int64` or `UInt64` holds, exactly, as an `NSNumber` of
-    /// that type; `nil` for anything else (`5.5`, `9.3e18`, `1e300`, a boolean).
+    /// A JSON number that is an integer `Int64` or `UInt64` holds, exactly, as an `NSNumber` of that type; `nil` for
+    /// anything else (`5.5`, `9.3e18`, `1e300`, a boolean).
     private static func exactInteger(_ value: Any) -> NSNumber? {
         guard let number = value as? NSNumber else { return nil }
         switch NumberKind(number) {
         case .signed?: return NSNumber(value: number.int64Value)
         case .unsigned?: return NSNumber(value: number.uint64Value)
-        // A number written with a fraction or an exponent (`5.0`, `1e3`) is a real, as its text
-        // says; an integer past `UInt64` is read as one.
+        // A number written with a fraction or an exponent (`5.0`, `1e3`) is a real, as its text says; an integer
+        // past `UInt64` is read as one.
         case .real?, .boolean?, nil: return nil
         }
     }

@@ -1,8 +1,8 @@
 import Foundation
 
 extension PrefsSchema {
-    /// The structure a `Codable` value is stored as: what a tool checks a new value against, so
-    /// that it never writes one the program cannot read back (see ``Key/shape``).
+    /// The structure a `Codable` value is stored as: what a tool checks a new value against, so that it never writes
+    /// one the program cannot read back (see ``Key/shape``).
     ///
     /// ```swift
     /// struct Window: Codable { var w = 800.0; var h = 600.0 }
@@ -14,8 +14,8 @@ extension PrefsSchema {
         case kind(String)
         /// A dictionary with exactly these members.
         case dictionary([String: Shape])
-        /// An array whose every element has this shape; `nil` when it is not known (the default's
-        /// array was empty, or its elements differ).
+        /// An array whose every element has this shape; `nil` when unknown (the default's array was empty, or its
+        /// elements differ).
         case array(Shape?)
 
         /// The shape in words: `{h: real, w: real}`, `[integer]`, `[?]`.
@@ -28,10 +28,8 @@ extension PrefsSchema {
             }
         }
 
-        /// Why `value` (as stored) does not have this shape, or `nil` when it has: the first member
+        /// Why the property-list `value` (as stored) does not have this shape, or `nil` when it has: the first member
         /// missing, extra or of another kind, named by its path.
-        ///
-        /// - Parameter value: A property-list value.
         public func problem(with value: Any) -> String? {
             problem(with: value, at: "")
         }
@@ -65,8 +63,8 @@ extension PrefsSchema {
             }
         }
 
-        /// The shape of a stored value: its kind, or its members' shapes, nested (an array's
-        /// element shape when its elements share one).
+        /// The shape of a stored value: its kind, or its members' shapes, nested (an array's element shape when its
+        /// elements share one).
         init?(of value: Any) {
             guard let kind = PrefsSchema.kind(of: value) else { return nil }
             switch kind {
@@ -100,8 +98,8 @@ extension PrefsSchema {
             }
         }
 
-        /// The shape as the schema file records it: a kind as a string, a dictionary as an object,
-        /// an array as `[element]` (`[]` when unknown).
+        /// The shape as the schema file records it: a kind as a string, a dictionary as an object, an array as
+        /// `[element]` (`[]` when unknown).
         var json: Any {
             switch self {
             case .kind(let kind): return kind
@@ -142,19 +140,13 @@ extension PrefsSchema {
 // MARK: - A Codable default's shape
 
 extension PrefsSchema.Shape {
-    /// The shape of a `Codable` type's stored default, and whether it is exactly what the type
-    /// reads back — worked out from the type itself, with its default `value` (stored as
-    /// `stored`) and its decoder (`decodes`):
-    ///
-    /// - every array of the default has elements that share one shape;
-    /// - the default, reflected, has no member that is `nil` (an optional member a stored value
-    ///   may hold that the default does not show) and as many members as it stores, at every level
-    ///   (no member renamed, added or left out by a coding of its own);
-    /// - a stored value that lacks any one member, or holds one of another kind, is not read back
-    ///   (no member is optional, and the type reads no kind more leniently than it writes).
-    ///
-    /// A type that passes reads back exactly the values of its shape (its own checks of the values
-    /// aside, such as a range in `init(from:)`).
+    /// The shape of a `Codable` type's stored default, and whether it is exactly what the type reads back, worked
+    /// out from its default `value` (stored as `stored`) and its decoder (`decodes`). It is checked when: every array
+    /// of the default has elements of one shape; the default, reflected, has no `nil` member and as many members as
+    /// it stores, at every level (no member renamed, added or left out by a coding of its own); and a stored value
+    /// lacking any one member, or holding one of another kind, is not read back (no member optional, no kind read
+    /// more leniently than written). Such a type reads back exactly the values of its shape (its own checks aside,
+    /// such as a range in `init(from:)`).
     static func checked(_ value: Any, stored: Any, decodes: (Any) -> Bool) -> (shape: Self?, checked: Bool) {
         guard let shape = Self(of: stored) else { return (nil, false) }
         guard !shape.hasUnknownElements, reflects(value, as: stored) else { return (shape, false) }
@@ -162,8 +154,8 @@ extension PrefsSchema.Shape {
         return (shape, true)
     }
 
-    /// Whether `value`, reflected, has exactly the members `stored` holds under the same names
-    /// (recursively), none of them `nil`.
+    /// Whether `value`, reflected, has exactly the members `stored` holds under the same names (recursively), none
+    /// of them `nil`.
     private static func reflects(_ value: Any, as stored: Any) -> Bool {
         let mirror = Mirror(reflecting: value)
         if mirror.displayStyle == .optional {
@@ -186,15 +178,14 @@ extension PrefsSchema.Shape {
             let elements = mirror.children.map(\.value)
             return elements.count == array.count && zip(elements, array).allSatisfy { reflects($0, as: $1) }
         default:
-            // A leaf: a number, string or boolean, or a struct stored as one value (`Date`,
-            // `Data`). An enum reads back only its own cases, which its raw value's kind does not
-            // tell, and a `nil` is a member a stored value may lack.
+            // A leaf: a number, string or boolean, or a struct stored as one value (`Date`, `Data`). An enum reads
+            // back only its own cases, which its raw value's kind does not tell; a `nil` is a member a value may lack.
             return mirror.displayStyle == nil || mirror.displayStyle == .struct
         }
     }
 
-    /// The stored default with one change each: a member removed, or a member's value (at any
-    /// depth) replaced by one of another kind.
+    /// The stored default with one change each: a member removed, or a member's value (at any depth) replaced by one
+    /// of another kind.
     private static func variants(of stored: Any) -> [Any] {
         guard let normalized = PlistValue.normalized(stored) else { return [] }
         var found: [Any] = []

@@ -1,27 +1,19 @@
 import Foundation
 
-/// What a preference set holds, key by key: type, default, range or choices, summary and lock
-/// state. ``PersistentPrefs/schema`` describes a subclass; the library also writes it beside the
-/// set's data as JSON (see ``PersistentPrefs/schemaFileURL``), so tools can work on any
-/// program's sets without linking the program (`prefs-harness describe`, `range`, `writable`,
-/// `list-keys`, and checked `set` and `defaults write`).
+/// What a preference set holds, key by key: type, default, range or choices, summary and lock state.
+/// ``PersistentPrefs/schema`` describes a subclass; a set's first write in a process that finds the file different
+/// also writes it beside the data as JSON (``PersistentPrefs/schemaFileURL``; reads never write it), so tools can
+/// work on any program's sets without linking the program (<doc:LayersAndLockdown>).
 ///
 /// ```swift
 /// final class AudioPrefs: PersistentPrefs {
 ///     @Pref("Volume", in: 0...11, summary: "Output volume") var volume = 5
-///     @Pref("Theme", summary: "Colour scheme") var theme = Theme.system   // enum Theme: String, CaseIterable
 /// }
-///
-/// let volume = AudioPrefs().schema["Volume"]!
-/// volume.type           // "Int"
-/// volume.kind           // "integer"
-/// volume.minimum        // 0 (an NSNumber)
-/// volume.summary        // "Output volume"
+/// let volume = AudioPrefs().schema["Volume"]!   // type "Int", kind "integer", minimum 0, summary "Output volume"
 /// ```
 ///
-/// The file, `<set file>.schema.json` beside a ``PlistFileStore`` set and
-/// `<suite>.schemas/<root file>.json` beside a suite (see <doc:LayersAndLockdown>), is written by
-/// the set's first write in a process when it differs, never by a read:
+/// The file (`<set file>.schema.json` beside a ``PlistFileStore`` set, `<suite>.schemas/<root file>.json` beside a
+/// suite):
 ///
 /// ```json
 /// { "format": 1, "root": "AudioPrefs", "class": "AudioPrefs", "schemaVersion": 0,
@@ -29,35 +21,24 @@ import Foundation
 ///                         "range": { "min": 0, "max": 11 }, "summary": "Output volume" } } }
 /// ```
 ///
-/// An optional key (`@Pref("Nickname") var nickname: String?`) is recorded with its wrapped
-/// type's kind and `"optional": true`: `{ "type": "String?", "kind": "string", "optional": true }`.
-///
-/// A `Codable` value (stored as the property list `PropertyListEncoder` makes) is recorded with
-/// its default's structure in `"shape"` — a kind as a string, a dictionary as an object of its
-/// members' shapes, an array as `[element shape]` (`[]`: unknown) — and `"shapeChecked"`, whether
-/// every stored value of that shape is one the program reads back (see ``Key/isShapeChecked``):
+/// An optional key has its wrapped type's kind and `"optional": true`. A `Codable` value has its default's
+/// structure in `"shape"` (a kind as a string, a dictionary as an object of its members' shapes, an array as
+/// `[element shape]`, `[]`: unknown) and `"shapeChecked"` (see ``Key/isShapeChecked``):
 /// `{ "type": "Window", "kind": "dictionary", "shape": { "w": "real", "h": "real" }, "shapeChecked": true }`.
-/// Readers that do not know these fields ignore them.
-///
-/// Dates are ISO 8601 strings and data Base64 strings in the file (their `kind` says so). A
-/// date default made while the program runs (`= Date()`, the moment the instance was made) is
-/// not in the file: it differs in every process, so the file records the key without a default
-/// and stays as it is from one run to the next. Lock state is not in the file: it belongs to the
-/// machine's system layers, which a tool reads itself.
+/// Readers ignore fields they do not know. Dates are ISO 8601 strings and data Base64. A date default made while
+/// the program runs (`= Date()`) is left out, so the file stays the same from run to run; lock state is not in the
+/// file (it belongs to the machine's system layers, which a tool reads itself).
 public struct PrefsSchema: @unchecked Sendable {  // immutable property-list values
     /// One key of a set.
     public struct Key: @unchecked Sendable {  // immutable property-list values
         /// The key in the set.
         public let name: String
-        /// The declared Swift type (`"Int"`, `"[String]"`, `"Theme"`), or `nil` for a key listed
-        /// in ``PersistentPrefs/keys`` without a `@Pref`.
+        /// The declared Swift type (`"Int"`, `"[String]"`, `"Theme"`), or `nil` for a key without a `@Pref`.
         public let type: String?
-        /// The property-list type it is stored as: `"boolean"`, `"integer"`, `"real"`,
-        /// `"string"`, `"date"`, `"data"`, `"array"` or `"dictionary"`; `nil` when unknown (a key
-        /// without a `@Pref`, an optional `Codable` value without a default).
+        /// The property-list type it is stored as (see ``PrefsSchema/kind(of:)``); `nil` when unknown (a key without
+        /// a `@Pref`, an optional `Codable` value without a default).
         public let kind: String?
-        /// Whether the key is declared optional (`String?`): removing it is a value of its own,
-        /// `nil`, rather than going back to a default.
+        /// Whether the key is declared optional (`String?`): removing it gives `nil` rather than a default.
         public let isOptional: Bool
         /// The default, as stored (`nil`: none).
         public let defaultValue: Any?
@@ -71,32 +52,15 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         public let summary: String?
         /// Whether an administrator locked the key (see ``PersistentPrefs/isLocked(_:)``).
         public let isLocked: Bool
-        /// For a `Codable` value (a `@Pref` whose type is stored through `PropertyListEncoder`):
-        /// the structure its default is stored as — each member's name and kind, nested — or
-        /// `nil` when there is no default to tell it, or the key is not `Codable`.
+        /// For a `Codable` value (stored through `PropertyListEncoder`): the structure its default is stored as (each
+        /// member's name and kind, nested); `nil` without a default or for a key that is not `Codable`.
         public let shape: Shape?
-        /// For a `Codable` value: whether a stored value the program reads back is exactly one
-        /// of ``shape`` (`true`), or the library could not tell (`false`: a member that is `nil`
-        /// or may be missing, an empty array, a type that decodes itself more leniently);
-        /// `nil` for a key whose type is not `Codable`. ``problem(with:)`` checks the shape only
-        /// when it is `true`.
+        /// For a `Codable` value: whether a stored value the program reads back is exactly one of ``shape`` (`true`),
+        /// or the library could not tell (`false`: a member that is `nil` or may be missing, an empty array, a type
+        /// that decodes more leniently); `nil` when not `Codable`. ``problem(with:)`` checks the shape only if `true`.
         public let isShapeChecked: Bool?
 
-        /// A key as a schema describes it.
-        ///
-        /// - Parameters:
-        ///   - name: The key.
-        ///   - type: The Swift type's name.
-        ///   - kind: The property-list type.
-        ///   - defaultValue: The default, as stored.
-        ///   - minimum: The smallest value allowed, as stored.
-        ///   - maximum: The largest value allowed, as stored.
-        ///   - choices: The values allowed, as stored.
-        ///   - summary: What the value is for.
-        ///   - isLocked: Whether the key is locked.
-        ///   - isOptional: Whether the key is declared optional.
-        ///   - shape: For a `Codable` value, the structure it is stored as.
-        ///   - isShapeChecked: For a `Codable` value, whether `shape` is exactly what its program reads back.
+        /// A key as a schema describes it; each parameter sets the property of that name.
         public init(
             name: String, type: String?, kind: String?, defaultValue: Any? = nil, minimum: Any? = nil, maximum: Any? = nil,
             choices: [Any]? = nil, summary: String? = nil, isLocked: Bool = false, isOptional: Bool = false, shape: Shape? = nil,
@@ -116,12 +80,8 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
             self.isLocked = isLocked
         }
 
-        /// Why `value` (as stored) does not fit this key — another kind, not of a checked
-        /// ``shape``, outside the range, not one of the choices — or `nil` when it fits. Locks
-        /// are not checked here.
-        ///
-        /// - Parameter value: A property-list value.
-        /// - Returns: A short reason, or `nil`.
+        /// Why the property-list `value` (as stored) does not fit this key (another kind, not of a checked ``shape``,
+        /// outside the range, not one of the choices), as a short reason; `nil` when it fits. Locks are not checked.
         public func problem(with value: Any) -> String? {
             if let kind, let found = PrefsSchema.kind(of: value), found != kind, !(kind == "real" && found == "integer") {
                 return PrefsSchema.wrongKind(value, found: found, expected: kind)
@@ -150,24 +110,16 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
     public let root: String
     /// The subclass that described it.
     public let className: String
-    /// The subclass's ``PersistentPrefs/schemaVersion``: the version of the sets this schema
-    /// describes. 0 when ``recordsSchemaVersion`` is `false`.
+    /// The subclass's ``PersistentPrefs/schemaVersion``: the version of the sets described (0 when
+    /// ``recordsSchemaVersion`` is `false`).
     public let schemaVersion: Int
-    /// Whether ``schemaVersion`` is known: `false` for a schema file without `"schemaVersion"`
-    /// (written by hand or by another tool; the library always records it), which says nothing
-    /// about the version of the sets it describes.
+    /// Whether ``schemaVersion`` is known: `false` for a schema file without `"schemaVersion"` (written by hand or
+    /// another tool; the library always records it), which says nothing about the sets' version.
     public let recordsSchemaVersion: Bool
     /// The keys, sorted by name.
     public let keys: [Key]
 
-    /// A schema.
-    ///
-    /// - Parameters:
-    ///   - root: The root key.
-    ///   - className: The describing class.
-    ///   - schemaVersion: The schema version.
-    ///   - recordsSchemaVersion: Whether `schemaVersion` is known (see ``recordsSchemaVersion``).
-    ///   - keys: The keys (sorted by name here).
+    /// A schema; each parameter sets the property of that name (`keys` sorted by name).
     public init(root: String, className: String, schemaVersion: Int, recordsSchemaVersion: Bool = true, keys: [Key]) {
         self.root = root
         self.className = className
@@ -178,8 +130,7 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         if ordered {
             self.keys = keys
         } else {
-            // The names sorted, then the keys put in their order: cheaper than moving the
-            // nine-field structs themselves through a sort.
+            // The indices sorted, then the keys put in their order: cheaper than sorting the large structs.
             let order = keys.indices.sorted { keys[$0].name < keys[$1].name }
             self.keys = order.map { keys[$0] }
         }
@@ -217,8 +168,8 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
             if let checked = key.isShapeChecked { object["shapeChecked"] = checked }
             keyObjects.append((key.name, object))
         }
-        // The keys in their order (sorted by name; of two of one name the last, as a dictionary keeps):
-        // no dictionary of 1,000 objects built only to be sorted again.
+        // The keys in their (sorted) order, of two of one name the last, as a dictionary keeps; no dictionary is
+        // built only to be sorted again.
         var unique: [(String, Any)] = []
         unique.reserveCapacity(keyObjects.count)
         for entry in keyObjects {
@@ -230,13 +181,8 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         return JSONText.document(top)
     }
 
-    /// Where the library keeps the schema of the set under `root` in `store`, or `nil` for a
-    /// store that keeps none (see ``PlistFileStore/schemaFileURL(forRoot:)`` and
-    /// ``UserDefaultsStore/schemaFileURL(forRoot:)``).
-    ///
-    /// - Parameters:
-    ///   - store: A store.
-    ///   - root: A root key.
+    /// Where the library keeps the schema of the set under `root` in `store`, or `nil` for a store that keeps none
+    /// (see ``PlistFileStore/schemaFileURL(forRoot:)`` and ``UserDefaultsStore/schemaFileURL(forRoot:)``).
     public static func fileURL(in store: any PrefsStore, root: String) -> URL? {
         switch store {
         case let files as PlistFileStore: return files.schemaFileURL(forRoot: root)
@@ -247,10 +193,8 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
 
     // MARK: - Values
 
-    /// The property-list type of a stored value: `"boolean"`, `"integer"`, `"real"`,
-    /// `"string"`, `"date"`, `"data"`, `"array"` or `"dictionary"`; `nil` for anything else.
-    ///
-    /// - Parameter value: A property-list value.
+    /// The property-list type of a stored value: `"boolean"`, `"integer"`, `"real"`, `"string"`, `"date"`, `"data"`,
+    /// `"array"` or `"dictionary"`; `nil` for anything else.
     public static func kind(of value: Any) -> String? {
         switch PlistValue.normalized(value, for: .loading) {
         case is String: return "string"
@@ -280,18 +224,15 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
     }
 
     // MARK: - Reasons
-    //
-    // The words for a value of the wrong kind, not among the choices or outside a range: shared
-    // by ``Key/problem(with:)`` (the harness, `defaults write`) and the library's own `@Pref`
-    // checks, so one refusal reads the same wherever it is made. Values are in stored form.
+    // Shared by ``Key/problem(with:)`` (the harness, `defaults write`) and `@Pref` checks, so one refusal reads the
+    // same wherever it is made. Values are in stored form.
 
     /// "`value` is a string, not an integer".
     static func wrongKind(_ value: Any, found: String, expected: String) -> String {
         "\(text(value)) is \(article(found)) \(found), not \(article(expected)) \(expected)"
     }
 
-    /// "`value` cannot be read as `type`", for a value of the right kind that the type still
-    /// cannot read back.
+    /// "`value` cannot be read as `type`", for a value of the right kind the type still cannot read back.
     static func unreadable(_ value: Any, as type: String) -> String {
         "\(text(value)) cannot be read as \(type)"
     }
@@ -301,9 +242,8 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         "\(text(value)) is not one of \(choices.map(text).joined(separator: ", "))"
     }
 
-    /// Why `value` lies outside the range from `minimum` to `maximum` (either may be absent), or
-    /// `nil` when it lies inside. A bound the value cannot be ordered against (another kind, NaN)
-    /// refuses it: the check fails closed.
+    /// Why `value` lies outside the range from `minimum` to `maximum` (either may be absent), or `nil` inside it. A
+    /// bound the value cannot be ordered against (another kind, NaN) refuses it: the check fails closed.
     static func rangeProblem(_ value: Any, minimum: Any?, maximum: Any?) -> String? {
         var outside = false
         for (bound, side, beyond) in [(minimum, "minimum", ComparisonResult.orderedAscending), (maximum, "maximum", .orderedDescending)] {
@@ -317,16 +257,16 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         return outside ? outsideRange(value, minimum: minimum, maximum: maximum) : nil
     }
 
-    /// Why `value` lies outside `range` (an `in:` range or ``PrefsValidator/range(_:)``), in the
-    /// words of ``outsideRange(_:minimum:maximum:)`` with the values as stored; `nil` inside it.
+    /// Why `value` lies outside `range` (an `in:` range or ``PrefsValidator/range(_:)``), in the words of
+    /// ``outsideRange(_:minimum:maximum:)`` with the values as stored; `nil` inside it.
     static func problem<T: Comparable>(_ value: T, outside range: ClosedRange<T>) -> String? {
         guard !range.contains(value) else { return nil }
         let stored = { (value: T) -> Any in PlistValue.normalized(value) ?? value }
         return outsideRange(stored(value), minimum: stored(range.lowerBound), maximum: stored(range.upperBound))
     }
 
-    /// "`value` is outside the range `minimum`...`maximum`" (or below the minimum, or above the
-    /// maximum, when the range has one end), for a value known to be outside it.
+    /// "`value` is outside the range `minimum`...`maximum`" (or below the minimum / above the maximum of a range
+    /// with one end), for a value known to be outside it.
     static func outsideRange(_ value: Any, minimum: Any?, maximum: Any?) -> String {
         switch (minimum, maximum) {
         case let (minimum?, maximum?): return "\(text(value)) is outside the range \(text(minimum))...\(text(maximum))"
@@ -341,9 +281,8 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         kind.first.map { "aeiou".contains($0) } == true ? "an" : "a"
     }
 
-    /// Orders two numbers, two strings or two dates; `nil` for anything else (a boolean, a NaN,
-    /// values of two kinds). Numbers are ordered exactly, whatever their types (see
-    /// ``SchemaNumber``).
+    /// Orders two numbers (exactly, whatever their types: ``SchemaNumber``), two strings or two dates; `nil` for
+    /// anything else (a boolean, a NaN, values of two kinds).
     static func compare(_ lhs: Any, _ rhs: Any) -> ComparisonResult? {
         switch (PlistValue.normalized(lhs, for: .loading), PlistValue.normalized(rhs, for: .loading)) {
         case let (left as NSNumber, right as NSNumber):
@@ -375,8 +314,8 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
 // MARK: - A subclass's schema
 
 extension PersistentPrefs {
-    /// This set's schema: each key of ``keys`` with its declared type, default, range or choices
-    /// and summary (from its `@Pref`), and whether it is locked now (see ``isLocked(_:)``).
+    /// This set's schema: each key of ``keys`` with its declared type, default, range or choices and summary (from
+    /// its `@Pref`), and whether it is locked now (see ``isLocked(_:)``).
     ///
     /// ```swift
     /// for key in prefs.schema.keys { print(key.name, key.type ?? "?", key.summary ?? "") }
@@ -388,8 +327,8 @@ extension PersistentPrefs {
         return PrefsSchema(root: key, className: described.className, schemaVersion: described.schemaVersion, keys: keys)
     }
 
-    /// Where the library keeps this set's schema file (see ``PrefsSchema``), or `nil` when its
-    /// store keeps none (``InMemoryStore``, `UserDefaults` on Apple platforms).
+    /// Where the library keeps this set's schema file (see ``PrefsSchema``), or `nil` when its store keeps none
+    /// (``InMemoryStore``, `UserDefaults` on Apple platforms).
     public var schemaFileURL: URL? {
         (try? resolvedSet())?.store.schemaFile(root: key)
     }
@@ -406,8 +345,8 @@ extension PersistentPrefs {
         return schema
     }
 
-    /// What a write of this instance publishes: the schema file's bytes, made when first needed;
-    /// `nil` when the class publishes none.
+    /// What a write of this instance publishes: the schema file's bytes, made when first needed; `nil` when the class
+    /// publishes none.
     var schemaPublication: SchemaPublication? {
         guard Swift.type(of: self).publishesSchema else { return nil }
         return SchemaPublication(classID: ObjectIdentifier(Swift.type(of: self))) { [self] root in
@@ -420,9 +359,8 @@ extension PersistentPrefs {
 }
 
 extension PrefsSchema.Key {
-    /// The key as its schema file records it: without a default that is a date made while
-    /// this process runs (a `Date()` default: the moment the instance was made), which would
-    /// differ in every process and rewrite the file each time; with every other field as it is.
+    /// The key as its schema file records it: without a default that is a date made while this process runs (a
+    /// `Date()` default), which would differ in every process and rewrite the file each time.
     var published: PrefsSchema.Key {
         guard let date = defaultValue as? Date, let started = ProcessEnvironment.startDate, date >= started, date <= Date() else { return self }
         return PrefsSchema.Key(
@@ -442,9 +380,8 @@ struct SchemaPublication {
 }
 
 extension SetStorage {
-    /// Writes the schema of `publication`'s class for `root` unless this process already did, or
-    /// the file already says the same. Never throws: a schema that cannot be written is left out
-    /// (the set's own write has succeeded).
+    /// Writes the schema of `publication`'s class for `root` unless this process already did, or the file already
+    /// says the same. Never throws: a schema that cannot be written is left out (the set's own write succeeded).
     func publish(_ publication: SchemaPublication, root: String) {
         guard let url = schemaFile(root: root) else { return }
         let token = PublishedSchema(path: url.path, classID: publication.classID)

@@ -8,41 +8,28 @@ import Foundation
     import Darwin
 #endif
 
-/// Atomic, durable file replacement: write a temporary file beside the target, `fsync` it,
-/// `rename` it over the target, `fsync` the directory (`F_FULLFSYNC` on Apple platforms). A
-/// crash leaves the old file or the new one, never a mix, and a write that returned survives a
-/// crash.
+/// Atomic, durable file replacement: write a temporary file beside the target, `fsync` it, `rename` it over the target,
+/// `fsync` the directory (`F_FULLFSYNC` on Apple platforms). A crash leaves the old file or the new one, never a mix,
+/// and a write that returned survives a crash.
 enum AtomicFile {
     /// Why a file operation failed: the path and a sentence.
     struct Failure: Error {
         let path: String
         let reason: String
 
-        /// The failure as the library reports it.
         var prefsError: PersistentPrefs.PrefsError { .ioError(path: path, reason: reason) }
     }
 
-    /// Replaces `url` with `data` (file mode 0600), creating its directory (mode 0700) if needed.
-    ///
-    /// A symbolic link at `url` in a private folder is written through: its target is replaced,
-    /// the link stays. In a folder other users can write, a link is refused, and so is anything
-    /// at `url` that is not a regular file (see ``SharedFolders``). Callers hold the file's
-    /// exclusive lock, so a temporary file of this file's that is already there was left by a
-    /// writer that died; the first write of each file in a process removes those.
-    ///
-    /// - Parameters:
-    ///   - data: The new contents.
-    ///   - url: The file.
-    ///   - stillCurrent: Called once the new contents are durable, just before they replace
-    ///     the old file; `false` abandons the write and leaves the old file.
-    /// - Returns: The signature of the new file, or `nil` when the write was abandoned.
+    /// Replaces `url` with `data` (file mode 0600), creating its directory (mode 0700) if needed; returns the new file's
+    /// signature, or `nil` when `stillCurrent`, called once the new contents are durable, returns `false` (the old file
+    /// stays). A symbolic link at `url` is written through unless ``SharedFolders`` refuses it, as it refuses anything
+    /// not a regular file. Callers hold the file's exclusive lock (the sweep of stale temporaries relies on it).
     @discardableResult
     static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
         try write(data, atPath: url.path, if: stillCurrent)
     }
 
-    /// ``write(_:to:if:)`` for the file at `path`: paths, not URLs, on the way of every write,
-    /// since a URL's path is worked out afresh on each use.
+    /// ``write(_:to:if:)`` for the file at `path` (a URL's path is worked out afresh on each use).
     @discardableResult
     static func write(_ data: Data, atPath path: String, if stillCurrent: () -> Bool = { true }) throws(Failure) -> FileSignature? {
         try createFolder(ofPath: path)
@@ -50,9 +37,7 @@ enum AtomicFile {
         if target != path { try createFolder(ofPath: target) }  // a link's target may be elsewhere
         removeStaleTemporaries(of: target)
         let (directory, name) = FolderPath.split(target)
-        // A random name, made without `UUID` (which opens /dev/urandom) or a URL (which parses it);
-        // never with a dot in the id, which is how the sweep tells a file's temporaries from those
-        // of a file whose name extends it (see removeStaleTemporaries(of:)).
+        // A random id without `UUID` (which opens /dev/urandom), never with a dot (see removeStaleTemporaries).
         let unique = String(UInt64.random(in: .min ... .max), radix: 16)
         let temporary = (directory == "/" ? "" : directory) + "/.\(name).\(unique).tmp"
         do {
@@ -80,16 +65,11 @@ enum AtomicFile {
     /// The files whose stale temporaries were already looked for in this process.
     private static let swept = Locked<Set<String>>([])
 
-    /// Removes `.<name>.<id>.tmp` files beside `url` left by writers that were killed; once per
-    /// file and process (the caller holds the file's exclusive lock, so no live writer has one).
-    ///
-    /// `<id>` is one or more characters without a dot, as every writer id the library makes is
-    /// (hexadecimal digits, or a UUID). The temporary of another file whose name
-    /// starts with this one's always has a dot there (`.prefs.old.<id>.tmp` beside `prefs`), so
-    /// it is never taken for one of these while that file's writer may be writing it.
+    /// Removes `.<name>.<id>.tmp` files beside `path` left by writers that were killed; once per file and
+    /// process (the caller holds the file's exclusive lock, so no live writer has one). `<id>` never has a
+    /// dot, so another file's temporary (`.prefs.old.<id>.tmp` beside `prefs`) is never taken for one.
     private static func removeStaleTemporaries(of path: String) {
-        let first = swept.withLock { $0.insert(path).inserted }
-        guard first else { return }
+        guard swept.withLock({ $0.insert(path).inserted }) else { return }
         let (directory, name) = FolderPath.split(path)
         let prefix = Array(".\(name).".utf8)
         let suffix = Array(".tmp".utf8)
@@ -110,18 +90,9 @@ enum AtomicFile {
         let signature: FileSignature
     }
 
-    /// The bytes of the regular file at `path` and the signature of the version read, or `nil`
-    /// when there is no file.
-    ///
-    /// The file is opened without blocking and checked once open, so a FIFO or a device at the
-    /// path — planted, or swapped in at any moment — is refused instead of blocking the read or
-    /// never ending it. A file rewritten in place while it is read is read again.
-    ///
-    /// - Parameters:
-    ///   - following: Whether a symbolic link is followed (the library's own sidecar files are
-    ///     never links: one found there is refused).
-    ///   - limit: The largest size read; a larger file is refused, naming its size.
-    /// - Throws: ``Failure`` naming the path and why.
+    /// The bytes of the regular file at `path` and the signature of the version read, or `nil` without a file. A FIFO
+    /// or device is refused, never blocks; a file rewritten while read is read again; links are followed if `following`;
+    /// a file over `limit` bytes is refused, naming its size.
     static func readRegular(_ path: String, following: Bool = true, limit: Int) throws(Failure) -> Contents? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | (following ? 0 : O_NOFOLLOW))
         guard descriptor >= 0 else {
@@ -139,9 +110,7 @@ enum AtomicFile {
             guard info.st_size <= limit else {
                 throw Failure(path: path, reason: "the file is \(info.st_size >> 20) MB, over the limit of \(limit >> 20) MB")
             }
-            // One byte more than the size, to see the end in one read: a read of a regular file
-            // that returns less than asked stopped at its end, so one that stops at the size
-            // `fstat` gave needs no second read (the signature below catches a change meanwhile).
+            // One byte more than the size: a read stopping short at `fstat`'s size saw the end (the signature catches changes).
             var data = Data(count: Int(info.st_size) + 1)
             var total = 0
             var failure: Int32 = 0
@@ -165,17 +134,13 @@ enum AtomicFile {
             }
             data.count = total
             let before = FileSignature(info)
-            // A file that changed while it was read is read again.
             if FileSignature.of(descriptor: descriptor) == before { return Contents(data: data, signature: before) }
         }
         throw Failure(path: path, reason: "it changed on every one of 100 reads")
     }
 
-    /// Removes `url` durably; `false` when there was no such file.
-    ///
-    /// - Parameter throughLink: Whether a symbolic link at `url` stands for its target, which is
-    ///   then removed (a store file; refused for a link in a shared folder, see
-    ///   ``SharedFolders``), rather than being removed itself.
+    /// Removes `url` durably; `false` when there was no such file. With `throughLink`, a symbolic link at `url`
+    /// stands for its target, which is removed instead (refused in a shared folder, see ``SharedFolders``).
     @discardableResult
     static func remove(_ url: URL, throughLink: Bool = false) throws(Failure) -> Bool {
         let path = throughLink ? try SharedFolders.writableTarget(url.path) : url.path
@@ -187,16 +152,14 @@ enum AtomicFile {
         return true
     }
 
-    /// ``createDirectory(_:)`` for the folder holding the file at `path`: one `lstat` when it is
-    /// a folder already (not a link), as it is on every write but a store's first.
+    /// ``createDirectory(_:)`` for the folder of `path`: one `lstat` when it is a folder already (not a link).
     static func createFolder(ofPath path: String) throws(Failure) {
         let folder = FolderPath.split(path).folder
         if SharedFolders.kind(folder) == S_IFDIR { return }
         try createDirectory(URL(fileURLWithPath: folder, isDirectory: true))
     }
 
-    /// Creates `directory` (and its parents) with mode 0700 unless it exists; refuses a folder
-    /// that is a link planted in a shared folder (see ``SharedFolders/checkFolder(_:)``).
+    /// Creates `directory` (and parents, mode 0700) unless it exists; refuses a link planted in a shared folder.
     static func createDirectory(_ directory: URL) throws(Failure) {
         try SharedFolders.checkFolder(directory)
         // `stat` follows links, as `FileManager.fileExists(atPath:isDirectory:)` does.
@@ -253,11 +216,9 @@ enum AtomicFile {
         return FileSignature.of(descriptor: descriptor)
     }
 
-    /// Makes what was written through `descriptor` (a file's bytes, a folder's entries) survive
-    /// a power loss: `fsync`, and on Apple platforms `fcntl(F_FULLFSYNC)` instead, because their
-    /// `fsync` hands the data to the drive without emptying the drive's write cache. A volume
-    /// that does not take `F_FULLFSYNC` (some network and FAT volumes) gets `fsync`; any other
-    /// failure (an I/O error) is reported, never covered by an `fsync` that succeeds.
+    /// Makes what was written through `descriptor` survive a power loss: `fsync`, or on Apple platforms `F_FULLFSYNC`
+    /// (their `fsync` leaves the drive's cache full), `fsync` only on a volume that does not take it; any other failure
+    /// is reported, never covered by an `fsync`.
     private static func flushToStorage(_ descriptor: Int32) -> Int32 {
         #if canImport(Darwin)
             if fcntl(descriptor, F_FULLFSYNC) == 0 { return 0 }

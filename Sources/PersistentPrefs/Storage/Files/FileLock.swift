@@ -1,43 +1,15 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// The writers' lock of a file: an advisory lock (`flock`) on a sidecar file, `<file>.lock`,
-/// shared by every process that uses this library on the same file. Each holder opens the lock
-/// file itself, so threads of one process exclude each other as well.
+/// The writers' lock of a file: an advisory lock (`flock`) on a sidecar file, `<file>.lock`, shared by every process
+/// using this library on the file; each holder opens it itself, so threads exclude each other too. Only writers take
+/// it (files are replaced atomically, or rewritten in a way ``PlistFile`` reads through), so no writer blocks a read.
 ///
-/// Only writers take it. Files are replaced atomically (or, by plain `UserDefaults`, rewritten
-/// in a way ``PlistFile`` reads through), so a reader never needs a lock a writer holds and never
-/// waits for one: a stopped or stuck writer cannot block a read.
-///
-/// A writer waits at most ``timeout`` for the lock, then gives up with
-/// ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)`` naming the file and the
-/// process holding the lock (from `/proc/locks` on Linux, else from the record below). A thread
-/// that already holds the lock and asks for it again (a write from inside a write to the same
-/// file, which would wait for itself) is refused at once with
-/// ``PersistentPrefs/PrefsError/transactionInProgress(root:)``.
-///
-/// A lock is held on the file the path names: a writer that locked a lock file someone removed
-/// or replaced meanwhile lets it go and locks the one at the path (see `lockedFile`, the only
-/// road to the lock), so two writers that waited on different files never hold the lock at once.
-/// That makes removing the lock file safe for its holder (``Held/removeFile()``): removing a whole
-/// suite or set removes its lock file as well.
-///
-/// The lock file is never a link and always this user's own, mode 0600: it is opened with
-/// `O_NOFOLLOW`, and one another user made (or one with other names, hard links) is refused
-/// rather than used, since its notes hold copies of written values.
-///
-/// The lock file also keeps what writers note for each other: a small record (``Held/Head/record``:
-/// the signature of the file as the library's last write left it, when a write by someone else —
-/// a program using plain `UserDefaults` — was last seen, and the process holding the lock), and
-/// after it, from ``notesOffset``, a block of notes (``Held/notes(in:)``, the ``SuiteLedger``'s journal). Neither
-/// is synced: they are hints, and a lost or damaged one is ignored.
+/// A writer waits at most ``timeout``, then gets ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``;
+/// a thread asking again for a lock it holds gets ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` at once.
+/// The lock is always on the file the path names (`lockedFile`), so its holder may remove it (``Held/removeFile()``).
+/// The lock file is never a link and always this user's own, mode 0600 (`openLockFile`): its notes hold written values.
+/// It also keeps unsynced hints for writers (a lost or damaged one is ignored): a ``Record`` and, from ``notesOffset``,
+/// notes (``Held/notes(in:)``, the ``SuiteLedger``'s journal).
 enum FileLock {
     /// What writers keep in the lock file.
     struct Record {
@@ -45,16 +17,13 @@ enum FileLock {
         var written: FileSignature?
         /// When a change by a writer outside the library was last seen (seconds since 1970).
         var foreignWriteSeen: TimeInterval = 0
-        /// The ``PlistFile/digest(_:)`` of what the library's last write left (0: unknown): a
-        /// file rewritten in place to the same size within one tick of the file system's clock
-        /// keeps its signature, never its digest.
+        /// The ``PlistFile/digest(_:)`` of the library's last write (0: unknown), changed by any rewrite, unlike the signature.
         var writtenDigest: UInt64 = 0
     }
 
     /// Where the notes block starts in the lock file.
     static let notesOffset: Int64 = 64
-    /// Where the holder's process id is kept (after the record's six fields; the record's
-    /// ``Record/writtenDigest`` follows it).
+    /// Where the holder's process id is kept (after the record's six fields, before ``Record/writtenDigest``).
     private static let holderOffset: off_t = 48
 
     /// How long a writer waits for the lock before giving up (``PersistentPrefs/lockTimeout``).
@@ -63,12 +32,10 @@ enum FileLock {
     /// A lock being held, with access to the lock file's ``Record`` and notes.
     struct Held {
         fileprivate let descriptor: Int32
-        /// The lock file's path.
         fileprivate let path: String
         /// The lock file's device and inode, to tell it from one made again at the same path.
         let identity: FileIdentity
-        /// The process id kept in the holder's place: this process's for a writer, 0 for a
-        /// reader's ``FileLock/peek(for:_:)``.
+        /// The process id kept in the holder's place: this process's for a writer, 0 for ``FileLock/peek(for:_:)``.
         fileprivate let holder: Int64
 
         /// What a holder reads first, in one read: the record and the start of the notes block.
@@ -77,8 +44,7 @@ enum FileLock {
             let record: Record
             /// How long the notes block is (0 when there is none).
             let notesLength: Int
-            /// The bytes after the notes block's length: as many as asked for, fewer where the
-            /// file ends (not cut to ``notesLength``: past a shortened block, they are stale).
+            /// The bytes after the notes block's length, as many as asked for and there (stale past a shortened block).
             let notesStart: Data
         }
 
@@ -99,8 +65,7 @@ enum FileLock {
             return Head(record: record, notesLength: length < Self.notesLimit ? length : 0, notesStart: Data(bytes[(recordSize + 4)..<read]))
         }
 
-        /// Replaces the record, keeping the holder's process id beside it, in one write (a
-        /// failure just loses the hint).
+        /// Replaces the record, with the holder's process id beside it, in one write (a failure just loses the hint).
         func store(_ record: Record) {
             var fields = record.written?.fields ?? [0, 0, 0, 0, 0]
             fields.append(Int64(bitPattern: record.foreignWriteSeen.bitPattern))
@@ -109,12 +74,8 @@ enum FileLock {
             _ = fields.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
         }
 
-        /// Replaces the notes block, and cuts the lock file after it, so the file is never larger
-        /// than its record and notes (a failure just loses the hint).
-        ///
-        /// A lock file cut short inside its record reads as having none; writing the notes would
-        /// fill the gap with zeros and make the remains read as a record, so an empty one is
-        /// written first.
+        /// Replaces the notes block and cuts the lock file after it (a failure just loses the hint). A lock file
+        /// cut short inside its record gets an empty one first, so the gap the notes leave never reads as a record.
         func storeNotes(_ data: Data) {
             guard data.count < Self.notesLimit else { return }
             if fileSize < Int(notesOffset) { store(Record()) }
@@ -130,12 +91,9 @@ enum FileLock {
             return fstat(descriptor, &info) == 0 ? Int(info.st_size) : 0
         }
 
-        /// Removes the lock file, for a writer that removed the file it locks: call it last in the
-        /// body of ``FileLock/withLock(for:label:_:)``, after the file is gone. The lock is held
-        /// until the body returns, so a writer waiting for this lock file takes it only after it
-        /// was removed, finds that the path no longer names it, and locks the file at the path (a
-        /// new one) instead: never two holders at once. Nothing is removed when the path names
-        /// another file; a failure leaves the lock file, which is harmless.
+        /// Removes the lock file, for a writer that removed the file it locks: call it last in the body of
+        /// ``FileLock/withLock(for:label:_:)`` (a waiter then finds the path no longer names it and locks a new one).
+        /// Nothing is removed when the path names another file; a failure leaves the lock file, which is harmless.
         func removeFile() {
             guard FileLock.isNamed(identity, by: path) else { return }
             unlink(path)
@@ -144,8 +102,7 @@ enum FileLock {
         /// The largest notes block kept.
         static let notesLimit = 1 << 26
 
-        /// The bytes `range` of the notes block (within ``Head/notesLength``, which the caller
-        /// has read), or `nil` when they cannot all be read.
+        /// The bytes `range` of the notes block (within ``Head/notesLength``), or `nil` when they cannot all be read.
         func notes(in range: Range<Int>) -> Data? {
             guard range.lowerBound >= 0, range.upperBound < Self.notesLimit else { return nil }
             guard !range.isEmpty else { return Data() }
@@ -154,8 +111,8 @@ enum FileLock {
             return read == range.count ? data : nil
         }
 
-        /// Writes `data` after the first `length` bytes of the notes block, then makes the block
-        /// end after it: a writer stopped in between leaves the block as it was.
+        /// Writes `data` after the first `length` bytes of the notes block, then ends the block after it (so a
+        /// writer stopped in between leaves the block as it was).
         func appendNotes(_ data: Data, at length: Int) {
             guard length + data.count < Self.notesLimit else { return }
             let written = data.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(notesOffset + 4) + off_t(length)) }
@@ -169,23 +126,15 @@ enum FileLock {
         }
     }
 
-    /// A file's device and inode.
     struct FileIdentity: Hashable {
         let device: UInt64
         let inode: UInt64
     }
 
-    /// Runs `body` holding the lock for `file`, waiting at most ``timeout`` for it.
-    ///
-    /// - Parameters:
-    ///   - file: The file to be written.
-    ///   - label: What is being written (a root key), named by the error a nested write from
-    ///     inside `body` gets.
-    ///   - body: The write.
+    /// Runs `body` holding the lock for `file` (waiting at most ``timeout``); a nested write gets an error naming `label`.
     /// - Throws: ``PersistentPrefs/PrefsError/lockTimeout(path:holderPID:waited:)``,
-    ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when this thread holds the
-    ///   lock already, ``PersistentPrefs/PrefsError/ioError(path:reason:)`` for a lock file that
-    ///   cannot be used; or what `body` throws.
+    ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when this thread holds the lock already,
+    ///   ``PersistentPrefs/PrefsError/ioError(path:reason:)`` for a lock file that cannot be used; or what `body` throws.
     static func withLock<Result>(for file: URL, label: String, _ body: (Held) throws -> Result) throws -> Result {
         try withLock(atPath: file.path, label: label, body)
     }
@@ -199,8 +148,7 @@ enum FileLock {
         } catch {
             throw error.prefsError
         }
-        // Recorded from before the lock is taken until after it is let go, so work put off until
-        // this thread's writes end runs with the lock released (see ``WriteScope``).
+        // Scoped around the lock, so work put off until this thread's writes end runs with it released (``WriteScope``).
         return try WriteScope.holding(lockPath, label: label) {
             let (descriptor, identity) = try lockedFile(lockPath, file: path, waiting: true)
             defer { close(descriptor) }
@@ -221,10 +169,8 @@ enum FileLock {
         try withLock(for: file, label: label) { (_: Held) in try body() }
     }
 
-    /// Runs `body` holding the lock for `file` if it can be had at once (or this thread holds it
-    /// already); `nil`, without running `body`, when another writer holds it.
-    ///
-    /// For a reader's rare repair (moving a damaged file aside), which must not wait.
+    /// Runs `body` holding the lock for `file` if it can be had at once (or this thread holds it already);
+    /// `nil`, without running `body`, when another writer holds it. For a reader's repair, which must not wait.
     static func withLockIfFree<Result>(for file: URL, _ body: () throws -> Result) throws -> Result? {
         let path = file.path
         let lockPath = scope(ofFile: path)
@@ -241,12 +187,8 @@ enum FileLock {
         }
     }
 
-    /// Runs `body` with the lock file's record and notes as they are now, read without taking
-    /// the lock (only ``Held``'s readers may be used); `nil` when there is no lock file, or one
-    /// the writers would refuse (a link, not a regular file, another user's, other names).
-    ///
-    /// For readers, which never wait for a writer: a note being rewritten may read damaged, and
-    /// the caller takes it as no note.
+    /// Runs `body` with the lock file's record and notes as they are now, without the lock (only ``Held``'s readers
+    /// may be used; a note being rewritten may read damaged); `nil` without a lock file the writers would use.
     static func peek<Result>(for file: URL, _ body: (Held) -> Result) -> Result? {
         let descriptor = open(file.path + ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard descriptor >= 0 else { return nil }
@@ -258,13 +200,9 @@ enum FileLock {
 
     // MARK: - Private
 
-    /// Opens the lock file at `lockPath` and takes its lock: waiting at most ``timeout`` when
-    /// `waiting`, else throwing ``Busy`` when another writer holds it. The descriptor returned is
-    /// locked and is the file the path names once locked: a lock file removed or replaced while
-    /// this writer waited (its lock then excludes no one who opens the path now) is let go, and
-    /// the one at the path now is opened and locked instead.
-    ///
-    /// - Returns: The descriptor, and the device and inode of the file it is open on.
+    /// Opens the lock file at `lockPath` and locks it (waiting at most ``timeout`` when `waiting`, else throwing
+    /// ``Busy``); the only road to the lock. One removed or replaced while this writer waited is let go and the one
+    /// at the path locked instead, so two writers that waited on different files never hold the lock at once.
     private static func lockedFile(_ lockPath: String, file: String, waiting: Bool) throws -> (descriptor: Int32, identity: FileIdentity) {
         while true {
             guard let (descriptor, identity) = try openLockFile(lockPath) else { continue }  // removed as it was opened
@@ -288,8 +226,7 @@ enum FileLock {
     /// Another writer holds the lock (``withLockIfFree(for:_:)`` does not wait).
     private struct Busy: Error {}
 
-    /// Whether `path` names the file with `identity` (an open file's device and inode, which
-    /// never change while it is open; no link followed).
+    /// Whether `path` (no link followed) names the file with `identity`, an open file's device and inode.
     fileprivate static func isNamed(_ identity: FileIdentity, by path: String) -> Bool {
         var named = stat()
         return lstat(path, &named) == 0 && FileIdentity(named) == identity
@@ -309,11 +246,8 @@ enum FileLock {
         return try body()
     }
 
-    /// Opens (creating it, mode 0600) the lock file, refusing one that is a link, not a regular
-    /// file, another user's, or has other names; `nil` when the file opened was removed (by a
-    /// writer that removed the suite) before it could be looked at: the caller opens the path again.
-    ///
-    /// - Returns: The descriptor, and the device and inode of the file it is open on.
+    /// Opens (creating it, mode 0600) the lock file, refusing one that is a link, not a regular file, another
+    /// user's, or has other names; `nil` when it was removed before it could be looked at (open it again).
     private static func openLockFile(_ lockPath: String) throws -> (Int32, FileIdentity)? {
         // O_NONBLOCK: a FIFO planted as the lock file must not block the open (refused below).
         let descriptor = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600)
@@ -325,8 +259,7 @@ enum FileLock {
             }
             throw AtomicFile.posixFailure("open", lockPath).prefsError
         }
-        // One look at the file: a remover may unlink it at any moment, and what one `fstat` saw
-        // must decide both "removed meanwhile" and the refusals below.
+        // One `fstat` decides both "removed meanwhile" and the refusals: a remover may unlink it at any moment.
         var info = stat()
         var problem: String?
         if fstat(descriptor, &info) != 0 {
@@ -369,8 +302,7 @@ enum FileLock {
         }
     }
 
-    /// The process holding the lock of the open lock file `descriptor`, where it can be known:
-    /// on Linux from `/proc/locks`; elsewhere the process id a library writer notes in the file.
+    /// The lock's holder where it can be known: on Linux from `/proc/locks`, else the process id a writer notes.
     private static func holder(of descriptor: Int32) -> Int32? {
         #if os(Linux)
             var info = stat()

@@ -1,16 +1,6 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// What identifies one version of a file: device, inode, size and modification time (to the
-/// nanosecond). A rename puts a new inode in place; an in-place rewrite (what `UserDefaults`
-/// does on Linux) keeps the inode and moves the size or the time.
+/// One version of a file: device, inode, size and modification time (to the nanosecond): a rename or rewrite changes it.
 struct FileSignature: Hashable, Sendable {
     let device: UInt64
     let inode: UInt64
@@ -25,14 +15,12 @@ struct FileSignature: Hashable, Sendable {
         return FileSignature(info)
     }
 
-    /// The signature of an open file.
     static func of(descriptor: Int32) -> FileSignature? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
         return FileSignature(info)
     }
 
-    /// The signature in a `stat` result.
     init(_ info: stat) {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
@@ -51,7 +39,6 @@ struct FileSignature: Hashable, Sendable {
         [Int64(bitPattern: device), Int64(bitPattern: inode), size, seconds, nanoseconds]
     }
 
-    /// A signature from ``fields``.
     init?(fields: [Int64]) {
         guard fields.count == 5 else { return nil }
         device = UInt64(bitPattern: fields[0])

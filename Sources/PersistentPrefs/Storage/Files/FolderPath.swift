@@ -1,19 +1,10 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Folder paths resolved the way the kernel resolves them, so that every spelling of one folder
 /// (through a symbolic link, with `.` or `..`, with a trailing slash) names the same layers.
 enum FolderPath {
-    /// The absolute path `path` with its symbolic links, `.` and `..` components and repeated or
-    /// trailing slashes resolved. The part that does not exist yet is appended as written, after
-    /// its existing ancestor is resolved (a `..` then removes the name before it).
+    /// `path` with its symbolic links, `.`, `..` and repeated or trailing slashes resolved. The part that does
+    /// not exist yet is appended as written to its resolved existing ancestor (a `..` removes the name before it).
     static func resolved(_ path: String) -> String {
         if let real = realpath(path, nil) {
             defer { free(real) }
@@ -35,8 +26,7 @@ enum FolderPath {
         }
     }
 
-    /// The folder holding the file at `path` and the file's name: `/a/b` and `c` for `/a/b/c`,
-    /// `/` and `c` for `/c`. Worked out on the string: no URL is made or parsed.
+    /// The folder holding the file at `path` and its name (`/a/b`, `c` for `/a/b/c`; `/`, `c` for `/c`), without a URL.
     static func split(_ path: String) -> (folder: String, name: String) {
         guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return (".", path) }
         let name = String(path[path.index(after: slash)...])

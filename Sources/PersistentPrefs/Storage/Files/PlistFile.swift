@@ -1,53 +1,31 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// A property-list file holding one dictionary: read it (moving a damaged one aside, so it is
-/// reported once and never silently replaced) and replace it atomically.
-///
-/// Other programs may be rewriting the file in place while it is read (`UserDefaults` on Linux
-/// truncates and rewrites its suite files without a lock), so a file that is empty or does not
-/// parse is read again until it parses or stays exactly the same for ``quietPeriod``: only a
-/// file that stays unreadable while nobody changes it is damaged. A binary file is checked
+/// A property-list file holding one dictionary: read it (moving a damaged one aside, so it is reported once and never
+/// silently replaced) and replace it atomically. Other programs may rewrite it in place while it is read (`UserDefaults`
+/// on Linux does, without a lock), so an empty or unparseable file is read again until it parses or stays the same for
+/// ``quietPeriod``: only a file unreadable while nobody changes it is damaged. A binary file is checked
 /// (``BinaryPlistCheck``) before Foundation parses it, so no file can crash the process.
 enum PlistFile {
     /// How long an unreadable file must stay unchanged before it counts as damaged.
     static let quietPeriod: TimeInterval = 0.3
-    /// How long a file may keep changing under a reader before the read gives up (the file is
-    /// then reported, not moved aside).
+    /// How long a file may keep changing under a reader before the read gives up (reported, not moved aside).
     static let busyLimit: TimeInterval = 3
-    /// Files larger than this are not read (a 2-million-key suite takes minutes and gigabytes
-    /// to parse); the error names the size.
+    /// Files larger than this are not read (too slow and large to parse); the error names the size.
     static let maximumReadSize = 64 << 20
 
-    /// The dictionary in `url`, or `nil` when there is no file.
-    ///
-    /// - Parameters:
-    ///   - url: The file.
-    ///   - movingAside: Whether a damaged file is moved aside (a store's own file) or left
-    ///     where it is (a file the caller was handed, such as an import or a bundled default).
-    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` for an
-    ///   empty, unparseable or non-dictionary file, or
-    ///   ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
+    /// The dictionary in `url`, or `nil` when there is no file. A damaged file is moved aside when `movingAside`
+    /// (a store's own file), else left where it is (a file the caller was handed: an import, a bundled default).
+    /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/corruptStore(path:reason:)`` for an empty, unparseable or
+    ///   non-dictionary file, or ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)``.
     static func read(_ url: URL, movingAside: Bool = true) throws -> [String: Any]? {
         try readSigned(url, movingAside: movingAside).dictionary
     }
 
-    /// ``read(_:movingAside:)``, with the signature of the version that was read and the
-    /// ``digest(_:)`` of its bytes (`nil` when there is no file, or no digest for a file that was
-    /// repaired while being read).
-    ///
-    /// - Parameter reusingWritten: For the write path, which encodes the suite again anyway:
-    ///   the dictionary is normalised, and one this process wrote to the file (see
-    ///   ``remember(_:as:forFileAt:)``) stands for the bytes it was encoded to while the file still
-    ///   holds exactly them. Readers get only what a parser produced, so every process reads the
-    ///   same values from the same bytes.
+    /// ``read(_:movingAside:)``, with the signature of the version read and the ``digest(_:)`` of its bytes (`nil` when
+    /// there is no file; no digest for a file repaired while being read). With `reusingWritten` (the write path, which
+    /// encodes the suite again anyway) the dictionary is normalised, and one this process wrote
+    /// (``remember(_:as:forFileAt:)``) stands for its bytes while the file holds exactly them; readers get only what a
+    /// parser produced, so every process reads the same values from the same bytes.
     static func readSigned(_ url: URL, movingAside: Bool = true, reusingWritten: Bool = false) throws -> (
         dictionary: [String: Any]?, signature: FileSignature?, digest: UInt64?
     ) {
@@ -82,8 +60,7 @@ enum PlistFile {
                 ParseCache.shared.store(dictionary, data: data, for: path, written: reusingWritten)
                 return (dictionary, signature, digest(data))
             case .failure(let failure) where !failure.damaged:
-                // A whole document (a writer caught mid-rewrite leaves a damaged one) that must
-                // not be replaced: no write may land on it, and it is never moved aside.
+                // A whole document this library cannot keep exactly: no write may land on it, nor is it moved aside.
                 throw PersistentPrefs.PrefsError.corruptStore(path: path, reason: "\(failure.reason); it was left as it is")
             case .failure(let failure): problem = failure.reason
             }
@@ -112,24 +89,15 @@ enum PlistFile {
         }
     }
 
-    /// Notes that `data`, just written to `url`, is the encoding of `dictionary`, so the next
-    /// write of the file (``readSigned(_:movingAside:reusingWritten:)``) need not parse it again
-    /// while the file holds exactly these bytes.
-    ///
-    /// `dictionary` is normalised (what the write path read, with values the library vetted).
+    /// Notes that `data`, just written to `path`, encodes `dictionary` (normalised, as the write path read it),
+    /// so the next write (``readSigned(_:movingAside:reusingWritten:)``) need not parse these bytes again.
     static func remember(_ data: Data, as dictionary: [String: Any], forFileAt path: String) {
         ParseCache.shared.store(dictionary, data: data, for: path, written: true)
     }
 
-    /// What the files read or written last held, by path: their bytes and dictionary.
-    ///
-    /// Every write reads the file first, and parsing costs far more than comparing bytes: a file
-    /// whose bytes are the same as last time is not parsed again.
-    /// Two kinds of entry per path: what a parser made of the bytes (for anyone), and for the
-    /// write path the normalised dictionary it encoded (``PlistValue/normalizedSet(_:for:)``:
-    /// numbers as `NSNumber` objects, so a write that keeps a value keeps the very object and
-    /// what is worked out from it). Only files up to ``entryLimit`` bytes are kept, at most
-    /// ``pathLimit`` paths.
+    /// What the files read or written last held, by path, so the same bytes are not parsed twice: what a parser made of
+    /// them, and for the write path the normalised dictionary it encoded (``PlistValue/normalizedSet(_:for:)``: a write
+    /// that keeps a value keeps the very object). Only files up to ``entryLimit`` bytes, at most ``pathLimit`` paths.
     final class ParseCache: Sendable {
         static let shared = ParseCache()
         static let entryLimit = 1 << 20
@@ -140,18 +108,15 @@ enum PlistFile {
             let dictionary: [String: Any]
         }
 
-        /// What a parser made of a path's bytes, and what the write path encoded to them;
-        /// changed only under the lock of ``entries``.
+        /// What a parser made of a path's bytes, and what the write path encoded to them (changed under the lock).
         private struct Slots {
             var parsed: Entry?
             var written: Entry?
         }
 
-        /// ``Slots`` by path.
         private let entries = Locked<[String: Slots]>([:])
 
-        /// The dictionary of `data` as last parsed from (or, for the write path, written to)
-        /// `path`, when the bytes are the same.
+        /// The dictionary last parsed from (or, for the write path, written to) `path`, when its bytes were `data`.
         func dictionary(for path: String, data: Data, written: Bool) -> [String: Any]? {
             let entry = entries.withLock { entries in
                 entries[path].flatMap { written ? $0.written : $0.parsed }
@@ -173,13 +138,9 @@ enum PlistFile {
         }
     }
 
-    /// The versions (``digest(_:)``) this process's writes took each file through, and the
-    /// top-level keys each write changed, so a set of a suite can tell that the file changed
-    /// without its own key changing (see ``SetStorage/unchangedByOwnWrites(root:from:to:)``)
-    /// instead of parsing the whole suite again after every write of another set.
-    ///
-    /// A digest names contents, so a chain of writes from `old` to `new` none of which changed a
-    /// key proves the key holds in `new` what it held in `old`, whoever else wrote in between
+    /// The versions (``digest(_:)``) this process's writes took each file through and the top-level keys each changed, so
+    /// a set can tell the file changed without its key changing (``SetStorage/unchangedByOwnWrites(root:from:to:)``): a
+    /// chain of writes from `old` to `new` none of which changed a key proves it holds in `new` what it held in `old`
     /// (a foreign write breaks the chain: its versions are in no link).
     enum OwnWrites {
         private struct Link {
@@ -196,18 +157,13 @@ enum PlistFile {
         /// Non-zero once a set of this process holds a version of a suite (``follow()``).
         private static let followed = SharedInt()
 
-        /// Notes that a set of this process holds a version of a suite and may ask
-        /// ``untouched(_:in:from:to:)`` about it: writes are remembered from now on.
-        ///
-        /// Until then nobody could ask, and a process that only writes keeps nothing. A write in
-        /// flight while the first set loads may go unremembered: that set then reads the file
-        /// once more.
+        /// Notes that a set may ask ``untouched(_:in:from:to:)``: writes are remembered from now on (a process that only
+        /// writes keeps none). A write in flight while the first set loads may go unremembered: it reads the file again.
         static func follow() {
             if followed.load() == 0 { followed.store(1) }
         }
 
-        /// Remembers a write of `url` that changed `keys` and took the file from `old` to `new`
-        /// (once some set ``follow()``s a suite).
+        /// Remembers a write of `path` that changed `keys` and took it from `old` to `new` (once ``follow()`` ran).
         static func remember(_ path: String, from old: UInt64, to new: UInt64, keys: some Sequence<String>) {
             guard followed.load() != 0 else { return }
             let link = Link(from: old, to: new, keys: Set(keys))
@@ -218,7 +174,7 @@ enum PlistFile {
             }
         }
 
-        /// Whether this process's writes took `url` from `old` to `new` without changing `key`.
+        /// Whether this process's writes took `path` from `old` to `new` without changing `key`.
         static func untouched(_ key: String, in path: String, from old: UInt64, to new: UInt64) -> Bool {
             let known = links.withLock { $0[path] } ?? []
             var reached: Set<UInt64> = [old]
@@ -234,13 +190,7 @@ enum PlistFile {
         }
     }
 
-    /// Replaces `url` with `dictionary` atomically and durably (removes it when `nil`).
-    ///
-    /// - Parameters:
-    ///   - dictionary: The new contents, or `nil` to remove the file.
-    ///   - url: The file (a symbolic link is written through, not replaced).
-    ///   - format: `.xml` or `.binary`.
-    ///
+    /// Replaces `url` with `dictionary` atomically and durably (through a symbolic link), or removes it when `nil`.
     /// - Returns: The ``digest(_:)`` of what was written (`nil` after a removal).
     @discardableResult
     static func write(_ dictionary: [String: Any]?, to url: URL, format: PropertyListSerialization.PropertyListFormat) throws
@@ -255,20 +205,12 @@ enum PlistFile {
             return nil
         }
         let data = try encoded(dictionary, format: format, for: url)
-        try write(data, to: url)
+        try write(data, atPath: url.path)
         return digest(data)
     }
 
-    /// Replaces `url` with `data` atomically and durably, unless `stillCurrent` says no just
-    /// before the replacement.
-    ///
-    /// - Returns: The signature of the file written, `nil` when the write was abandoned.
-    @discardableResult
-    static func write(_ data: Data, to url: URL, if stillCurrent: () -> Bool = { true }) throws -> FileSignature? {
-        try write(data, atPath: url.path, if: stillCurrent)
-    }
-
-    /// ``write(_:to:if:)`` for the file at `path`.
+    /// Replaces the file at `path` with `data` atomically and durably, unless `stillCurrent` says no just
+    /// before the replacement; returns the signature of the file written, `nil` when the write was abandoned.
     @discardableResult
     static func write(_ data: Data, atPath path: String, if stillCurrent: () -> Bool = { true }) throws -> FileSignature? {
         do {
@@ -283,17 +225,13 @@ enum PlistFile {
         FNV1a.hash(data) ^ UInt64(data.count)
     }
 
-    /// The ``digest(_:)`` of the file at `url` as it is now, or `nil` when it cannot be read.
-    ///
-    /// Reads the bytes without parsing them (no lock: a file replaced atomically is read whole,
-    /// and one caught mid-rewrite just differs).
+    /// The ``digest(_:)`` of the file at `url` as it is now (read whole, no lock, no parse), or `nil` when it cannot be read.
     static func digest(of url: URL) -> UInt64? {
         ((try? AtomicFile.readRegular(url.path, limit: maximumReadSize)) ?? nil).map { digest($0.data) }
     }
 
-    /// ``encoded(_:format:for:)`` as XML, with where each top-level value lies in the bytes
-    /// when the library's own writer made them (see ``PlistXML/document(ranging:)``; empty when
-    /// Foundation's did).
+    /// ``encoded(_:format:for:)`` as XML, with where each top-level value lies in the bytes when the library's own
+    /// writer made them (see ``PlistXML/document(ranging:)``; empty when Foundation's did).
     static func encodedRanging(_ dictionary: [String: Any], for url: URL) throws -> (data: Data, ranges: [String: Range<Int>]) {
         guard let (data, ranges, portable) = PlistXML.document(ranging: dictionary) else {
             return (try encoded(dictionary, format: .xml, for: url), [:])  // refused there, naming the keys
@@ -304,15 +242,10 @@ enum PlistFile {
         return (data, ranges)
     }
 
-    /// `dictionary` as a property list in `format`, for `url`; refused when a property list
-    /// cannot hold it exactly or when it exceeds ``maximumWriteSize``.
-    ///
-    /// XML comes from the library's own writer only: what it cannot write exactly (a date whose
-    /// year CoreFoundation cannot read back, which Foundation would write as another date) is
-    /// refused with the top-level keys that hold it, never handed to a writer that changes it.
-    /// A set holding a character XML 1.0 cannot carry, or a date with a fraction of a second
-    /// (or of minus zero seconds), is written as a binary property list instead, which every
-    /// property-list reader reads exactly (see ``PlistXML/Writer/portable``).
+    /// `dictionary` as a property list in `format`, for `url`; refused when a property list cannot hold it exactly or
+    /// it exceeds ``maximumWriteSize``. XML comes from the library's own writer only: what it cannot write exactly (a
+    /// date CoreFoundation cannot read back) is refused naming the top-level keys. A set XML cannot carry portably is
+    /// written as a binary property list instead, which every reader reads exactly (see ``PlistXML/Writer/portable``).
     static func encoded(_ dictionary: [String: Any], format: PropertyListSerialization.PropertyListFormat, for url: URL) throws -> Data {
         let data: Data
         if format == .xml {
@@ -333,26 +266,17 @@ enum PlistFile {
         return data
     }
 
-
-    /// Refuses `data` when it exceeds ``maximumWriteSize``.
     private static func checkSize(_ data: Data, for url: URL) throws {
         guard data.count <= maximumWriteSize else {
             throw PersistentPrefs.PrefsError.ioError(
-                path: url.path,
-                reason: "the file would grow to \(data.count >> 20) MB, over the limit of \(maximumWriteSize >> 20) MB")
+                path: url.path, reason: "the file would grow to \(data.count >> 20) MB, over the limit of \(maximumWriteSize >> 20) MB")
         }
     }
 
-    /// Files are not allowed to grow past this by a write: every change rewrites the whole
-    /// file under the lock, so a larger file makes every write to it slow (the write is refused
-    /// with a message naming the size).
+    /// The largest file a write may leave (refused, naming the size): every change rewrites the whole file, under the lock.
     static let maximumWriteSize = 8 << 20
 
-    // MARK: - Private
-
-    /// The bytes of the file at `path` and the signature of the version read, or `nil` when there
-    /// is no file (only a regular file is read; a link is followed: see
-    /// ``AtomicFile/readRegular(_:following:limit:)``).
+    /// ``AtomicFile/readRegular(_:following:limit:)`` of `path`, with the library's error.
     private static func contents(of path: String) throws -> AtomicFile.Contents? {
         do {
             return try AtomicFile.readRegular(path, limit: maximumReadSize)
@@ -363,20 +287,14 @@ enum PlistFile {
 
     struct ParseFailure: Error {
         let reason: String
-        /// Whether the file is damaged (no reader reads it) and may be moved aside; `false` for a
-        /// property list this library cannot read exactly, which is left as it is.
+        /// Whether the file is damaged (no reader reads it) and may be moved aside; `false`: left as it is.
         var damaged = true
     }
 
-    /// The dictionary in `data`: XML read by the library's reader (``PlistXML/read(_:)``), which
-    /// reads it exactly as CoreFoundation does or declines it; binary property lists are checked,
-    /// then read by Foundation.
-    ///
-    /// An XML document the library's reader declines is damaged when Foundation's reader refuses
-    /// it too, or finds no dictionary at its top: no reader keeps it. One Foundation reads is
-    /// another program's property list, which the library cannot keep exactly, and is left as it
-    /// is (`damaged` `false`). Foundation's XML reader refuses nesting past about 512 levels
-    /// itself, so no document exhausts its stack.
+    /// The dictionary in `data`: XML read by ``PlistXML/read(_:)``, binary property lists checked, then read by Foundation.
+    /// A declined XML document is damaged when Foundation finds no dictionary in it either; one Foundation reads is
+    /// another program's property list, left as it is (`damaged` `false`). Foundation refuses deep XML nesting itself,
+    /// so no document exhausts its stack.
     static func parse(_ data: Data) -> Result<[String: Any], ParseFailure> {
         guard !data.isEmpty else { return .failure(ParseFailure(reason: "it is damaged: the file is empty")) }
         guard data.starts(with: Array("bplist".utf8)) else {
@@ -407,9 +325,8 @@ enum PlistFile {
         return .success(dictionary)
     }
 
-    /// Where the version of the file at `path` with `signature` goes when it is moved aside:
-    /// `<name>.corrupt-<time>-<id>`, the version's modification time and an id of the version, so
-    /// readers that move it at the same moment agree on the name.
+    /// Where the version of `path` with `signature` goes when moved aside: `<name>.corrupt-<time>-<id>`, its
+    /// modification time and an id of it, so readers that move it at the same moment agree on the name.
     private static func asidePath(_ path: String, signature: FileSignature) -> String {
         let modified = Date(timeIntervalSince1970: TimeInterval(signature.seconds))
         let stamp = ISO8601DateFormatter().string(from: modified).replacingOccurrences(of: ":", with: "-")
@@ -417,15 +334,10 @@ enum PlistFile {
         return path + ".corrupt-\(stamp)-\(id)"
     }
 
-    /// Ends the report of damage of the file at `path` on the caller's word; call it holding the
-    /// file's writers' lock.
-    ///
-    /// The file is read as every reader reads it (a damaged one is moved aside then, with the
-    /// usual quiet period for a writer at work). A whole property list that this library cannot
-    /// read exactly, which reads and writes leave as it is, is moved aside too, byte for byte, so
-    /// the next write starts the file afresh. The note of damage is removed last.
-    ///
-    /// - Returns: Where a file this call found was moved (`nil`: none was, the file reads).
+    /// Ends the report of damage of the file at `path` on the caller's word, holding the file's writers' lock, and returns
+    /// where a file it found was moved (`nil`: none was, the file reads). The file is read as every reader reads it (a
+    /// damaged one is moved aside); a property list this library cannot read exactly is moved aside too, byte for byte,
+    /// so the next write starts the file afresh. The note of damage is removed last.
     /// - Throws: ``PersistentPrefs/PersistentPrefs/PrefsError/ioError(path:reason:)`` when the
     ///   file cannot be read or moved; the note then stays.
     static func acknowledgeDamage(atPath path: String) throws -> String? {
@@ -460,21 +372,15 @@ enum PlistFile {
         return aside
     }
 
-    /// Whether Foundation's reader finds a dictionary at the top of `data`.
     private static func foundationReadsDictionary(_ data: Data) -> Bool {
         guard let parsed = try? PropertyListSerialization.propertyList(from: data, format: nil) else { return false }
         return PlistValue.stringKeyedDictionary(parsed) != nil
     }
 
-    /// Moves a damaged file aside (`<name>.corrupt-<time>-<id>`: the damaged version's
-    /// modification time and an id of that version, so readers that find it at the same moment
-    /// agree on where it goes) and throws the error that reports it. If the file turns out to
-    /// have been a writer at work after all (it parses once moved, or changed since
-    /// `signature`), it is put back and its dictionary returned; `nil` means "read it again".
-    ///
-    /// Done holding the file's writers' lock, so no library write can land meanwhile; a reader
-    /// does not wait for it: while a writer holds it, the damage is reported and the file left
-    /// where it is (that writer moves it aside when it reads it).
+    /// Moves a damaged file aside (to ``asidePath(_:signature:)``) and throws the error that reports it. A file
+    /// that was a writer at work after all (it parses once moved, or changed since `signature`) is put back
+    /// and its dictionary returned; `nil` means "read it again". Done holding the writers' lock, never
+    /// waiting for it: while a writer holds it, the damage is reported and the file left (that writer moves it).
     private static func moveAside(_ url: URL, signature: FileSignature, reason: String) throws -> [String: Any]? {
         let outcome: [String: Any]??
         do {
@@ -494,8 +400,7 @@ enum PlistFile {
     private static func moveAsideHoldingLock(_ url: URL, signature: FileSignature, reason: String) throws -> [String: Any]? {
         let aside = asidePath(url.path, signature: signature)
         guard FileSignature.of(url.path) == signature else { return nil }
-        // The note goes first, so a reader that finds the file gone also finds why; readers that
-        // move the same version write the same note.
+        // The note goes first, so a reader that finds the file gone finds why (readers of one version write one note).
         DamageNote.write(for: url, reason: "\(reason); it was moved aside to \(aside)")
         guard rename(url.path, aside) == 0 else {
             let failure = errno

@@ -1,27 +1,11 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
-/// Which files the library may write where other users can plant links.
-///
-/// A folder is *shared* when someone other than this user can add or replace entries in it: it
-/// is group- or world-writable (`/tmp`, a group folder), or it belongs to another user. In a
-/// shared folder anyone may put a symbolic link where the library expects its file, so the
-/// library never follows a link it finds there: it refuses to write (``Failure``) instead. In a
-/// private folder (mode 0700, the default for everything the library creates) a link can only
-/// be the user's own, and writes go through it to its target, as they always have.
-///
-/// Whatever the folder, the library writes only regular files: a FIFO, a device node, a socket or
-/// a folder where a store file should be is refused, never replaced.
+/// Which files the library may write where other users can plant links. A folder is *shared* when someone other than
+/// this user can add or replace entries in it (group- or world-writable, or another user's): the library never follows
+/// a link it finds there, it refuses to write instead. In a private folder a link can only be the user's own, and writes
+/// go through it. Whatever the folder, only regular files are written: anything else is refused, never replaced.
 enum SharedFolders {
-    /// Whether users other than this one can add or replace entries in `directory`; `false` when
-    /// it does not exist (the library creates its folders 0700).
+    /// Whether users other than this one can add or replace entries in `directory` (`false` when it does not exist).
     static func isShared(_ directory: String) -> Bool {
         var info = stat()
         guard stat(directory, &info) == 0 else { return false }
@@ -48,11 +32,8 @@ enum SharedFolders {
         }
     }
 
-    /// The file a write of `path` replaces: `path` itself when it is a regular file or does not
-    /// exist; the end of the link when `path` is a symbolic link in a private folder.
-    ///
-    /// - Throws: ``AtomicFile/Failure`` for a link in a shared folder, or anything that is not a
-    ///   regular file (after the link, in a private folder).
+    /// The file a write of `path` replaces: `path` when it is a regular file or absent, the link's end for a link in a
+    /// private folder; throws ``AtomicFile/Failure`` for a link in a shared folder, or anything else not a regular file.
     static func writableTarget(_ path: String) throws(AtomicFile.Failure) -> String {
         guard let kind = kind(path) else { return path }
         if kind == S_IFREG { return path }
@@ -63,8 +44,7 @@ enum SharedFolders {
         if isShared(folder) {
             throw AtomicFile.Failure(
                 path: path,
-                reason: "it is a symbolic link in \(folder), a folder other users can write; the library does not write through links there, so nothing was written (remove the link, or keep the file in a private folder)"
-            )
+                reason: "it is a symbolic link in \(folder), a folder other users can write; the library does not write through links there, so nothing was written (remove the link, or keep the file in a private folder)")
         }
         let target = AtomicFile.resolvingLink(path)
         if let targetKind = Self.kind(target), targetKind != S_IFREG {
@@ -81,8 +61,7 @@ enum SharedFolders {
         if isShared(parent) {
             throw AtomicFile.Failure(
                 path: directory.path,
-                reason: "the folder is a symbolic link in \(parent), a folder other users can write; the library does not create files through links there"
-            )
+                reason: "the folder is a symbolic link in \(parent), a folder other users can write; the library does not create files through links there")
         }
     }
 }

@@ -1,44 +1,24 @@
 import Foundation
 
 /// What the library recently wrote under each key of a suite file, kept in the suite's lock file
-/// (``FileLock/Held/notes(in:)``), so that a plain `UserDefaults` save that undid a library write is
-/// noticed and put right.
+/// (``FileLock/Held/notes(in:)``), so a plain `UserDefaults` save that undid a library write is noticed and put right.
 ///
-/// A plain save on Linux reads the whole file, then rewrites it in place from that copy, with no
-/// lock; when a library write lands between its read and its write, the save puts back the
-/// value the key had before. The ledger recognises that: a key whose value in the file is one
-/// the library itself replaced recently (its hash is in the key's history) was reverted by a
-/// stale save, and the library's latest value is put back by the library's next write to the
-/// suite. Reads never write, but they show the suite as that write will leave it
-/// (``repaired(_:of:digest:)``), so no reader sees a value go back after a write returned. A
-/// value the library never wrote there is a deliberate change by someone else and is adopted.
+/// A plain save on Linux rewrites the whole file in place, with no lock, from a copy read earlier, reverting any library
+/// write in between. A key whose value in the file is one the library replaced recently (its hash is in the key's
+/// history) was reverted so: the library's next write to the suite puts its latest value back, and reads show the suite
+/// as that write will leave it (``repaired(_:of:digest:)``), so no reader sees a value go back after a write returned.
+/// A value the library never wrote there is someone else's deliberate change and is adopted.
 ///
-/// Only writes of the last ``horizon`` are used (a stale save can only undo writes made while
-/// it was between its read and its write). A suite that was removed or emptied is taken as it
-/// is (a stale save keeps the saving program's own keys, so it never empties the file). Plain
-/// code that deliberately writes back, byte for byte, a value the library replaced within that
-/// time, or removes a key the library created within it while other keys remain, is taken for a
-/// stale save.
+/// Only writes of the last ``horizon`` count (all a stale save can undo); a removed or emptied suite is taken as it is
+/// (a stale save never empties it). Plain code that writes back, byte for byte, a value the library replaced within the
+/// horizon, or removes a key it created within it while other keys remain, is taken for a stale save.
 ///
-/// The ledger is kept as a journal: each write appends one ``Step`` per key it wrote (the new
-/// value's XML and the hash of the value it replaced), so a write writes its own steps and
-/// nothing of what the ledger already remembers. A process's first write to the suite replays
-/// the whole journal; a process that keeps writing keeps its view of the journal
-/// (``load(_:forgettingAll:)``) and reads only the steps other processes appended since. A
-/// journal that does not replay (damaged) is replaced by an empty one, so a step is never
-/// appended after a damaged one. Once the journal has grown to ``compactionFactor`` times what
-/// it held after its last rewrite (and past ``compactionFloor``), the next write rewrites it as
-/// the entries it amounts to (the ``capacity`` most recent within the horizon), under a new
-/// generation, so every process's view starts again from the rewrite.
-///
-/// So the journal holds no more than what the ledger needs, twice: per key written within the
-/// horizon, its latest value's XML and 8 bytes for each value it replaced (at most
-/// ``historyLength``), or ``compactionFloor`` when that is more, plus the steps of one write. A
-/// 500-byte suite whose one key was written 1,000 times within the horizon keeps a lock file of
-/// about 10 KB; one written now and then, a few hundred bytes.
+/// The ledger is a journal: each write appends one ``Step`` per key it wrote; each process keeps its view, reading only
+/// what others appended since. A damaged journal is replaced by an empty one; past ``compactionFloor`` and
+/// ``compactionFactor`` times its size after its last rewrite, the next write rewrites it as its entries under a new
+/// generation, restarting every process's view.
 struct SuiteLedger {
-    /// One key: the library's latest value (as XML; `nil` for removed) and its hash, the hashes
-    /// of the values it replaced, oldest first, and when it last wrote the key.
+    /// One key: the library's latest value (XML; `nil`: removed), its hash, replaced values' hashes (oldest first), write time.
     struct Entry: Equatable {
         var latest: Data?
         var latestHash: UInt64 = 0
@@ -46,10 +26,8 @@ struct SuiteLedger {
         var written: TimeInterval = 0
     }
 
-    /// One step of the journal.
     enum Step: Equatable {
-        /// The library wrote `key` at `at`: the value whose XML hashes to `replaced` became
-        /// `latest` (its XML; `nil`: removed), which hashes to `latestHash`.
+        /// The library wrote `key` at `at`: the value hashing to `replaced` became `latest` (`nil`: removed).
         case wrote(key: String, at: TimeInterval, replaced: UInt64, latest: Data?, latestHash: UInt64)
         /// The value under `key` is someone else's, theirs to keep: nothing of the key is put back.
         case forget(key: String)
@@ -63,28 +41,19 @@ struct SuiteLedger {
     static let horizon: TimeInterval = 120
     /// How many keys a rewrite of the journal keeps (the most recently written).
     static let capacity = 32
-    /// How many replaced values are remembered per key: a stale save can put back a value from
-    /// hundreds of writes ago when its process is descheduled between its read and its write
-    /// on a busy machine (16 remembered values lost writes that way under load); 8 bytes each.
+    /// Replaced values remembered per key: a stale save descheduled on a busy machine can put back one hundreds of writes old.
     static let historyLength = 512
-    /// The journal is rewritten only past this size (and ``compactionFactor`` times its size
-    /// after the last rewrite): small enough that a process's first write reads little, large
-    /// enough that a suite written now and then is rarely rewritten.
+    /// The journal is rewritten only past this size (small: a first write reads little; large: a quiet suite's rarely is).
     static let compactionFloor = 8 * 1024
-    /// How many times its size after the last rewrite the journal grows before it is rewritten:
-    /// the steps appended since cost at most as much again as what the ledger needs.
+    /// How many times its size after the last rewrite the journal grows before it is rewritten.
     static let compactionFactor = 2
 
-    /// The entries, as the journal's steps left them (including ones past the horizon until a
-    /// rewrite drops them: ``current(_:)`` leaves those out).
+    /// The entries, as the journal's steps left them (with ones past the horizon until a rewrite drops them).
     private(set) var entries: [String: Entry] = [:]
     /// The steps taken since the ledger was loaded, appended to the journal by ``save(to:)``.
     private(set) var staged: [Step] = []
     /// The journal as loaded: where this ledger's steps go, and what a failed write restores.
     private var journal: Journal?
-
-    /// An empty ledger.
-    init() {}
 
     /// The entry of `key` when it is within the horizon, else `nil`.
     func current(_ key: String, now: TimeInterval = Date().timeIntervalSince1970) -> Entry? {
@@ -97,8 +66,7 @@ struct SuiteLedger {
         staged.append(step)
     }
 
-    /// The effect of one step. Depends on the steps alone (never on the time now), so every
-    /// process that reads the same journal arrives at the same entries.
+    /// The effect of one step: on the steps alone (never the time now), so every process agrees on a journal.
     private mutating func apply(_ step: Step) {
         switch step {
         case .wrote(let key, let at, let replaced, let latest, let latestHash):
@@ -122,8 +90,7 @@ struct SuiteLedger {
         }
     }
 
-    /// Puts the library's latest values back where a stale save reverted them, and adopts
-    /// values someone else wrote on purpose.
+    /// Puts the library's latest values back where a stale save reverted them; adopts anyone else's values.
     mutating func reconcile(_ suite: inout [String: Any]) {
         guard !suite.isEmpty else {
             if !entries.isEmpty { take(.forgetAll) }  // removed or emptied on purpose: nothing to put back
@@ -147,13 +114,8 @@ struct SuiteLedger {
         }
     }
 
-    /// Records a write of `key`: `before` was replaced by `after`.
-    ///
-    /// - Parameters:
-    ///   - beforeIsLatest: Whether the file held what the library last wrote, so `before` is the
-    ///     entry's latest value and need not be encoded and hashed again.
-    ///   - afterXML: ``xml(_:)`` of `after` when the caller already has it (cut from the
-    ///     suite's own document: see ``PlistXML/document(ranging:)``).
+    /// Records a write of `key`: `before` was replaced by `after`. `beforeIsLatest`: the file held the library's last
+    /// write, so `before` is not hashed again; `afterXML`: ``xml(_:)`` of `after`, when known (``PlistXML/document(ranging:)``).
     mutating func record(_ key: String, before: Any?, after: Any?, afterXML: Data? = nil, beforeIsLatest: Bool) {
         let now = Date().timeIntervalSince1970
         let known = beforeIsLatest ? current(key, now: now) : nil
@@ -164,8 +126,7 @@ struct SuiteLedger {
 
     // MARK: - Values
 
-    /// A stored value as XML (dictionary keys sorted), so equal values compare equal; `nil` for
-    /// none, or for one the library's writer cannot write exactly.
+    /// A stored value as XML (keys sorted: equal values compare equal); `nil` for none, or one the writer cannot write exactly.
     static func xml(_ value: Any?) -> Data? {
         value.flatMap { PlistXML.document(["v": $0]) }
     }
@@ -184,17 +145,14 @@ struct SuiteLedger {
 // MARK: - The journal in the lock file
 
 extension SuiteLedger {
-    // The notes block holds a header (``magic``, the generation, the journal's length after its
-    // last rewrite), then steps, each: its kind, the key's UTF-8 length and bytes, then per kind
-    // the time, the replaced hash, the latest hash, the latest value's XML (length -1 for none)
-    // and (an entry) the history; all integers 8 bytes, little-endian. Anything else there (an
-    // older library's whole-ledger form, a damaged block) is replaced by an empty journal.
+    // The notes block holds a header (``magic``, the generation, the journal's length after its last rewrite), then
+    // steps, each: its kind, the key's UTF-8 length and bytes, then per kind the time, the replaced hash, the latest hash,
+    // the latest value's XML (length -1 for none) and (an entry) the history; all integers 8 bytes, little-endian.
 
     /// The first 8 bytes of a journal ("PPLEDGR1").
     private static let magic: Int64 = 0x3152_4744_454C_5050
     private static let headerSize = 24
-    /// How many bytes of notes a lock's holder reads with the record (``FileLock/Held/head(notes:)``):
-    /// the journal's header.
+    /// The notes a lock's holder reads with the record (``FileLock/Held/head(notes:)``): the journal's header.
     static let headNotes = headerSize
 
     /// Where a ledger's journal stood when it was loaded or last saved.
@@ -211,8 +169,7 @@ extension SuiteLedger {
         let entries: [String: Entry]
     }
 
-    /// Each lock file's journal as this process last read or wrote it, by the lock file's device
-    /// and inode.
+    /// Each lock file's journal as this process last read or wrote it, by the lock file's identity.
     private static let views = Locked<[FileLock.FileIdentity: View]>([:])
 
     /// Bytes of a journal read and written by this process.
@@ -239,49 +196,38 @@ extension SuiteLedger {
         #endif
     }
 
-    /// Makes this process forget its views of every journal, as a process that starts does (for
-    /// the tests and the `files` fuzz target, which is built for release: so not behind `DEBUG`).
+    /// Forgets this process's views of every journal, as a new process would (tests; the release-built fuzz target).
     static func forgetViews() {
         views.withLock { $0.removeAll() }
     }
 
-    /// The ledger in a held lock's journal: this process's view of it, brought up to date by
-    /// reading only what was appended since, else the whole journal. Rewritten first when it has
-    /// grown enough (see ``SuiteLedger``).
-    ///
-    /// - Parameters:
-    ///   - head: The lock file's head as the holder read it, or `nil` to read it here; read with
-    ///     ``headNotes`` bytes of notes, it holds the journal's header, which is otherwise read
-    ///     on its own.
-    ///   - forgettingAll: Whether the suite's history ends here (the suite was moved aside as
-    ///     damaged): a ``Step/forgetAll`` is staged, so it is kept only if the write is.
+    /// The ledger in a held lock's journal: this process's view of it brought up to date, else the whole journal;
+    /// compacted first when it has grown enough (see ``SuiteLedger``). `head` is the lock file's head as the holder read
+    /// it (with ``headNotes``), or `nil` to read it here. With `forgettingAll` (the suite was moved aside as damaged) a
+    /// ``Step/forgetAll`` is staged, so it is kept only if the write is.
     static func load(_ lock: FileLock.Held, head: FileLock.Held.Head? = nil, forgettingAll: Bool = false) -> SuiteLedger {
         var ledger = SuiteLedger()
         let identity = lock.identity
         let head = head ?? lock.head(notes: headNotes)
         let length = head.notesLength
         count(identity, read: headerSize)
-        guard let (generation, rewritten) = Self.header(in: head, of: lock) else {
-            // None yet, another form, or damaged: an empty journal.
-            ledger.rewrite(lock, identity: identity)
-            ledger.remember()
-            if forgettingAll { ledger.take(.forgetAll) }
-            return ledger
+        if let (generation, rewritten) = Self.header(in: head, of: lock) {
+            ledger.journal = Journal(identity: identity, generation: generation, length: length)
+            let view = views.withLock { $0[identity] }
+            if !ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
+                ledger.readAll(lock)
+            }
+            if length > max(compactionFloor, compactionFactor * rewritten) { ledger.rewrite(lock, identity: identity) }
+        } else {
+            ledger.rewrite(lock, identity: identity)  // none yet, another form, or damaged: an empty journal
         }
-        ledger.journal = Journal(identity: identity, generation: generation, length: length)
-        let view = views.withLock { $0[identity] }
-        if !ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
-            ledger.readAll(lock)
-        }
-        if length > max(compactionFloor, compactionFactor * rewritten) { ledger.rewrite(lock, identity: identity) }
         ledger.remember()
         if forgettingAll { ledger.take(.forgetAll) }
         return ledger
     }
 
-    /// ``entries``: this process's `view` of the journal with the steps appended since applied;
-    /// `false` when there is no view, or it is of another generation, or the tail does not read
-    /// as whole steps.
+    /// ``entries``: this process's `view` of the journal with the steps appended since applied; `false` when
+    /// there is no view, or it is of another generation, or the tail does not read as whole steps.
     private mutating func replayTail(
         _ lock: FileLock.Held, after view: View?, identity: FileLock.FileIdentity, generation: Int64, length: Int
     ) -> Bool {
@@ -292,10 +238,8 @@ extension SuiteLedger {
         return true
     }
 
-    /// The generation and the length after the last rewrite in the journal's header (read with
-    /// `head`, or from `lock` when the head holds less of it), or `nil` (no journal, or a damaged
-    /// header). The length is one a rewrite can have written (a whole header, within the notes
-    /// block's limit), so the arithmetic on it cannot overflow.
+    /// The generation and the length after the last rewrite in the journal's header (from `head`, else from `lock`), or
+    /// `nil` (none, or damaged). The length is one a rewrite can have written, so arithmetic on it cannot overflow.
     private static func header(in head: FileLock.Held.Head, of lock: FileLock.Held) -> (Int64, Int)? {
         guard head.notesLength >= headerSize else { return nil }
         let start = head.notesStart.count >= headerSize ? head.notesStart.prefix(headerSize) : lock.notes(in: 0..<headerSize)
@@ -307,8 +251,7 @@ extension SuiteLedger {
         return (generation, Int(rewritten))
     }
 
-    /// Reads the whole journal into ``entries``; a journal that cannot be read (damaged) is
-    /// replaced by an empty one.
+    /// Reads the whole journal into ``entries``; a damaged one is replaced by an empty one.
     private mutating func readAll(_ lock: FileLock.Held) {
         guard let journal else { return }
         if let body = lock.notes(in: Self.headerSize..<journal.length), replay(body, from: [:]) {
@@ -319,36 +262,26 @@ extension SuiteLedger {
         }
     }
 
-    /// `suite`, the file's contents with `digest`, as the library's next write will leave
-    /// it: a key a stale plain save put back to a value the library replaced holds the library's
-    /// latest value again (see ``reconcile(_:)``). Reads the journal without the lock and
-    /// writes nothing; `suite` as it is when the file is as the library's last write left it, or
-    /// the journal cannot be read.
+    /// `suite`, the file's contents with `digest`, as the library's next write will leave it (``reconcile(_:)``), read
+    /// without the lock; as it is when the file is as the library last left it, or the journal cannot be read.
     static func repaired(_ suite: [String: Any], of file: URL, digest: UInt64?) -> [String: Any] {
         guard !suite.isEmpty else { return suite }
         return FileLock.peek(for: file) { lock -> [String: Any] in
             let identity = lock.identity
             var head = lock.head(notes: headNotes)
             guard head.record.writtenDigest != digest else { return suite }
-            // A journal caught while a writer rewrites it reads damaged: read again (a rewrite is
-            // one write of a few kilobytes).
+            // A journal caught while a writer rewrites it reads damaged: read again.
             for attempt in 0..<3 {
                 if attempt > 0 { head = lock.head(notes: headNotes) }
                 let length = head.notesLength
-                guard let (generation, _) = Self.header(in: head, of: lock) else {
-                    continue
-                }
-                // This process's view of the journal, brought up to date (the whole journal without
-                // one). Never remembered: a journal read without the lock may hold a try's steps that
-                // the writer replaces, at the same length, before it lets go of the lock.
+                guard let (generation, _) = Self.header(in: head, of: lock) else { continue }
+                // This process's view brought up to date, else the whole journal. Never remembered: a journal read
+                // without the lock may hold a try's steps that the writer replaces, at the same length, before it lets go.
                 var ledger = SuiteLedger()
                 let view = views.withLock { $0[identity] }
-                if ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
-                    // up to date from this process's view
-                } else if let body = lock.notes(in: headerSize..<length), ledger.replay(body, from: [:]) {
+                if !ledger.replayTail(lock, after: view, identity: identity, generation: generation, length: length) {
+                    guard let body = lock.notes(in: headerSize..<length), ledger.replay(body, from: [:]) else { continue }
                     count(identity, replayed: body.count)
-                } else {
-                    continue
                 }
                 var repaired = suite
                 ledger.reconcile(&repaired)  // the steps it stages are never saved
@@ -377,17 +310,15 @@ extension SuiteLedger {
         remember()
     }
 
-    /// Puts the journal back as it was when this ledger was loaded: the steps appended since are
-    /// dropped (a write that failed leaves nothing to put back later). Call it on the ledger as
-    /// loaded, before any steps of its own but a damaged suite's ``Step/forgetAll``.
+    /// Puts the journal back as it was when this ledger was loaded (a write that failed leaves nothing to put
+    /// back later). Call it on the ledger as loaded, before any steps of its own but a ``Step/forgetAll``.
     func restore(_ lock: FileLock.Held) {
         guard let journal else { return }
         lock.setNotesLength(journal.length)
         remember()
     }
 
-    /// Notes this ledger's journal as this process's view of it when ``entries`` are the
-    /// journal's (nothing staged), else forgets the view (the next write reads the journal whole).
+    /// Notes the journal as this process's view when ``entries`` are the journal's (nothing staged), else forgets it.
     private func remember() {
         guard let journal else { return }
         let key = journal.identity
@@ -398,8 +329,7 @@ extension SuiteLedger {
         }
     }
 
-    /// Replaces the journal with a new generation holding the entries (the most recent
-    /// ``capacity`` within the horizon).
+    /// Replaces the journal with a new generation holding the entries (the most recent ``capacity`` within the horizon).
     private mutating func rewrite(_ lock: FileLock.Held, identity: FileLock.FileIdentity) {
         let now = Date().timeIntervalSince1970
         let kept = entries.filter { now - $0.value.written < Self.horizon }.sorted { $0.value.written > $1.value.written }.prefix(Self.capacity)
@@ -459,8 +389,7 @@ extension SuiteLedger {
         }
     }
 
-    /// ``entries``: `start` with the steps in `data` applied; `false` (entries unspecified) when
-    /// `data` is not a run of whole, well-formed steps.
+    /// ``entries``: `start` with the steps in `data` applied; `false` (entries unspecified) unless all are well-formed.
     private mutating func replay(_ data: Data, from start: [String: Entry]) -> Bool {
         entries = start
         var reader = Reader(data)
@@ -473,7 +402,8 @@ extension SuiteLedger {
 
     /// The next step in `reader`, or `nil` when what follows is not a whole, well-formed step.
     private static func step(from reader: inout Reader) -> Step? {
-        guard let kind = reader.integer(), let key = reader.run().map({ String(decoding: $0, as: UTF8.self) }) else { return nil }
+        guard let kind = reader.integer(), let length = reader.integer(), let name = reader.run(count: length) else { return nil }
+        let key = String(decoding: name, as: UTF8.self)
         switch kind {
         case 1:
             guard let at = reader.integer(), let replaced = reader.integer(), let latestHash = reader.integer(),
@@ -509,7 +439,6 @@ extension SuiteLedger {
         let bytes: [UInt8]
         var offset = 0
 
-        /// A reader of a copy of `data`'s bytes.
         init(_ data: Data) {
             bytes = Array(data)
         }
@@ -524,11 +453,6 @@ extension SuiteLedger {
             return Int64(bitPattern: value)
         }
 
-        /// A length-prefixed run of bytes.
-        mutating func run() -> ArraySlice<UInt8>? {
-            integer().flatMap { run(count: $0) }
-        }
-
         /// A length-prefixed run of bytes that may be absent (length -1): `.some(nil)`.
         mutating func optionalRun() -> Data?? {
             guard let count = integer() else { return nil }
@@ -536,17 +460,11 @@ extension SuiteLedger {
             return run(count: count).map { Optional(Data($0)) }
         }
 
-        /// Passes over `count` bytes; `false` when there are not so many.
-        mutating func skip(bytes count: Int64) -> Bool {
-            guard count >= 0, count <= Int64(bytes.count - offset) else { return false }
-            offset += Int(count)
-            return true
-        }
-
-        /// The next `count` bytes.
+        /// The next `count` bytes, or `nil` when there are not so many.
         mutating func run(count: Int64) -> ArraySlice<UInt8>? {
+            guard count >= 0, count <= Int64(bytes.count - offset) else { return nil }
             let start = offset
-            guard skip(bytes: count) else { return nil }
+            offset += Int(count)
             return bytes[start..<offset]
         }
     }

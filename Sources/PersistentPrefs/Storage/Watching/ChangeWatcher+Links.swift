@@ -1,23 +1,11 @@
 import Foundation
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 // MARK: - Files that are symbolic links
 
 extension ChangeWatcher {
-    /// ``watching(_:_:)`` for a file that may be a symbolic link (a site default an administrator
-    /// links to a file kept elsewhere): the file's own name is watched, and so is every file its
-    /// chain of links leads to, so an edit of the target in another folder calls `onChange` too.
-    /// When the link changes (removed, made, pointed elsewhere), the chain is followed again
-    /// before `onChange` is called, so the new target is watched from then on.
-    ///
-    /// - Returns: What stops the watching (every file of the chain).
+    /// ``watching(_:_:)`` for a file that may be a symbolic link (a site default linked elsewhere): every file its chain
+    /// of links leads to is watched too, and the chain is followed again before `onChange` when a link changes.
+    /// Returns what stops every watch of the chain.
     func watchingFollowingLinks(_ file: URL, _ onChange: @escaping Listener) -> @Sendable () -> Void {
         let links = LinkWatch(watcher: self, onChange: onChange)
         let own = watching(file) { links.changed() }
@@ -32,8 +20,8 @@ extension ChangeWatcher {
     fileprivate final class LinkWatch: Sendable {
         private let watcher: ChangeWatcher
         private let onChange: Listener
-        /// The file the chain starts at, the targets watched (by path, with how to stop each), and
-        /// whether the watch was stopped: one lock, taken before the watcher's own, never under it.
+        /// The chain's start, the targets watched (by path, with how to stop each), and whether the watch was stopped:
+        /// one lock, taken before the watcher's own, never under it.
         private let state = Locked((start: "", targets: [String: @Sendable () -> Void](), cancelled: false))
 
         init(watcher: ChangeWatcher, onChange: @escaping Listener) {
@@ -81,8 +69,7 @@ extension ChangeWatcher {
             for stop in stops { stop() }
         }
 
-        /// The files the chain of symbolic links starting at `path` names, in order (empty when
-        /// `path` is not a link); at most 40 links are followed, as the kernel does.
+        /// The files the chain of links from `path` names, in order; at most 40 links are followed, as the kernel does.
         private static func targets(from path: String) -> [String] {
             var chain: [String] = []
             var current = path

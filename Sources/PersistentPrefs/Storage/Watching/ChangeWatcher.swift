@@ -1,30 +1,16 @@
 import Foundation
 
-/// The one watcher of this process: tells listeners when a file they care about may have been
-/// changed by anyone (another process, plain `UserDefaults`, the harness, this process).
-///
-/// Listeners are registered per file; the operating system watches the files' folders (an
-/// atomic replace gives the file a new inode, so the file itself cannot be watched). On Linux
-/// that is one `inotify` descriptor and one thread blocked in `poll` (see ``InotifyBackend``);
-/// on Apple platforms, dispatch sources on the folders (see ``DispatchBackend``). The backend
-/// starts with the first listener and stops ``linger`` after the last one goes (so a program that
-/// makes and drops one instance after another does not start a thread for each), so an idle
-/// process keeps nothing running and nothing polls.
-///
-/// Where the operating system cannot watch (no `inotify` instance left for this user, no watch
-/// left, a folder it may not watch), the watcher looks at the files itself every
-/// ``pollInterval`` — one `stat` per file — and tries the backend again every ``retryInterval``;
-/// ``degradation(for:)`` says so meanwhile. Sets stay current either way.
-///
-/// Each listener runs on a queue of its own, one call at a time, never on the backend's thread
-/// and never under a lock of the watcher: a listener that is slow or stuck (a reload waiting for
-/// a write in progress) delays no other listener. Changes that arrive while a listener runs are
-/// reported once, after it.
+/// The one watcher of this process: tells listeners when a file they care about may have been changed by anyone.
+/// Listeners are registered per file; the operating system watches the files' folders (an atomic replace gives the
+/// file a new inode): ``InotifyBackend`` on Linux, ``DispatchBackend`` on Apple platforms. The backend starts with the
+/// first listener and stops ``linger`` after the last one goes, so an idle process keeps nothing running. Where the
+/// operating system cannot watch, the files are looked at every ``pollInterval`` and the backend tried again every
+/// ``retryInterval``; ``degradation(for:)`` says so meanwhile. Each listener runs as ``Delivery`` says: a slow or
+/// stuck one delays no other.
 final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the rest is immutable
     /// What a listener is called with: nothing, it re-reads what it needs.
     typealias Listener = @Sendable () -> Void
-    /// What a backend reports: by folder, the names that changed, or `nil` when anything in the
-    /// folder may have (the folder appeared or went, or events were lost).
+    /// What a backend reports: by folder, the names that changed, or `nil` when anything in it may have.
     typealias Report = @Sendable ([String: Set<String>?]) -> Void
     /// Makes a backend, or throws why the operating system cannot watch.
     typealias BackendFactory = @Sendable (@escaping Report) throws -> any WatchBackend
@@ -32,7 +18,7 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
     /// The watcher of this process.
     static let shared = ChangeWatcher()
 
-    /// How long the backend outlives its last listener.
+    /// How long the backend outlives its last listener (a program making and dropping instances starts no thread for each).
     let linger: TimeInterval
     /// How often files are looked at while the backend cannot watch them.
     let pollInterval: TimeInterval
@@ -40,12 +26,7 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
     let retryInterval: TimeInterval
     private let makeBackend: BackendFactory
 
-    /// A watcher whose backend stops `linger` seconds after its last listener goes.
-    ///
-    /// - Parameters:
-    ///   - pollInterval: How often files are looked at while the backend cannot watch them.
-    ///   - retryInterval: How often a backend that failed is tried again.
-    ///   - makeBackend: Makes the backend (the platform's by default).
+    /// A watcher with these intervals (see the properties) and backend (the platform's by default).
     init(
         linger: TimeInterval = 1, pollInterval: TimeInterval = 0.5, retryInterval: TimeInterval = 5,
         makeBackend: @escaping BackendFactory = ChangeWatcher.platformBackend
@@ -84,25 +65,19 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
         /// The files looked at by polling, as last seen (`nil`: absent).
         var polled: [String: FileSignature?] = [:]
         var poller: (any DispatchSourceTimer)?
-        /// Bumped whenever the last listener goes: a scheduled stop happens only if no listener
-        /// came and went since it was scheduled.
+        /// Bumped whenever the last listener goes: a scheduled stop happens only if none came and went since.
         var idleGeneration = 0
 
         /// Whether files in `directory` are polled.
-        func isPolled(_ directory: String) -> Bool {
-            backend == nil || unwatchable[directory] != nil
-        }
+        func isPolled(_ directory: String) -> Bool { backend == nil || unwatchable[directory] != nil }
     }
 
     private let state = Locked(State())
     private let pollQueue = DispatchQueue(label: "PersistentPrefs.ChangeWatcher.poll")
 
-    /// Calls `listener` whenever `file` may have changed (created, replaced, rewritten, removed,
-    /// or its folder created or removed), until ``unwatch(_:)``. A folder URL ending in `/`
-    /// watches every file in the folder (while polling, the folder's own time and size are
-    /// looked at, which a file rewritten in place does not change).
-    ///
-    /// - Returns: The registration.
+    /// Calls `listener` whenever `file` may have changed (created, replaced, rewritten, removed, or its folder created
+    /// or removed), until ``unwatch(_:)`` with the token returned. A folder URL ending in `/` watches every file in it
+    /// (while polling, the folder's own time and size, which a file rewritten in place does not change).
     func watch(_ file: URL, _ listener: @escaping Listener) -> Token {
         let wholeFolder = file.absoluteString.hasSuffix("/")
         let directory = (wholeFolder ? file : file.deletingLastPathComponent()).standardizedFileURL.path
@@ -124,8 +99,7 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
         }
     }
 
-    /// Ends a registration made by ``watch(_:_:)``: no call of its listener starts after this
-    /// returns, except one another thread was already starting. The backend stops with the last one.
+    /// Ends a registration: no call of its listener starts after this returns, but one already starting.
     func unwatch(_ token: Token) {
         let idle: Int? = state.withLock { state in
             guard let entry = state.entries.removeValue(forKey: token.id) else { return nil }
@@ -145,8 +119,7 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
         Detached.run(after: linger) { self.stop(ifIdleSince: idle) }
     }
 
-    /// Why changes of `file` are found by polling rather than reported by the operating system,
-    /// or `nil` when they are reported (or `file` is not watched).
+    /// Why changes of `file` are found by polling, or `nil` when the operating system reports them (or it is not watched).
     func degradation(for file: URL) -> String? {
         let directory = (file.absoluteString.hasSuffix("/") ? file : file.deletingLastPathComponent()).standardizedFileURL.path
         return state.withLock { state in
@@ -175,13 +148,11 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
     }
 
     #if DEBUG
-        /// Whether a backend or the poller is running (debug builds, for the tests: they stop
-        /// ``linger`` after the last registration).
+        /// Whether a backend or the poller is running (for the tests).
         var isRunning: Bool { state.withLock { $0.backend != nil || $0.poller != nil } }
     #endif
 
-    /// Signals the listeners of the files that changed: by folder, the names that changed, or
-    /// `nil` when anything in the folder may have.
+    /// Signals the listeners of the files that changed (a ``Report``).
     private func deliver(_ changes: [String: Set<String>?]) {
         guard !changes.isEmpty else { return }
         let deliveries = state.withLock { state -> [Delivery] in
@@ -200,8 +171,7 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
 
     // MARK: - The backend, and polling where it cannot watch
 
-    /// Makes the backend and gives it every folder in use; on failure, notes why (so files are
-    /// polled) and when to try again.
+    /// Makes the backend and gives it every folder in use; on failure, notes why (so files are polled).
     private func startBackend(_ state: inout State) {
         state.lastAttempt = ProcessInfo.processInfo.systemUptime
         do {
@@ -225,8 +195,8 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
         timer.resume()
     }
 
-    /// One round of polling: the backend (or the folders it could not watch) tried again when due,
-    /// the polled files looked at, their listeners told; the timer stops when nothing is polled.
+    /// One round of polling: the backend (or its unwatchable folders) tried again when due, the polled files looked
+    /// at, their listeners told; the timer stops when nothing is polled.
     private func poll() {
         var changes: [String: Set<String>?] = [:]
         let paths = state.withLock { state -> [String] in
@@ -240,8 +210,7 @@ final class ChangeWatcher: @unchecked Sendable {  // `state` is a Locked; the re
                     state.lastAttempt = now
                     state.unwatchable = backend.failures(retrying: true)
                 }
-                // Watched again: what changed between the last look and the watch starting is
-                // not reported by the backend, so every listener there reads again.
+                // Watched again: what changed since the last look is not reported, so every listener there reads again.
                 for directory in polledBefore where !state.isPolled(directory) { changes[directory] = .some(nil) }
             }
             state.polled = state.polled.filter { state.isPolled(($0.key as NSString).deletingLastPathComponent) }
@@ -293,10 +262,8 @@ struct BackendUnavailable: Error, CustomStringConvertible {
 // MARK: - Delivery
 
 extension ChangeWatcher {
-    /// Runs one listener on a thread of its own while it has calls to make (never the
-    /// backend's; see ``Detached``), one call at a time; signals that arrive while it runs make
-    /// one more call after it, so a burst of changes costs one call and a stuck listener delays
-    /// only itself.
+    /// Runs one listener on a thread of its own (``Detached``), one call at a time, never under a lock of the watcher;
+    /// signals that arrive while it runs make one more call after it, so a stuck listener delays only itself.
     fileprivate final class Delivery: @unchecked Sendable {  // `flags` is a Locked; the rest is immutable
         private let listener: Listener
         private let flags = Locked((running: false, pending: false, cancelled: false))
@@ -318,9 +285,7 @@ extension ChangeWatcher {
         }
 
         /// No call starts after this returns (one already starting may still run).
-        func cancel() {
-            flags.withLock { $0.cancelled = true }
-        }
+        func cancel() { flags.withLock { $0.cancelled = true } }
 
         private func run() {
             while flags.withLock({ flags -> Bool in
@@ -345,7 +310,7 @@ protocol WatchBackend: AnyObject, Sendable {
     func remove(_ directory: String)
     /// Stops for good and releases what the backend holds.
     func stop()
-    /// The folders asked for that cannot be watched (not those that do not exist yet), with why;
-    /// with `retrying`, after trying each of them again.
+    /// The folders asked for that cannot be watched (not those that do not exist yet), with why; with `retrying`,
+    /// after trying each again.
     func failures(retrying: Bool) -> [String: String]
 }

@@ -2,21 +2,16 @@
     import Foundation
     import Darwin
 
-    /// ``ChangeWatcher``'s backend on Apple platforms: a dispatch source on each watched folder
-    /// (a file added, replaced or removed writes the folder), and one on each property-list file
-    /// in it (the first ``maximumFilesPerFolder`` by name), which hears of a file rewritten in
-    /// place — that writes the file, not the folder. A folder that does not exist yet is looked
-    /// for again every second until it does; one that cannot be opened (no descriptor left) is
-    /// reported as changed every second meanwhile, and listed in ``failures(retrying:)``.
-    ///
-    /// Apple platforms only (this file does not build on Linux, where ``InotifyBackend`` serves).
+    /// ``ChangeWatcher``'s backend on Apple platforms: a dispatch source on each watched folder (a file added,
+    /// replaced or removed writes the folder), and one on each of its first ``maximumFilesPerFolder`` property-list
+    /// files, for a file rewritten in place. A folder that does not exist yet is looked for every second; one that
+    /// cannot be opened is reported as changed every second meanwhile, and listed in ``failures(retrying:)``.
     final class DispatchBackend: WatchBackend, @unchecked Sendable {  // `sources` and `refused` are Locked
         private let queue = DispatchQueue(label: "PersistentPrefs.ChangeWatcher")
         private let sources = Locked<[String: any DispatchSourceProtocol]>([:])
         /// By folder, the sources on its property-list files, by name.
         private let fileSources = Locked<[String: [String: any DispatchSourceProtocol]]>([:])
-        /// How many files of one folder are watched for writes in place; a folder holding more
-        /// (a store folder is not meant to) has its other files' in-place rewrites missed.
+        /// How many files of one folder are watched for writes in place (the others' in-place rewrites are missed).
         static let maximumFilesPerFolder = 64
         private let refused = Locked<[String: String]>([:])
         private let report: @Sendable ([String: Set<String>?]) -> Void
@@ -25,9 +20,7 @@
             self.report = report
         }
 
-        func failures(retrying: Bool) -> [String: String] {
-            refused.withLock { $0 }
-        }
+        func failures(retrying: Bool) -> [String: String] { refused.withLock { $0 } }
 
         func add(_ directory: String) {
             let descriptor = open(directory, O_EVTONLY)
@@ -69,9 +62,7 @@
             watchFiles(in: directory)
         }
 
-        /// Watches each property-list file now in `directory` for writes in place, replacing the
-        /// sources of its files: a file replaced by a rename is a new file, which the old source
-        /// does not see.
+        /// Watches each property-list file now in `directory` for writes in place, anew (a renamed-over file is new).
         private func watchFiles(in directory: String) {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [])
                 .filter { $0.hasSuffix(".plist") }.sorted().prefix(Self.maximumFilesPerFolder)
@@ -84,8 +75,7 @@
                 file.setCancelHandler { close(descriptor) }
                 opened[name] = file
             }
-            // Only a folder still watched keeps them: decided and stored under the folders' lock,
-            // so a `remove` either comes first (nothing is kept) or finds them and cancels them.
+            // Only a folder still watched keeps them, decided under the folders' lock: a `remove` comes first or finds them.
             let (kept, previous) = sources.withLock { sources in
                 let kept = sources[directory] != nil
                 return fileSources.withLock { all in
@@ -95,8 +85,7 @@
             }
             for source in previous.values { source.cancel() }
             for source in opened.values {
-                // A source is made inactive; it is resumed even when cancelled, so its cancel
-                // handler runs and closes its descriptor.
+                // Resumed even when cancelled, so its cancel handler closes its descriptor.
                 if !kept { source.cancel() }
                 source.resume()
             }

@@ -6,16 +6,11 @@
         import Musl
     #endif
 
-    /// ``ChangeWatcher``'s backend on Linux: one `inotify` descriptor for every watched folder,
-    /// read by one thread that sleeps in `poll` until the kernel has something to say (or
-    /// ``stop()`` wakes it through a socket pair).
-    ///
-    /// What a folder reports: an atomic replace is `IN_MOVED_TO`, an in-place rewrite (plain
-    /// `UserDefaults`) `IN_CLOSE_WRITE`, a removal `IN_DELETE` or `IN_MOVED_FROM`. A folder that
-    /// does not exist yet is watched through its nearest existing ancestor until it appears; a
-    /// watched folder that goes away is reported and waited for in the same way. A folder the
-    /// kernel will not watch (no watch left for this user, no permission) is listed in
-    /// ``failures(retrying:)``, and ``ChangeWatcher`` polls it.
+    /// ``ChangeWatcher``'s backend on Linux: one `inotify` descriptor for every watched folder, read by one thread
+    /// that sleeps in `poll` (``stop()`` wakes it through a socket pair).
+    /// An atomic replace is `IN_MOVED_TO`, an in-place rewrite (plain `UserDefaults`) `IN_CLOSE_WRITE`, a removal
+    /// `IN_DELETE` or `IN_MOVED_FROM`. A folder that does not exist yet (or went away) is watched through its nearest
+    /// existing ancestor until it appears. A folder the kernel will not watch is listed in ``failures(retrying:)``.
     final class InotifyBackend: WatchBackend, @unchecked Sendable {  // `table` is a Locked; the descriptors are immutable
         private static let fileEvents = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE)
         private static let folderEvents = UInt32(IN_DELETE_SELF | IN_MOVE_SELF)
@@ -29,8 +24,7 @@
             /// Folders that exist (or whose ancestor does) but cannot be watched, with why.
             var failures: [String: String] = [:]
             var stopped = false
-            /// Why the thread ended on its own (a failed `poll`), its descriptors closed; every
-            /// folder is then reported in ``failures(retrying:)``, so the watcher polls them.
+            /// Why the thread ended on its own (a failed `poll`); every folder is then in ``failures(retrying:)``.
             var ended: String?
         }
 
@@ -40,21 +34,18 @@
         private let report: @Sendable ([String: Set<String>?]) -> Void
 
         #if DEBUG
-            /// Whether the thread's next `poll` fails as with `EINVAL` (for the tests).
+            // For the tests.
             private let pollFails = Locked(false)
-            /// Signalled when the thread has ended (for the tests).
             let threadEnded = DispatchSemaphore(value: 0)
-            /// The descriptor ``stop()`` wakes the thread through (for the tests).
+            /// The descriptor ``stop()`` wakes the thread through.
             var wakeDescriptor: Int32 { wake.write }
 
-            /// Makes the thread's next `poll`, after the next event, fail as with `EINVAL` (for the tests).
+            /// Makes the thread's next `poll`, after the next event, fail as with `EINVAL`.
             func failNextPoll() { pollFails.withLock { $0 = true } }
         #endif
 
-        /// Starts the thread that reads the events.
-        ///
-        /// - Throws: ``BackendUnavailable`` saying why there is no `inotify` instance (most often:
-        ///   every instance this user may have is in use, `fs.inotify.max_user_instances`).
+        /// Starts the thread that reads the events, or throws ``BackendUnavailable`` saying why there is no `inotify`
+        /// instance.
         init(report: @escaping @Sendable ([String: Set<String>?]) -> Void) throws {
             let descriptor = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
             guard descriptor >= 0 else {
@@ -65,9 +56,8 @@
                 }
                 throw BackendUnavailable(reason: reason)
             }
-            // The wake channel: a socket pair made close-on-exec in the same call, so a `fork` and
-            // `exec` by another thread meanwhile never inherits it (`pipe2`, which would do the
-            // same for a pipe, is not visible to Swift through Glibc).
+            // The wake channel: a socket pair made close-on-exec in the same call, so a `fork` and `exec` by another
+            // thread never inherits it (`pipe2` is not visible to Swift through Glibc).
             #if canImport(Glibc)
                 let kind = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
             #else
@@ -120,9 +110,8 @@
             }
         }
 
-        /// Ends the thread. Writes into the wake channel only while the thread has not closed it (the
-        /// thread closes its descriptors under the same lock, once `stopped` is set), so never into
-        /// a descriptor number reused since.
+        /// Ends the thread. Writes into the wake channel only while the thread has not closed it (it closes its
+        /// descriptors under the same lock, once `stopped` is set), so never into a descriptor number reused since.
         func stop() {
             table.withLock { table in
                 guard !table.stopped else { return }
@@ -170,8 +159,7 @@
                 for folder in table.folders.keys { table.failures[folder] = failure }
                 return Array(table.folders.keys)
             }
-            // Ended on its own: the watcher learns (from the failures) to poll the folders, and
-            // their listeners read again, as anything may have changed since.
+            // Ended on its own: the watcher polls the folders (from the failures), and their listeners read again.
             if !unwatched.isEmpty { report(Dictionary(uniqueKeysWithValues: unwatched.map { ($0, Set<String>?.none) })) }
             #if DEBUG
                 threadEnded.signal()
@@ -212,8 +200,7 @@
                 if appeared {
                     let missing = Set(table.folders.filter { $0.value == nil }.keys)
                     attachMissing(&table)
-                    // A folder that appeared may already hold files written before the watch began
-                    // (one that cannot be watched is reported too: the watcher polls it from now).
+                    // A folder that appeared may already hold files (one that cannot be watched is reported too).
                     for folder in missing where table.folders[folder] != .some(nil) || table.failures[folder] != nil {
                         changes[folder] = .some(nil)
                     }
@@ -223,16 +210,14 @@
 
         // MARK: - Watches
 
-        /// Watches each missing folder that now exists, and the nearest existing ancestor of each
-        /// one that does not; drops ancestor watches no longer needed. A folder the kernel refuses
-        /// to watch for another reason than its absence goes to `failures`.
+        /// Watches each missing folder that now exists, and the nearest existing ancestor of each one that does not;
+        /// drops ancestor watches no longer needed. A folder refused for another reason than its absence goes to `failures`.
         private func attachMissing(_ table: inout Table) {
             var needed: [String: Int32] = [:]
             for (folder, watch) in table.folders where watch == nil {
                 table.failures[folder] = nil
-                // A folder below the ancestor can be created between the failed watch of the
-                // folder and the watch of the ancestor, and its creation is then never reported:
-                // look again while the path grew meanwhile.
+                // A folder below the ancestor created between the two watches is never reported: look again while
+                // the path grew meanwhile.
                 for _ in 0..<16 {
                     let added = inotify_add_watch(descriptor, folder, Self.mask)
                     if added >= 0 {
@@ -294,8 +279,7 @@
             return base + first
         }
 
-        /// Whether some folder or ancestor still relies on the watch `watch` (one folder has
-        /// one watch, whatever path names it).
+        /// Whether some folder or ancestor still relies on `watch` (one folder has one watch, whatever path names it).
         private func isInUse(_ watch: Int32, _ table: Table) -> Bool {
             table.folders.values.contains(watch) || table.ancestors.values.contains(watch)
         }
