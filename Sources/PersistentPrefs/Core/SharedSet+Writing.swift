@@ -56,9 +56,9 @@ extension SharedSet {
         guard isLoaded() else { return }
         defer { feed.deliver() }
         if isCurrent() { return }
-        // The event of a write in progress often arrives before it is done: look again once it is.
-        guard (try? turn.take(root: root) {}) != nil, !isCurrent() else { return }
-        _ = try? turn.take(root: root) { _ = try reloadTakingTurn(retrying: true) }
+        // The event of a write in progress often arrives before it is done: look again once it is, within the same
+        // turn, so a write that takes the turn first is not read back.
+        _ = try? turn.take(root: root) { if !isCurrent() { _ = try reloadTakingTurn(retrying: true) } }
     }
 
     /// Whether the state holds the store's current version, or one only this process's writes of other sets of the
