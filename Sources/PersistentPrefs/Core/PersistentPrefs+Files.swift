@@ -26,7 +26,8 @@ extension PersistentPrefs {
 
     /// The defaults in ``defaultsFileURL``, vetted and normalised; empty when there is no file or it was refused
     /// (reported in ``lastError`` when the instance is made). Never written to the store; a ``Pref`` reads them
-    /// between its stored value and its declared default (see <doc:LayersAndLockdown>).
+    /// between its stored value and its declared default, while ``values`` and the subscript show stored values
+    /// only (see <doc:TypedPreferences>).
     public var fileDefaults: [String: Any] {
         (try? loadedFileDefaults()) ?? [:]
     }

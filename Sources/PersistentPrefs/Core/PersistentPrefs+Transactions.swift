@@ -5,7 +5,9 @@ extension PersistentPrefs: PrefsTransacting {}
 extension PrefsTransacting where Self: PersistentPrefs {
     /// Collects the changes `body` makes through this instance (its reads see them) and writes them in one durable
     /// store write, all or nothing; a refused change or store failure writes nothing and is reported in
-    /// ``PersistentPrefs/lastError``. A nested batch joins the outer one. See <doc:Transactions>.
+    /// ``PersistentPrefs/lastError``. A nested batch joins the outer one. Only this instance's changes are
+    /// collected; other instances of the same set write as usual. An instance is not meant for several threads at
+    /// once, and a batch is no exception. See <doc:Transactions>.
     ///
     /// ```swift
     /// prefs.batch { prefs in

@@ -25,9 +25,15 @@ import Foundation
 /// prefs.volume = 7                // stored when this returns (on disk on Linux; see ApplePlatforms)
 /// ```
 ///
-/// Instances with the same store and root key share one locked in-memory copy of the set, so
-/// they are cheap and always agree; in Swift 6 code make one per task rather than share one.
-/// Values read back follow Foundation's `as?` rules on every platform (<doc:Performance>).
+/// Every instance with the same store and root key in a process shares one locked, in-memory copy
+/// of the set, so instances are cheap and always agree. The copy lives while some instance uses it;
+/// once none does, the next instance reads the store afresh. An instance may be used from any
+/// thread, one call at a time (a ``PrefsTransacting/batch(_:)`` collects every change made through
+/// its instance); in Swift 6 code, where the class is not `Sendable`, create one instance per task.
+///
+/// Values read back follow Foundation's `as?` rules on every platform: numbers are `NSNumber`s, so
+/// a stored `Int` reads `as? Int` and `as? Double`. ``value(forKey:as:)`` gives the same answers
+/// faster (<doc:LinuxAndReliability>).
 open class PersistentPrefs: NSObject {
     // MARK: - State
 
@@ -79,7 +85,7 @@ open class PersistentPrefs: NSObject {
     /// What is wrong with this set now, worked out afresh on each call: it lists a problem for
     /// as long as its cause lasts, whatever was read since (unlike ``lastError``).
     ///
-    /// It lists a damaged or unreadable store (until ``acknowledgeDamage()`` or a write), stored
+    /// Reading it reads the set (as any read does) and leaves ``lastError`` alone. It lists a damaged or unreadable store (until ``acknowledgeDamage()`` or a write), stored
     /// values a `@Pref` or ``validators`` cannot use (until the key is written), conflicting
     /// `@Pref` declarations, a newer schema version or a failing migration
     /// (<doc:EvolvingAPreferenceSet>), a failed background write (<doc:CoalescedWrites>), and a
@@ -270,7 +276,7 @@ open class PersistentPrefs: NSObject {
 
     // MARK: - Reading and writing
 
-    // One declaration per platform (`@objc` needs the Objective-C runtime), the same documentation.
+    // One declaration per platform (`@objc` needs the Objective-C runtime); the Apple one adds key-value observing.
     #if canImport(ObjectiveC)
         /// The whole set.
         ///
@@ -324,9 +330,15 @@ open class PersistentPrefs: NSObject {
             keys.contains(key) && !responds(to: NSSelectorFromString(key))
         }
     #else
-        /// The whole set: read from memory; assigning replaces it all or nothing, as the
-        /// throwing ``setValues(_:)`` does (`[:]` removes the root key), with refusals in
-        /// ``lastError``. Live: another process's write is seen without ``flush()``.
+        /// The whole set.
+        ///
+        /// Reading returns the current set from memory (no disk access after the first load).
+        /// Assigning replaces the whole set, all or nothing: every key must be in ``keys`` and
+        /// every value must be a property-list value. On success the set is stored when the
+        /// setter returns (<doc:ApplePlatforms> says how durably) and ``lastError`` is `nil`;
+        /// otherwise nothing changes and ``lastError`` names the refused keys. Assigning `[:]`
+        /// removes the root key from the store. Live: another process's write is seen without
+        /// ``flush()`` (see ``observeChanges(to:_:)``).
         public var values: [String: Any] {
             get { read { try $0.values() } ?? [:] }
             set { reportingErrors { try setValues(newValue) } }

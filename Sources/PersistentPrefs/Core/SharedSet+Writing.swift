@@ -51,7 +51,8 @@ extension SharedSet {
     }
 
     /// Reads the set again after the watcher reported a change, unless it was never loaded or the file is as this copy
-    /// knows it (the process's own write; checked outside the turn, so the next write never waits for it).
+    /// knows it (the process's own write): checked first outside the turn, so a write never waits for that check, and
+    /// a failed check again within the turn before reading, so a write that took the turn first is not read back.
     func storeChanged() {
         guard isLoaded() else { return }
         defer { feed.deliver() }

@@ -65,7 +65,8 @@ public protocol PrefsStore: Sendable {
     /// The default implementation (load, change, save) holds no lock of its own, so it is atomic only among this
     /// process's users of the store. A store that other processes write too must implement this method under a lock
     /// they share, re-reading the set under it and applying the change with ``PrefsChange/applied(to:)`` (as
-    /// ``PlistFileStore`` does with `flock`; the default store on Apple platforms has no such lock, <doc:ApplePlatforms>).
+    /// ``UserDefaultsStore`` on Linux and ``PlistFileStore`` do with `flock`; the default store on Apple platforms has
+    /// no such lock, <doc:ApplePlatforms>).
     ///
     /// If applying the change throws (a ``PrefsChange/transform(_:)`` body refused the result), store nothing and
     /// throw that error unchanged.
