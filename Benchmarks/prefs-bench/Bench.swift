@@ -316,9 +316,12 @@ enum Bench {
         store.userDefaults.removePersistentDomain(forName: suite)
         _ = store.userDefaults.synchronize()
         let base = PreferencesFile.preferencesDirectory.path
-        // The file, its sidecars and the folder of schemas a set with rules publishes beside it.
-        for suffix in [".plist", ".plist.lock", ".plist.damaged", ".schemas"] {
+        // The file, its sidecars and the folder of schemas its sets publish (asking for it waits for them).
+        for suffix in [".plist", ".plist.lock", ".plist.damaged"] {
             try? FileManager.default.removeItem(atPath: base + "/\(suite)" + suffix)
+        }
+        if let schemas = store.schemaFileURL(forRoot: suite)?.deletingLastPathComponent() {
+            try? FileManager.default.removeItem(at: schemas)
         }
     }
 }

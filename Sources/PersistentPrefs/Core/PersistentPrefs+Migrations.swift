@@ -87,8 +87,8 @@ extension PersistentPrefs {
         }
         var publication: SchemaPublication?
         if let publishing = schemaPublication, !sharedSet.cell.withLock({ $0.publishedBy.contains(publishing.classID) }) {
-            let contents = publishing.contents(sharedSet.root)
-            publication = SchemaPublication(classID: publishing.classID) { _ in contents }
+            let described = publishing.schema()
+            publication = SchemaPublication(classID: publishing.classID) { described }
         }
         return SchemaPlan(version: type.schemaVersion, writesNewer: type.writesNewerSchemaVersions, migration: migration, publication: publication)
     }

@@ -140,7 +140,8 @@ open class PersistentPrefs: NSObject {
 
     /// Whether writes record the set's schema beside its data, for tools (see ``PrefsSchema``):
     /// `true` by default (a class without keys never does). Override with `false` for a set
-    /// whose shape is private.
+    /// whose shape is private. The file is written just after the first write of the set in the
+    /// process returns (<doc:LayersAndLockdown>).
     open class var publishesSchema: Bool { true }
 
     /// How long a change of this class's sets may wait before it is written, for state that
@@ -456,8 +457,8 @@ open class PersistentPrefs: NSObject {
     }
 
     /// Writes the changes of the set still waiting for their write (see
-    /// ``coalescingInterval``) now, and returns once they are durable; returns at once when none
-    /// is waiting.
+    /// ``coalescingInterval``) now, and returns once they are durable and the schema files this
+    /// process's writes publish are written; returns at once when nothing is waiting.
     ///
     /// ```swift
     /// slider.onEditingEnded { try? windowState.synchronize() }
@@ -470,6 +471,7 @@ open class PersistentPrefs: NSObject {
     ///   the set reads as stored) — also the refusal for which a background write dropped
     ///   changes since the last call, once.
     public func synchronize() throws {
+        defer { SchemaPublishing.waitForAll() }
         try reportingAndThrowing { try resolvedSet().writeStaged() }
     }
 

@@ -176,8 +176,10 @@ extension SharedSet {
             }
         }
         // Written: the writer's schema beside the set (once per process and class), outside the turn.
-        if let publication = schema.publication, cell.withLock({ $0.publishedBy.insert(publication.classID).inserted }) {
-            store.publish(publication, root: root)
+        if let publication = schema.publication, cell.withLock({ $0.publishedBy.insert(publication.classID).inserted }),
+            let described = publication.schema()
+        {
+            store.publish(described, classID: publication.classID, root: root, inline: !PersistentPrefs.watchesSets)
         }
         return migration
     }

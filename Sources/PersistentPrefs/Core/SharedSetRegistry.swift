@@ -75,6 +75,7 @@ extension SharedSet {
     static func writeAllStaged() {
         let sharedSets = registry.withLock { $0.values.map(\.sharedSet) }
         for sharedSet in sharedSets { try? sharedSet.writeStaged() }
+        SchemaPublishing.waitForAll()  // those writes' schema files too, whichever exit handler runs last
     }
 
     /// The shared set in use for `root` in the store named `identifier`, if any.

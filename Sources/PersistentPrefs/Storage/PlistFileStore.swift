@@ -75,7 +75,13 @@ public final class PlistFileStore: PrefsStore, Sendable {
     }
 
     /// Where the schema of the set under `root` is kept (``PrefsSchema``): `<file name less .plist>.schema.json` beside it.
+    /// A schema this process's writes publish is there when it answers.
     public func schemaFileURL(forRoot root: String) -> URL {
+        SchemaPublishing.waitForAll()
+        return schemaPath(forRoot: root)
+    }
+
+    private func schemaPath(forRoot root: String) -> URL {
         directory.appendingPathComponent(Self.fileStem(forRoot: root) + ".schema.json", isDirectory: false)
     }
 
@@ -331,5 +337,5 @@ extension PlistFileStore {
         return LayerPaths.files(relativeFolder: layerName, name: file.lastPathComponent, holdsRoots: false)
     }
 
-    func schemaFile(root: String) -> URL? { schemaFileURL(forRoot: root) }
+    func schemaFile(root: String) -> URL? { schemaPath(forRoot: root) }
 }

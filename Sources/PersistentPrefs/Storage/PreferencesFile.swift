@@ -150,12 +150,17 @@ public struct PreferencesFile: Sendable {
     }
 
     /// Where the library keeps the schema of the set under the top-level key `root` (see ``PrefsSchema``):
-    /// `<suite>.schemas/<root file name>.json` beside the file (it may not exist).
-    public func schemaFileURL(forRoot root: String) -> URL { SuitePaths.schemaFile(besides: url, root: root) }
+    /// `<suite>.schemas/<root file name>.json` beside the file (it may not exist). A schema this process's writes
+    /// publish is there when it answers.
+    public func schemaFileURL(forRoot root: String) -> URL {
+        SchemaPublishing.waitForAll()
+        return SuitePaths.schemaFile(besides: url, root: root)
+    }
 
     /// Whether the folder of this suite's schemas (``schemaFileURL(forRoot:)``) exists: without it no set in the suite
     /// has a schema. For `prefs-harness`.
     package var hasSchemaFolder: Bool {
+        SchemaPublishing.waitForAll()
         var info = stat()
         return stat(SuitePaths.schemaFolder(besides: url), &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }

@@ -166,10 +166,12 @@ extension UserDefaultsStore {
 
 extension UserDefaultsStore {
     /// Where the schema of the set under `root` is kept (see ``PrefsSchema``): on Linux
-    /// `<suite>.schemas/<root file name>.json` beside the suite's file; `nil` on Apple platforms.
+    /// `<suite>.schemas/<root file name>.json` beside the suite's file; `nil` on Apple platforms. A schema this
+    /// process's writes publish is there when it answers.
     public func schemaFileURL(forRoot root: String) -> URL? {
-        handle.watchedFile.map { SuitePaths.schemaFile(besides: $0, root: root) }
+        SchemaPublishing.waitForAll()
+        return handle.watchedFile.map { SuitePaths.schemaFile(besides: $0, root: root) }
     }
 
-    func schemaFile(root: String) -> URL? { handle.file == nil ? nil : schemaFileURL(forRoot: root) }
+    func schemaFile(root: String) -> URL? { handle.file.map { SuitePaths.schemaFile(besides: $0, root: root) } }
 }

@@ -72,6 +72,7 @@ extension PrefsSchema {
     ///   file this code reads (see ``init(jsonData:)``); ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when it
     ///   cannot be read.
     public static func load(from url: URL) throws -> PrefsSchema? {
+        SchemaPublishing.waitForAll()  // a schema this process's writes publish is read as written
         let contents: AtomicFile.Contents?
         do {
             contents = try AtomicFile.readRegular(url.path, limit: maximumFileSize)

@@ -329,8 +329,11 @@ extension PersistentPrefs {
 
     /// Where the library keeps this set's schema file (see ``PrefsSchema``), or `nil` when its store keeps none
     /// (``InMemoryStore``, `UserDefaults` on Apple platforms).
+    ///
+    /// The schema this process's writes publish is written by the time it answers.
     public var schemaFileURL: URL? {
-        (try? resolvedSet())?.store.schemaFile(root: key)
+        SchemaPublishing.waitForAll()
+        return (try? resolvedSet())?.store.schemaFile(root: key)
     }
 
     /// The schema of this class (root key left empty, keys unlocked), made once per class.
@@ -345,15 +348,13 @@ extension PersistentPrefs {
         return schema
     }
 
-    /// What a write of this instance publishes: the schema file's bytes, made when first needed; `nil` when the class
+    /// What a write of this instance publishes: the class's schema, made when first needed; `nil` when the class
     /// publishes none.
     var schemaPublication: SchemaPublication? {
         guard Swift.type(of: self).publishesSchema else { return nil }
-        return SchemaPublication(classID: ObjectIdentifier(Swift.type(of: self))) { [self] root in
+        return SchemaPublication(classID: ObjectIdentifier(Swift.type(of: self))) { [self] in
             let described = describedSchema
-            guard !described.keys.isEmpty else { return nil }  // a class without keys has no schema to give
-            let keys = described.keys.map(\.published)
-            return PrefsSchema(root: root, className: described.className, schemaVersion: described.schemaVersion, keys: keys).jsonData
+            return described.keys.isEmpty ? nil : described  // a class without keys has no schema to give
         }
     }
 }
@@ -375,21 +376,27 @@ private let describedSchemas = Locked<[ObjectIdentifier: PrefsSchema]>([:])
 /// A class's schema, to be written beside a set by its writes (see ``SetStorage/schemaFile(root:)``).
 struct SchemaPublication {
     let classID: ObjectIdentifier
-    /// The file's bytes for a root key; `nil`: nothing to publish.
-    let contents: (String) -> Data?
+    /// The class's schema (root key left empty), made on the writer's thread: it reads the instance's declarations.
+    /// `nil`: nothing to publish.
+    let schema: () -> PrefsSchema?
 }
 
 extension SetStorage {
-    /// Writes the schema of `publication`'s class for `root` unless this process already did, or the file already
-    /// says the same. Never throws: a schema that cannot be written is left out (the set's own write succeeded).
-    func publish(_ publication: SchemaPublication, root: String) {
+    /// Writes `schema` (of the class `classID`) for `root` beside the set unless this process already did, or the file
+    /// already says the same: on one of the library's threads, so the write that publishes it does not wait for the
+    /// file and its `fsync`s (``SchemaPublishing/waitForAll()`` does). Never throws: a schema that cannot be written is
+    /// left out (the set's own write succeeded). `inline`: written before it returns (see ``SchemaPublishing/run(inline:_:)``).
+    func publish(_ schema: PrefsSchema, classID: ObjectIdentifier, root: String, inline: Bool) {
         guard let url = schemaFile(root: root) else { return }
-        let token = PublishedSchema(path: url.path, classID: publication.classID)
+        let token = PublishedSchema(path: url.path, classID: classID)
         guard !publishedSchemas.withLock({ $0.contains(token) }) else { return }
-        guard let data = publication.contents(root) else { return }
-        let existing = (try? AtomicFile.readRegular(url.path, following: false, limit: 1 << 24)) ?? nil
-        if existing?.data != data { _ = try? AtomicFile.write(data, to: url) }
-        publishedSchemas.withLock { _ = $0.insert(token) }
+        SchemaPublishing.run(inline: inline) {
+            let keys = schema.keys.map(\.published)
+            let data = PrefsSchema(root: root, className: schema.className, schemaVersion: schema.schemaVersion, keys: keys).jsonData
+            let existing = (try? AtomicFile.readRegular(url.path, following: false, limit: 1 << 24)) ?? nil
+            if existing?.data != data { _ = try? AtomicFile.write(data, to: url) }
+            publishedSchemas.withLock { _ = $0.insert(token) }
+        }
     }
 }
 

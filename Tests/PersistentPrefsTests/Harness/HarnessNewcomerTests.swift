@@ -25,6 +25,8 @@ struct HarnessNewcomerTests {
             let prefs = LaunchPrefs(key: "App", store: PlistFileStore(directory: URL(fileURLWithPath: directory.path + "/sets")))
             prefs.volume = 7
             prefs["Launch Count"] = 3
+            // The harness runs at once, in another process: the schema file follows the first write, so wait for it.
+            try? prefs.synchronize()
         }
 
         func harness(_ words: [String], input: String? = nil) throws -> ChildProcess.Output {

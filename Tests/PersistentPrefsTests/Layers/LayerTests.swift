@@ -515,6 +515,7 @@ struct SchemaTests {
         _ = prefs.values
         #expect(!FileManager.default.fileExists(atPath: url.path), "a read wrote the schema")
         prefs.volume = 7
+        try prefs.synchronize()  // the file follows the write on another thread; synchronize() returns once it is written
         let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
         let keys = try #require(json["keys"] as? [String: [String: Any]])
         #expect(json["root"] as? String == "S" && json["class"] as? String == "SchemaDemo" && json["format"] as? Int == 1)
