@@ -140,8 +140,8 @@ open class PersistentPrefs: NSObject {
 
     /// Whether writes record the set's schema beside its data, for tools (see ``PrefsSchema``):
     /// `true` by default (a class without keys never does). Override with `false` for a set
-    /// whose shape is private. The file is written just after the first write of the set in the
-    /// process returns (<doc:LayersAndLockdown>).
+    /// whose shape is private. The file is written after the first write of the set in the
+    /// process returns; ``synchronize()`` waits for it (<doc:LayersAndLockdown>).
     open class var publishesSchema: Bool { true }
 
     /// How long a change of this class's sets may wait before it is written, for state that

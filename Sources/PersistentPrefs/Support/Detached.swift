@@ -1,7 +1,7 @@
 import Foundation
 
-/// Work run off the caller's thread, on threads of the library's own, for background work on a watched set
-/// (delivering events, checking a set when its watch begins, stopping an idle watcher): on Linux, once a process has
+/// Work run off the caller's thread, on threads of the library's own, for background work (delivering a watched set's
+/// events, checking a set when its watch begins, stopping an idle watcher, writing schema files): on Linux, once a process has
 /// used a dispatch queue or a task, libdispatch wakes it every second for as long as it runs. These threads wait
 /// without a timer: each item goes to a waiting thread, or a new one when none waits (so an item never waits behind
 /// another, and a stuck one delays only itself), and a thread that finds no work for ``idleLifetime`` seconds ends.

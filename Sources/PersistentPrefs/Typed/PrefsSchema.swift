@@ -389,13 +389,12 @@ extension SetStorage {
     func publish(_ schema: PrefsSchema, classID: ObjectIdentifier, root: String, inline: Bool) {
         guard let url = schemaFile(root: root) else { return }
         let token = PublishedSchema(path: url.path, classID: classID)
-        guard !publishedSchemas.withLock({ $0.contains(token) }) else { return }
+        guard publishedSchemas.withLock({ $0.insert(token).inserted }) else { return }  // asked for once per process
         SchemaPublishing.run(inline: inline) {
             let keys = schema.keys.map(\.published)
             let data = PrefsSchema(root: root, className: schema.className, schemaVersion: schema.schemaVersion, keys: keys).jsonData
             let existing = (try? AtomicFile.readRegular(url.path, following: false, limit: 1 << 24)) ?? nil
             if existing?.data != data { _ = try? AtomicFile.write(data, to: url) }
-            publishedSchemas.withLock { _ = $0.insert(token) }
         }
     }
 }

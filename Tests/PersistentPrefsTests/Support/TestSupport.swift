@@ -76,6 +76,7 @@ struct TestSuite {
     /// Removes `file` and everything beside it whose name starts with its name (lock, notes,
     /// files moved aside).
     static func removeFiles(of file: String) {
+        SchemaPublishing.waitForAll()  // a schema file still being written would make its folder again
         let folder = (file as NSString).deletingLastPathComponent
         let prefix = (file as NSString).lastPathComponent
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where name.hasPrefix(prefix) {
@@ -95,6 +96,7 @@ struct TemporaryDirectory {
     }
 
     func remove() {
+        SchemaPublishing.waitForAll()  // a schema file still being written would make its folder again
         try? FileManager.default.removeItem(atPath: path)
     }
 }
