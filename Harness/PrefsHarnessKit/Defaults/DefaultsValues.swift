@@ -99,6 +99,9 @@ public enum DefaultsValues {
     /// A date in ISO 8601 (`2024-05-01`, `2024-05-01T12:00:00Z`, with a fraction or an offset),
     /// or as `defaults read` prints it (`2024-05-01 12:00:00 +0000`).
     static func date(_ text: String) -> Date? {
+        // Every form above is ASCII, and Foundation's `DateFormatter` on Linux traps on some other text (a range it
+        // counts in the wrong units, "Incorrect range CFRange"): such text is no date, and never reaches it.
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) else { return nil }
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")

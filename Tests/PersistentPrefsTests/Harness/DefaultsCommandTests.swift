@@ -151,6 +151,7 @@ struct DefaultsCommandTests {
         (["write", "DOMAIN", "K", "-integr", "5"], 2, "unknown type flag '-integr'"),
         (["write", "DOMAIN", "K", "-bool", "perhaps"], 2, "is not a boolean"),
         (["write", "DOMAIN", "K", "-date", "soon"], 2, "is not a date"),
+        (["write", "DOMAIN", "K", "-date", "24-05-01 12:\u{5B0}:0"], 2, "is not a date"),  // Foundation's DateFormatter trapped on it
         (["write", "DOMAIN", "K", "-data", "xyz"], 2, "is not data"),
         (["write", "DOMAIN", "K", "{ a = "], 2, "is not property-list text"),
         (["write", "DOMAIN", "Text", "-array-add", "x"], 1, "-array-add: Text in DOMAIN is string, not an array"),
