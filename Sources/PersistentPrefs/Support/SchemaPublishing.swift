@@ -36,9 +36,12 @@ enum SchemaPublishing {
         func append(_ item: @escaping @Sendable () -> Void) -> Bool {
             condition.lock()
             defer { condition.unlock() }
+            if owner != getpid() {
+                // First use, or a child made by `fork`: its parent's queue, and the thread draining it, are not its own.
+                (work, draining, asked, done, owner) = ([], false, 0, 0, getpid())
+            }
             work.append(item)
             asked += 1
-            owner = getpid()
             guard !draining else { return false }
             draining = true
             return true
