@@ -22,7 +22,10 @@
             case 0:
                 // Words quoted back as the harness documents quoting read as the same words.
                 guard let words = try? Tokenizer.words(text) else { return }
-                let line = words.map { "'" + $0.replacingOccurrences(of: "'", with: #"'\''"#) + "'" }.joined(separator: " ")
+                let line = words.map { word in
+                    // Scalar by scalar: a quote followed by a combining mark is one character.
+                    "'" + word.unicodeScalars.map { $0 == "'" ? #"'\''"# : String($0) }.joined() + "'"
+                }.joined(separator: " ")
                 require((try? Tokenizer.words(line)) == words, "\(text.debugDescription) gives \(words), quoted back as \(line.debugDescription) it reads otherwise")
             case 1:
                 // Each word, quoted as the harness quotes the commands it names (``Tokenizer/quoted(_:)``),

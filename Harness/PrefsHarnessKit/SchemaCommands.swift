@@ -174,10 +174,17 @@ enum SchemaCommands {
         }
     }
 
-    /// A value as `gsettings` prints one: strings in single quotes, numbers as they are.
+    /// A value as `gsettings` prints one: strings in single quotes (a quote or backslash in them
+    /// escaped with a backslash), numbers as they are.
     static func literal(_ value: Any) -> String {
-        if let text = value as? String { return "'\(text.replacingOccurrences(of: "'", with: "\\'"))'" }
-        return ValueFormatter.text(value)
+        guard let text = value as? String else { return ValueFormatter.text(value) }
+        // Scalar by scalar: a quote followed by a combining mark is one character.
+        var result = "'"
+        for scalar in text.unicodeScalars {
+            if scalar == "'" || scalar == "\\" { result.unicodeScalars.append("\\") }
+            result.unicodeScalars.append(scalar)
+        }
+        return result + "'"
     }
 
     /// The string inside `text` when it is in single quotes, as `gsettings` takes a string; else `nil`.

@@ -19,7 +19,14 @@ public enum Tokenizer {
     /// only letters, digits and `-_./:=@%+,`, else in single quotes.
     public static func quoted(_ word: String) -> String {
         let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_./:=@%+,".unicodeScalars.contains($0)) }
-        return plain ? word : "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        if plain { return word }
+        // Scalar by scalar: a quote followed by a combining mark is one character, and a
+        // search for the character "'" would miss it.
+        var result = "'"
+        for scalar in word.unicodeScalars {
+            if scalar == "'" { result += "'\\''" } else { result.unicodeScalars.append(scalar) }
+        }
+        return result + "'"
     }
 
     /// The reader of words. It reads Unicode scalars, not characters: a quote followed by a
