@@ -70,18 +70,17 @@ enum PlistXML {
     /// `NSNumber`s never change, so the copy is byte for byte what encoding it again gives.
     private struct Encoded {
         let dictionary: [String: Any]
+        let depth: Int
         let lines: [UInt8]
         /// Whether the lines are portable (see ``Writer/portable``).
         let portable: Bool
+
+        /// Whether these are the lines kept for a dictionary of `count` entries at `depth`.
+        func isKept(count: Int, depth: Int) -> Bool { dictionary.count == count && self.depth == depth }
     }
 
-    private struct EncodedKey: Hashable {
-        let count: Int
-        let depth: Int
-    }
-
-    /// The last large dictionaries encoded, by entry count and depth.
-    private static let encodedMemo = Locked<[EncodedKey: Encoded]>([:])
+    /// The last large dictionaries encoded, at most 8, one per entry count and depth.
+    private static let encodedMemo = Locked<[Encoded]>([])
 
     private static let header = """
         <?xml version="1.0" encoding="UTF-8"?>
@@ -218,8 +217,10 @@ enum PlistXML {
         /// The entries of a large dictionary: the lines of its last encoding at `depth` when it is the very
         /// dictionary encoded then (see ``PlistXML/Encoded``), or else encoded and remembered.
         private mutating func writeEntries(remembering dictionary: [String: Any], depth: Int) -> Bool {
-            let memoKey = EncodedKey(count: dictionary.count, depth: depth)
-            if let known = PlistXML.encodedMemo.withLock({ $0[memoKey] }), PlistValue.sameStorage(known.dictionary, dictionary) {
+            let count = dictionary.count
+            if let known = PlistXML.encodedMemo.withLock({ $0.first { $0.isKept(count: count, depth: depth) } }),
+                PlistValue.sameStorage(known.dictionary, dictionary)
+            {
                 bytes.append(contentsOf: known.lines)
                 portable = portable && known.portable
                 return true
@@ -233,10 +234,11 @@ enum PlistXML {
             let linesArePortable = portable
             portable = outer.1 && portable
             if holdsOnlyValues {
-                let encoded = Encoded(dictionary: dictionary, lines: Array(bytes[first...]), portable: linesArePortable)
+                let encoded = Encoded(dictionary: dictionary, depth: depth, lines: Array(bytes[first...]), portable: linesArePortable)
                 PlistXML.encodedMemo.withLock { memo in
-                    if memo[memoKey] == nil, memo.count >= 8 { memo.removeAll() }
-                    memo[memoKey] = encoded
+                    memo.removeAll { $0.isKept(count: count, depth: depth) }
+                    if memo.count >= 8 { memo.removeAll() }
+                    memo.append(encoded)
                 }
             }
             holdsOnlyValues = outer.0 && holdsOnlyValues

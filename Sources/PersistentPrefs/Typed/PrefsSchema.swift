@@ -340,9 +340,11 @@ extension PersistentPrefs {
     var describedSchema: PrefsSchema {
         let type = ObjectIdentifier(Swift.type(of: self))
         if let known = describedSchemas.withLock({ $0[type] }) { return known }
+        let names = keys
         var byName: [String: PrefsSchema.Key] = [:]
+        byName.reserveCapacity(names.count)
         for pref in declaredPrefs() where byName[pref.key] == nil { byName[pref.key] = pref.schemaKey }
-        for name in keys where byName[name] == nil { byName[name] = PrefsSchema.Key(name: name, type: nil, kind: nil) }
+        for name in names where byName[name] == nil { byName[name] = PrefsSchema.Key(name: name, type: nil, kind: nil) }
         let schema = PrefsSchema(root: "", className: "\(Swift.type(of: self))", schemaVersion: Swift.type(of: self).schemaVersion, keys: Array(byName.values))
         describedSchemas.withLock { $0[type] = schema }
         return schema

@@ -73,14 +73,17 @@ enum AtomicFile {
         let (directory, name) = FolderPath.split(path)
         let prefix = Array(".\(name).".utf8)
         let suffix = Array(".tmp".utf8)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
-        for name in names {
-            // Compared as bytes: `String` equality takes canonically equivalent names as equal.
-            let bytes = Array(name.utf8)
+        // `readdir`, not `FileManager`: the names are compared as bytes (`String` equality takes canonically
+        // equivalent names as equal), and this runs in a program's first write, where `FileManager`'s listing
+        // costs more than the rest of the write's file work.
+        guard let stream = opendir(directory) else { return }
+        defer { closedir(stream) }
+        while let entry = readdir(stream) {
+            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
             guard bytes.count > prefix.count + suffix.count, bytes.starts(with: prefix), bytes.suffix(suffix.count).elementsEqual(suffix),
                 !bytes[prefix.count..<(bytes.count - suffix.count)].contains(UInt8(ascii: "."))
             else { continue }
-            unlink(directory + "/" + name)
+            unlinkat(dirfd(stream), bytes.map { CChar(bitPattern: $0) } + [0], 0)
         }
     }
 
