@@ -83,7 +83,7 @@ enum AtomicFile {
             guard bytes.count > prefix.count + suffix.count, bytes.starts(with: prefix), bytes.suffix(suffix.count).elementsEqual(suffix),
                 !bytes[prefix.count..<(bytes.count - suffix.count)].contains(UInt8(ascii: "."))
             else { continue }
-            unlinkat(dirfd(stream), bytes.map { CChar(bitPattern: $0) } + [0], 0)
+            unlink((Array(directory.utf8) + [UInt8(ascii: "/")] + bytes + [0]).map { CChar(bitPattern: $0) })
         }
     }
 
