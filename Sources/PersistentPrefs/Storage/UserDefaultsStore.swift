@@ -149,8 +149,8 @@ public struct UserDefaultsStore: PrefsStore {
     @discardableResult
     func update(_ key: String, _ change: (Any?) throws -> KeyEdit, reading: (UInt64?) -> Void = { _ in }) throws -> UInt64? {
         if let file = handle.file {
-            // `refresh`: an object of the suite the library has re-reads the file, still under the lock: should plain
-            // code in this process have unsaved keys in it, the save that follows cannot race another writer.
+            // `refresh`: the UserDefaults object re-reads the file, still under the lock: should plain code in this
+            // process have unsaved keys, the save that follows cannot race another writer.
             return try Self.update(
                 suiteFile: file, describing: "the key \"\(key)\"", label: key, changing: [key],
                 layers: LayerReader(files: handle.layerFiles),
@@ -318,28 +318,9 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
             ?? "userdefaults:\(suiteName ?? "<standard>")@\(defaults.map { String(UInt(bitPattern: ObjectIdentifier($0).hashValue), radix: 16) } ?? "")"
     }
 
-    /// Lets this process's `UserDefaults` objects of the suite see a file the library replaced: `synchronize()` on one
-    /// object the library has for the suite's file (this handle's, or one passed to the library) drops the copy that
-    /// every object of the suite shares, or saves keys plain code left unsaved over the file (call it under the suite's
-    /// lock). None is made for it: an object made outside the library sees the change after its own next
-    /// `synchronize()`, and a program that uses the suite only through the library never pays for one.
-    func refresh() {
-        if synchronizeObject() { return }
-        // Collected under the registry's lock, synchronised outside it: `defaults` takes a handle's lock, then the registry's.
-        let others = Self.registry.withLock { $0.byObject.values.filter { $0 !== self && $0.file != nil && $0.file == file } }
-        for other in others {
-            if other.synchronizeObject() { return }
-        }
-    }
-
-    /// `synchronize()` on this handle's object, when it has one; whether it had one.
-    private func synchronizeObject() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let object else { return false }
-        _ = object.synchronize()
-        return true
-    }
+    /// Lets this process's `UserDefaults` objects of the suite see a file the library replaced (`synchronize()` drops
+    /// their shared cache, or saves keys plain code left unsaved over the file: call it under the suite's lock).
+    func refresh() { withDefaults { _ = $0.synchronize() } }
 
     private struct Registry {
         var bySuite: [SuiteKey: DefaultsHandle] = [:]

@@ -1,5 +1,5 @@
 import Foundation
-@testable import PersistentPrefs
+import PersistentPrefs
 import Testing
 
 /// Limits, links, leftovers and read-only stores (issue #8).
@@ -104,32 +104,6 @@ struct StoreHousekeepingTests {
         guard (try? process.run()) != nil else { return false }
         process.waitUntilExit()
         return process.terminationStatus == 0
-    }
-
-    /// Whether `store` made (or was given) a `UserDefaults` object.
-    static func hasObject(_ store: UserDefaultsStore) -> Bool {
-        Mirror(reflecting: store.handle).children.contains { $0.label == "object" && $0.value as? UserDefaults != nil }
-    }
-
-    @Test("a write makes no UserDefaults object, and keeps one the library was given for the suite current without its own synchronize()", .linuxSuiteFiles)
-    func objectsOfTheSuite() throws {
-        let suite = TestSuite()
-        defer { suite.remove() }
-        let prefs = BigPrefs(key: "R", store: suite.store)
-        prefs["Small"] = 1
-        #expect(prefs.lastError == nil)
-        #expect(!Self.hasObject(suite.store), "the write made a UserDefaults object only to synchronize it")
-
-        // An object of the suite, its copy of the suite read (and kept) before the next write.
-        let object = try #require(UserDefaults(suiteName: suite.name))
-        #expect(object.dictionary(forKey: "R")?["Small"] as? Int == 1)
-        let given = UserDefaultsStore(userDefaults: object)
-        #expect(Self.hasObject(given))
-        prefs["Small"] = 2
-        #expect(prefs.lastError == nil)
-        #expect(object.dictionary(forKey: "R")?["Small"] as? Int == 2, "the object still reads its copy from before the write")
-        #expect(!Self.hasObject(suite.store))
-        withExtendedLifetime(given) {}
     }
 
     @Test("UserDefaults() shares .standard's store: the same file, lock and shared set", .linuxSuiteFiles)
