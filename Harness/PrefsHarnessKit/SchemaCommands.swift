@@ -174,14 +174,14 @@ enum SchemaCommands {
         }
     }
 
-    /// A value as `gsettings` prints one: strings in single quotes (a quote or backslash in them
-    /// escaped with a backslash), numbers as they are.
+    /// A value as `gsettings` prints one: strings in single quotes (a quote in them escaped with a
+    /// backslash), numbers as they are.
     static func literal(_ value: Any) -> String {
         guard let text = value as? String else { return ValueFormatter.text(value) }
         // Scalar by scalar: a quote followed by a combining mark is one character.
         var result = "'"
         for scalar in text.unicodeScalars {
-            if scalar == "'" || scalar == "\\" { result.unicodeScalars.append("\\") }
+            if scalar == "'" { result.unicodeScalars.append("\\") }
             result.unicodeScalars.append(scalar)
         }
         return result + "'"

@@ -79,7 +79,9 @@ enum PlistXML {
         func isKept(count: Int, depth: Int) -> Bool { dictionary.count == count && self.depth == depth }
     }
 
-    /// The last large dictionaries encoded, at most 8, one per entry count and depth.
+    /// The last large dictionaries encoded, at most 8, one per entry count and depth: an array, searched along, as a
+    /// dictionary keyed by a type of its own would cost a program's first write a scan of the runtime's conformance
+    /// records when first made.
     private static let encodedMemo = Locked<[Encoded]>([])
 
     private static let header = """

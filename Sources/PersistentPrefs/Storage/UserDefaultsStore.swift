@@ -255,8 +255,8 @@ extension UserDefaultsStore {
 
 /// One `UserDefaults` object, with the locks that serialise every use of it in this process and its writes.
 final class DefaultsHandle: @unchecked Sendable {  // `object` is used only while holding `lock`
-    /// The `UserDefaults` object. On the suite-file road (Linux) it is made when first asked for: a program that
-    /// uses the suite only through the library never needs one, and making one parses the process's arguments.
+    /// The `UserDefaults` object. On the suite-file road (Linux) it is made when first asked for (a write asks, to
+    /// ``refresh()`` it), not when the handle is: making one parses the process's arguments.
     var defaults: UserDefaults {
         lock.lock()
         defer { lock.unlock() }
@@ -319,7 +319,9 @@ final class DefaultsHandle: @unchecked Sendable {  // `object` is used only whil
     }
 
     /// Lets this process's `UserDefaults` objects of the suite see a file the library replaced (`synchronize()` drops
-    /// their shared cache, or saves keys plain code left unsaved over the file: call it under the suite's lock).
+    /// their shared cache, or saves keys plain code left unsaved over the file: call it under the suite's lock). The
+    /// object is made if need be: plain code may hold unsaved keys in the cache every object of the suite shares, which
+    /// the library cannot see, and only a `synchronize()` under the lock saves them without losing them or ours.
     func refresh() { withDefaults { _ = $0.synchronize() } }
 
     private struct Registry {

@@ -111,6 +111,15 @@ struct HarnessParsingTests {
         #expect(try Tokenizer.words(Tokenizer.quoted(word)) == [word], "\(Tokenizer.quoted(word).debugDescription)")
     }
 
+    @Test("range prints a string choice as gsettings does, every quote escaped, one followed by a combining mark too")
+    func rangeLiterals() {
+        #expect(SchemaCommands.literal("dark") == "'dark'")
+        #expect(SchemaCommands.literal("it's") == #"'it\'s'"#)
+        #expect(SchemaCommands.literal("a'\u{0301}b") == "'a\\'\u{0301}b'")
+        #expect(SchemaCommands.literal(#"a\b"#) == #"'a\b'"#, "a backslash as it is, as set reads a quoted choice back")
+        #expect(SchemaCommands.literal(5) == "5")
+    }
+
     @Test("one rule for a NAME VALUE line: the key is the first word or the leading words that name a key; the rest, joined, is the value")
     func oneRule() throws {
         let sample = HarnessSet(schema: SchemaCommands.sampleSchema("R"), file: nil, root: "R")

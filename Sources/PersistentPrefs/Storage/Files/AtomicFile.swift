@@ -73,13 +73,18 @@ enum AtomicFile {
         let (directory, name) = FolderPath.split(path)
         let prefix = Array(".\(name).".utf8)
         let suffix = Array(".tmp".utf8)
-        // `readdir`, not `FileManager`: the names are compared as bytes (`String` equality takes canonically
-        // equivalent names as equal), and this runs in a program's first write, where `FileManager`'s listing
-        // costs more than the rest of the write's file work.
+        // `readdir`, not `FileManager`: this runs in a program's first write, where `FileManager`'s listing makes
+        // the Swift runtime scan its conformance records (Benchmarks/README, one-time work).
         guard let stream = opendir(directory) else { return }
         defer { closedir(stream) }
         while let entry = readdir(stream) {
-            let bytes = withUnsafeBytes(of: entry.pointee.d_name) { Array($0.prefix { $0 != 0 }) }
+            // Compared as bytes: `String` equality takes canonically equivalent names as equal. Read in place, up to
+            // the NUL: the record may be shorter than `d_name`'s declared size.
+            let bytes = withUnsafePointer(to: &entry.pointee.d_name) { name in
+                name.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: name.pointee)) {
+                    Array(UnsafeRawBufferPointer(start: $0, count: strlen($0)))
+                }
+            }
             guard bytes.count > prefix.count + suffix.count, bytes.starts(with: prefix), bytes.suffix(suffix.count).elementsEqual(suffix),
                 !bytes[prefix.count..<(bytes.count - suffix.count)].contains(UInt8(ascii: "."))
             else { continue }
