@@ -178,13 +178,7 @@ enum SchemaCommands {
     /// backslash), numbers as they are.
     static func literal(_ value: Any) -> String {
         guard let text = value as? String else { return ValueFormatter.text(value) }
-        // Scalar by scalar: a quote followed by a combining mark is one character.
-        var result = "'"
-        for scalar in text.unicodeScalars {
-            if scalar == "'" { result.unicodeScalars.append("\\") }
-            result.unicodeScalars.append(scalar)
-        }
-        return result + "'"
+        return "'" + Tokenizer.replacingQuotes(in: text, with: "\\'") + "'"
     }
 
     /// The string inside `text` when it is in single quotes, as `gsettings` takes a string; else `nil`.

@@ -19,14 +19,17 @@ public enum Tokenizer {
     /// only letters, digits and `-_./:=@%+,`, else in single quotes.
     public static func quoted(_ word: String) -> String {
         let plain = !word.isEmpty && word.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_./:=@%+,".unicodeScalars.contains($0)) }
-        if plain { return word }
-        // Scalar by scalar: a quote followed by a combining mark is one character, and a
-        // search for the character "'" would miss it.
-        var result = "'"
-        for scalar in word.unicodeScalars {
-            if scalar == "'" { result += "'\\''" } else { result.unicodeScalars.append(scalar) }
+        return plain ? word : "'" + replacingQuotes(in: word, with: "'\\''") + "'"
+    }
+
+    /// `text` with each `'` replaced by `replacement`, scalar by scalar: a quote followed by a
+    /// combining mark is one character, which a search for the character "'" would miss.
+    static func replacingQuotes(in text: String, with replacement: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            if scalar == "'" { result += replacement } else { result.unicodeScalars.append(scalar) }
         }
-        return result + "'"
+        return result
     }
 
     /// The reader of words. It reads Unicode scalars, not characters: a quote followed by a
