@@ -27,6 +27,7 @@
 //   prefs-test-helper plain-count-root SUITE ROOT FIRST COUNT          how many of ROOT's kFIRST… plain UserDefaults reads back
 //   prefs-test-helper mixed-threads SUITE ROOT FIRST COUNT             library and plain threads in one process
 //   prefs-test-helper unsaved-then-library SUITE ROOT FIRST COUNT      plain set (no synchronize) + library write, COUNT times
+//                                                  (a sixth argument "named": the library's store opened by name)
 //   (SUITE "standard" is UserDefaults.standard, for the library and plain code alike)
 //   prefs-test-helper deep-write - main|thread|dispatch|task DEPTH    write a value nested DEPTH deep
 //   prefs-test-helper load-files - DIR                                load every .plist in DIR, never crashing
@@ -637,11 +638,21 @@ case "mixed-threads":
 case "unsaved-then-library":
     // Plain set without synchronize(), then a library write to ROOT, COUNT times: the library
     // saves this process's unsaved plain keys under its lock.
-    guard arguments.count == 5, let first = Int(arguments[3]), let count = Int(arguments[4]) else {
-        fail("unsaved-then-library needs FIRST COUNT")
+    // "named": the library's store is opened by the suite's name, so the library has no `UserDefaults` object of its
+    // own before its first write (through `groupID` it uses one made for it).
+    guard arguments.count == 5 || (arguments.count == 6 && arguments[5] == "named"), let first = Int(arguments[3]),
+        let count = Int(arguments[4])
+    else {
+        fail("unsaved-then-library needs FIRST COUNT [named]")
     }
     let defaults = plainDefaults()
-    let prefs = WidePrefs(key: root)
+    let prefs: WidePrefs
+    if arguments.count == 6 {
+        guard let store = UserDefaultsStore(suiteName: suite) else { fail("cannot open suite \(suite)") }
+        prefs = WidePrefs(key: root, store: store)
+    } else {
+        prefs = WidePrefs(key: root)
+    }
     var errors = 0
     for index in first..<(first + count) {
         defaults.set(index, forKey: "p\(index)")

@@ -114,12 +114,15 @@ struct CoexistenceTests {
         #expect(tally.movedAside == 0)
     }
 
-    @Test("process A: plain set without synchronize() then a library write to P; process B: library writes to Q")
-    func unsavedPlainKeys() throws {
+    /// `store`: how process A's library opens the suite: through `groupID` (an object made for it), or by name (no
+    /// object of the library's before its first write: the write makes one to save plain code's keys).
+    @Test("process A: plain set without synchronize() then a library write to P; process B: library writes to Q",
+          arguments: ["groupID", "named"])
+    func unsavedPlainKeys(store: String) throws {
         var otherLost = 0
-        let tally = try Self.tally("unsaved plain keys beside a second library process") { child, _, tally in
+        let tally = try Self.tally("unsaved plain keys beside a second library process, A's store by \(store)") { child, _, tally in
             let outputs = try Self.runTogether(child, [
-                ["unsaved-then-library", "coexist", "P", "0", "\(Self.writes)"],
+                ["unsaved-then-library", "coexist", "P", "0", "\(Self.writes)"] + (store == "named" ? ["named"] : []),
                 ["write-keys", "coexist", "Q", "0", "\(Self.writes)"],
             ])
             let refusedA = Int(outputs[0].split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? Self.writes
@@ -132,6 +135,7 @@ struct CoexistenceTests {
         }
         print("[coexistence] … of them, process B's root Q lost \(otherLost)")
         #expect(tally.libraryLost + otherLost == 0)
+        #expect(tally.plainLost == 0)
         #expect(tally.movedAside == 0)
     }
 }
