@@ -344,9 +344,14 @@ enum TransactionRows {
     /// `@Pref` values in one batch or one by one, writes N batches of 10, or N times one key of (or
     /// all of) a 1,000-key set; `SUITE,N,floor` writes the 11-key set's file N times as the floor
     /// row does; `FOLDER,N,read` reads N times a suite file of a 1,000-key set (see ``WrittenSuite``).
+    /// `single`, `unwatched` (`single` in a process that watches no set) and `floor` print the median
+    /// time of one write in microseconds, so processes run in turn compare the watcher's cost.
     static func writeOnce(arguments: String) -> Int32 {
         let parts = arguments.split(separator: ",")
         guard parts.count == 3, let count = Int(parts[1]) else { return 2 }
+        if parts[2] == "unwatched" {
+            return PersistentPrefs.$watchesSets.withValue(false) { writeOnce(arguments: "\(parts[0]),\(count),single") }
+        }
         let target = String(parts[0])
         if parts[2] == "read" {
             try? FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
@@ -375,7 +380,7 @@ enum TransactionRows {
             guard prefs.lastError == nil, let bytes = try? Data(contentsOf: URL(fileURLWithPath: suiteFilePath(target))) else { return 1 }
             let floorFile = floorPath()
             defer { unlink(floorFile) }
-            for _ in 0..<count { crashSafeWrite(bytes, to: floorFile) }
+            printMedian(timing: count) { _ in crashSafeWrite(bytes, to: floorFile) }
             return 0
         }
         if parts[2] == "wide" || parts[2] == "widebatch" {  // N writes into (or batches of) a 1,000-key set
@@ -397,8 +402,21 @@ enum TransactionRows {
         } else if parts[2] == "batches" {
             for n in 0..<count { prefs.batch { for k in 0..<10 { $0.setOne(k, n + k) } } }
         } else {
-            for n in 0..<count { prefs.setOne(n, n) }
+            printMedian(timing: count) { n in prefs.setOne(n, n) }
         }
         return prefs.lastError == nil ? 0 : 1
+    }
+
+    /// Runs `body` `count` times (with 0, 1, …) and prints the median time of one run in microseconds.
+    private static func printMedian(timing count: Int, _ body: (Int) -> Void) {
+        var times: [UInt64] = []
+        times.reserveCapacity(count)
+        for n in 0..<count {
+            let start = DispatchTime.now().uptimeNanoseconds
+            body(n)
+            times.append(DispatchTime.now().uptimeNanoseconds - start)
+        }
+        guard !times.isEmpty else { return }
+        print(String(format: "%.1f", Double(times.sorted()[times.count / 2]) / 1000))
     }
 }
