@@ -19,6 +19,9 @@ let package = Package(
     ],
     targets: [
         .target(name: "PersistentPrefs"),
+        // Sync across machines through a replicated folder: its merge model so far, a product once it has an API
+        // (ARCHITECTURE.md, Sync across machines).
+        .target(name: "PersistentPrefsSync", dependencies: ["PersistentPrefs"]),
         .target(
             name: "PersistentPrefsSample",
             dependencies: ["PersistentPrefs"],
@@ -76,7 +79,7 @@ let package = Package(
         .testTarget(
             name: "PersistentPrefsTests",
             dependencies: [
-                "PersistentPrefs", "PersistentPrefsSample", "PrefsHarnessKit",
+                "PersistentPrefs", "PersistentPrefsSample", "PrefsHarnessKit", "PersistentPrefsSync",
             ],
             exclude: ["Fixtures"]  // read from the source tree by the tests that use them
         ),
