@@ -7,16 +7,16 @@ struct SyncEntry<Value: Equatable & Sendable>: Equatable, Sendable {
 
 /// What one device publishes for one set: the contents of its device file.
 ///
-/// It holds the device's own entries that nothing it has merged since supersedes, and, for every other device, the
-/// greatest ``published`` stamp of that device's log it has merged. The latter is what lets a device drop a tombstone:
-/// once every known device has merged a log of this device published after the tombstone, each of them has applied it
-/// (or something newer) and dropped its own older entries of that key, so nothing older can come back.
+/// It holds the greatest entry of every key the device knows (its own or merged, and applied or not), and, for every
+/// other device whose log was in the folder at its last pass, the greatest ``published`` stamp of that device's logs it
+/// has merged. The latter is what lets a device drop a tombstone: once every device in the folder has merged a log of
+/// this device that carried it, each of them knows it, and a log found holding an older entry gets it carried again.
 struct DeviceLog<Value: Equatable & Sendable>: Equatable, Sendable {
     /// The device that writes this log (read from the file's contents, never from its name).
     var device: String
     /// The device's own entries, by key.
     var entries: [String: SyncEntry<Value>] = [:]
-    /// For each other device, the greatest ``published`` of its logs that this device has merged.
+    /// For each other device in the folder at the last pass, the greatest ``published`` of its logs this device merged.
     var seen: [String: SyncStamp] = [:]
     /// A reading of the device's clock when it published this log: at least every stamp in it.
     var published = SyncStamp.zero

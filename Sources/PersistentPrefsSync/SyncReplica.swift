@@ -4,13 +4,14 @@
 ///
 /// For each key the entry with the greatest stamp across every device wins (a last-writer-wins map: the order, delay and
 /// duplication of the logs a pass sees do not change where the devices end up), with these guards:
-/// - a device's set never steps back: a remote entry older than the record's is ignored;
+/// - a device's set never steps back: a remote entry older than the greatest one the device knows is ignored;
 /// - a value merged in from another device keeps that device's stamp and is never published as this device's change;
-/// - values a device holds when it first syncs are stamped at the start of time, so any value set anywhere since wins
-///   over them: a fresh install never overwrites another device's value;
-/// - a log carries every entry its device knows (so one log tells a new device everything), tombstones only until every
-///   known device has merged a log carrying them; a device found holding an older entry of a key whose tombstone is no
-///   longer carried, and which had not merged it, gets the tombstone again.
+/// - a fresh install never overwrites: on a device's first pass, a key some other log has takes that log's entry, and
+///   only the device's other values are published, stamped at the start of time so any value set anywhere wins (and,
+///   among such values, the device whose first pass came first);
+/// - a log carries the greatest entry of every key its device knows, refused ones included (so one log tells a new
+///   device everything), tombstones only until every device in the folder has merged a log carrying them; a log found
+///   holding an older entry of a key whose tombstone is no longer carried gets the tombstone carried again.
 struct SyncReplica<Value: Equatable & Sendable>: Sendable {
     /// This device's log, as last published.
     private(set) var log: DeviceLog<Value>
@@ -25,6 +26,7 @@ struct SyncReplica<Value: Equatable & Sendable>: Sendable {
         clock = HybridClock(device: log.device)
         clock.observe(log.published)
         for entry in state.entries.values { clock.observe(entry.stamp) }
+        for stamp in state.carried.values { clock.observe(stamp) }
     }
 
     /// A device that has never synced.
@@ -40,122 +42,155 @@ struct SyncReplica<Value: Equatable & Sendable>: Sendable {
     ///   - local: The set's stored values that sync (no defaults, no device-local keys), as they are now.
     ///   - others: The logs of other devices found in the folder, conflict copies and stale copies included.
     ///   - now: The wall clock, in milliseconds since 1970.
-    ///   - accept: Whether a merged entry may be applied to this device's set (its vetting, a locked key): a refused one
-    ///     is reported and left out, and the record keeps the set's own entry.
+    ///   - accept: Whether a merged entry may be applied to this device's set (its vetting, a locked key). A refused one
+    ///     is reported and the set keeps its value; it is asked again on each pass, so a device whose vetting changes
+    ///     takes it then.
     /// - Returns: What to persist and apply, in order.
     mutating func pass(
         local: [String: Value], others: [DeviceLog<Value>], now: Int64, accept: (String, Value?) -> Bool = { _, _ in true }
     ) -> SyncPass<Value> {
         var result = SyncPass<Value>()
         var local = local
-        var record = state.entries
-        // A crash after the last pass's record was written but before its merge reached the set: apply it again. A key
-        // holding neither value was changed on this device since, and is published below.
-        for (key, pending) in state.pending {
-            guard let entry = record[key], local[key] != entry.value, local[key] == pending.before else { continue }
-            result.changes[key] = .some(entry.value)
-            local[key] = entry.value
-        }
-        var pending: [String: SyncRecord<Value>.Pending] = [:]
-        // A crash after the log was written but before the record was: the log's newer entries count.
-        for (key, entry) in log.entries where entry.stamp > (record[key]?.stamp ?? .zero) { record[key] = entry }
+        var record = state
+        let others = others.filter { $0.device != device }
 
-        // Stamped before anything from the others is observed: a change comes after what the set showed when it was made.
-        let firstPass = log.published == .zero
-        var carriedFromNow: Set<String> = []
-        for key in Set(local.keys).union(record.keys) where local[key] != record[key]?.value {
-            let stamp = firstPass ? SyncStamp(wall: 0, counter: 0, device: device) : clock.stamp(now: now)
-            record[key] = SyncEntry(value: local[key], stamp: stamp)
-            carriedFromNow.insert(key)
-            result.ownChanges[key] = record[key]
+        // The last pass's merged values that a crash kept from the set: applied again (and still pending). A key holding
+        // neither value was changed on this device since: published below.
+        record.pending = [:]
+        for (key, pending) in state.pending where local[key] != pending.after && local[key] == pending.before {
+            result.changes[key] = .some(pending.after)
+            local[key] = pending.after
+            record.pending[key] = pending
         }
 
-        // The greatest entry of each key across the others, and what each of them has merged of this device.
-        var seen = log.seen
         var best: [String: SyncEntry<Value>] = [:]
-        var seenOfMe: [String: SyncStamp] = [:]
-        for other in others where other.device != device {
-            clock.observe(other.published)
-            seen[other.device] = max(seen[other.device] ?? .zero, other.published)
-            seenOfMe[other.device] = max(seenOfMe[other.device] ?? .zero, other.seen[device] ?? .zero)
+        for other in others {
             for (key, entry) in other.entries where entry.stamp > (best[key]?.stamp ?? .zero) { best[key] = entry }
         }
-        for (key, entry) in best where entry.stamp > (record[key]?.stamp ?? .zero) {
-            guard accept(key, entry.value) else {
+
+        // Stamped before anything from the others is observed: a change comes after what the set showed when it was made.
+        var carriedFromNow: Set<String> = []
+        for key in Set(local.keys).union(record.entries.keys).union(record.held.keys) where local[key] != record.holding(key) {
+            if !record.started, best[key] != nil { continue }  // a fresh install takes what the folder has
+            // At the start of time, the earlier first pass ahead: a value any device set wins over it, and a device
+            // that held its value when it joined long ago wins over an install that joined before the folder reached it.
+            let stamp = record.started ? clock.stamp(now: now) : SyncStamp(wall: 0, counter: Int64.max - max(now, 0), device: device)
+            let entry = SyncEntry(value: local[key], stamp: stamp)
+            record.entries[key] = entry
+            record.held[key] = nil
+            carriedFromNow.insert(key)
+            result.ownChanges[key] = entry
+        }
+
+        var seen: [String: SyncStamp] = [:]
+        var seenOfMe: [String: SyncStamp] = [:]
+        for other in others {
+            clock.observe(other.published)
+            seen[other.device] = max(seen[other.device] ?? log.seen[other.device] ?? .zero, other.published)
+            seenOfMe[other.device] = max(seenOfMe[other.device] ?? .zero, other.seen[device] ?? .zero)
+        }
+        for (key, entry) in best where entry.stamp > (record.entries[key]?.stamp ?? .zero) {
+            if record.held[key] == nil, !accept(key, entry.value) { record.held[key] = SyncRecord.Held(value: local[key]) }
+            record.entries[key] = entry
+            carriedFromNow.insert(key)
+        }
+        // A merged entry is applied once accepted: at once, or on a later pass after the device's vetting changed.
+        for key in record.held.keys.sorted() {
+            let entry = record.entries[key]
+            guard accept(key, entry?.value) else {
                 result.refused.append(key)
                 continue
             }
-            if entry.value != local[key] {
-                result.changes[key] = .some(entry.value)
-                pending[key] = SyncRecord.Pending(before: local[key])
-            }
-            record[key] = entry
-            carriedFromNow.insert(key)
+            record.held[key] = nil
         }
-        // A device holding an older entry of a key whose tombstone this log no longer carries, and which had not merged
-        // the log that carried it: carried again, so that device resets the key too.
-        for other in others where other.device != device {
+        for (key, entry) in record.entries where record.held[key] == nil && entry.value != local[key] {
+            result.changes[key] = .some(entry.value)
+            record.pending[key] = SyncRecord.Pending(before: local[key], after: entry.value)
+        }
+
+        // A log holding an older entry of a key whose tombstone this log no longer carries: carried again.
+        for other in others {
             for (key, entry) in other.entries {
-                guard let mine = record[key], mine.value == nil, entry.stamp < mine.stamp, log.entries[key] == nil,
-                    (other.seen[device] ?? .zero) < (state.carried[key] ?? .zero)
-                else { continue }
+                guard let mine = record.entries[key], mine.value == nil, entry.stamp < mine.stamp, log.entries[key] == nil else { continue }
                 carriedFromNow.insert(key)
             }
         }
 
-        // The new log: every entry of the record; a tombstone until every known device has merged a log carrying it.
+        // The new log: every known entry; a tombstone until every device in the folder has merged a log carrying it.
         var entries: [String: SyncEntry<Value>] = [:]
-        for (key, entry) in record {
+        for (key, entry) in record.entries {
             if entry.value != nil || carriedFromNow.contains(key) {
                 entries[key] = entry
             } else if log.entries[key] != nil {
-                let since = state.carried[key] ?? log.published
+                let since = record.carried[key] ?? log.published
                 if !seen.keys.allSatisfy({ (seenOfMe[$0] ?? .zero) >= since }) { entries[key] = entry }
             }
         }
-        var carried = state.carried
         if entries != log.entries || seen != log.seen {
             log.entries = entries
             log.seen = seen
             log.published = clock.stamp(now: now)
-            for key in carriedFromNow { carried[key] = record[key]?.value == nil ? log.published : nil }
+            for key in carriedFromNow { record.carried[key] = record.entries[key]?.value == nil ? log.published : nil }
             result.log = log
         }
-        state = SyncRecord(entries: record, carried: carried, pending: pending)
-        result.state = state
-        result.refused.sort()
+        record.started = true
+        state = record
+        result.state = record
         return result
+    }
+
+    /// Notes that the set now holds the last pass's ``SyncPass/changes``; returns the record to keep.
+    mutating func applied() -> SyncRecord<Value> {
+        state.pending = [:]
+        return state
     }
 }
 
 /// What a device keeps beside its log, in a file of its own (never synced).
 struct SyncRecord<Value: Equatable & Sendable>: Equatable, Sendable {
-    /// What a key's value was before a pass applied a merged entry to it, until the next pass sees whether the set was
-    /// written (the set, the record and the log are three files: a crash may come between any two).
+    /// A merged value handed to the set, until the set is known to hold it (the record, the log and the set are three
+    /// files: a crash may come between any two).
     struct Pending: Equatable, Sendable {
         var before: Value?
+        var after: Value?
     }
 
-    /// By key, the newest entry the device knows, its own or merged, which its set holds (unless it refused it).
+    /// The value the set keeps for a key whose greatest entry this device refused.
+    struct Held: Equatable, Sendable {
+        var value: Value?
+    }
+
+    /// Whether the device has made a pass.
+    var started = false
+    /// By key, the greatest entry the device knows, its own or merged: what its log carries.
     var entries: [String: SyncEntry<Value>] = [:]
+    /// By key whose entry in ``entries`` the device refused: what its set holds instead.
+    var held: [String: Held] = [:]
     /// By key of a tombstone in ``entries``: the ``DeviceLog/published`` stamp of the first log that carried it.
     var carried: [String: SyncStamp] = [:]
-    /// Merged entries the last pass asked the caller to apply, with each key's value before.
+    /// Merged values handed to the set by the last pass, until ``SyncReplica/applied()``.
     var pending: [String: Pending] = [:]
+
+    /// The value the set should hold for `key`, as far as the record knows.
+    func holding(_ key: String) -> Value? {
+        if let held = held[key] { return held.value }
+        return entries[key]?.value
+    }
 }
 
-/// What one ``SyncReplica/pass(local:others:now:accept:)`` asks of its caller, in this order: write ``log`` (when not
-/// `nil`) as the device file, then ``state`` beside it, then apply ``changes`` to the set as one write. A crash between
-/// any two steps loses nothing: the next pass finds where it stopped.
+/// What one ``SyncReplica/pass(local:others:now:accept:)`` asks of its caller, in this order: keep ``state`` (the
+/// record), write ``log`` (when not `nil`) as the device file, apply ``changes`` to the set as one write, then keep the
+/// record ``SyncReplica/applied()`` returns. A crash between any two steps loses nothing: the next pass finds where it
+/// stopped.
 struct SyncPass<Value: Equatable & Sendable>: Sendable {
     /// The device file's new contents; `nil` when nothing in it changed.
     var log: DeviceLog<Value>?
-    /// The record to keep.
+    /// The record to keep before the log is written.
     var state = SyncRecord<Value>()
     /// The merged values to write into the set: `.some(nil)` removes the key.
     var changes: [String: Value?] = [:]
-    /// Keys whose merged entry `accept` refused, sorted.
+    /// Keys whose greatest entry `accept` refused (now or on an earlier pass), sorted.
     var refused: [String] = []
-    /// This device's own changes, stamped in this pass (a fresh install's may lose to a merged entry at once).
+    /// This device's own changes, stamped in this pass.
     var ownChanges: [String: SyncEntry<Value>] = [:]
 }
