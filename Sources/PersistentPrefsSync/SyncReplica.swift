@@ -8,7 +8,8 @@
 /// - a value merged in from another device keeps that device's stamp and is never published as this device's change;
 /// - a fresh install never overwrites: on a device's first pass, a key some other log has takes that log's entry, and
 ///   only the device's other values are published, stamped at the start of time so any value set anywhere wins (and,
-///   among such values, the device whose first pass came first);
+///   among such values of devices whose first passes did not see each other, the earlier first pass by each device's
+///   own clock);
 /// - a log carries the greatest entry of every key its device knows, refused ones included (so one log tells a new
 ///   device everything), tombstones only until every device in the folder has merged a log carrying them; a log found
 ///   holding an older entry of a key whose tombstone is no longer carried gets the tombstone carried again.
@@ -50,6 +51,7 @@ struct SyncReplica<Value: Equatable & Sendable>: Sendable {
         local: [String: Value], others: [DeviceLog<Value>], now: Int64, accept: (String, Value?) -> Bool = { _, _ in true }
     ) -> SyncPass<Value> {
         var result = SyncPass<Value>()
+        let holds = local  // what the set holds now: the value before any merge this pass hands it
         var local = local
         var record = state
         let others = others.filter { $0.device != device }
@@ -105,11 +107,14 @@ struct SyncReplica<Value: Equatable & Sendable>: Sendable {
         }
         for (key, entry) in record.entries where record.held[key] == nil && entry.value != local[key] {
             result.changes[key] = .some(entry.value)
-            record.pending[key] = SyncRecord.Pending(before: local[key], after: entry.value)
+            record.pending[key] = SyncRecord.Pending(before: holds[key], after: entry.value)
         }
 
-        // A log holding an older entry of a key whose tombstone this log no longer carries: carried again.
-        for other in others {
+        // A device whose newest log holds an older entry of a key whose tombstone this log no longer carries: carried
+        // again. (An older copy beside a newer log is not such a device: carrying it again for that would never end.)
+        var newest: [String: DeviceLog<Value>] = [:]
+        for other in others where other.published >= (newest[other.device]?.published ?? .zero) { newest[other.device] = other }
+        for other in newest.values {
             for (key, entry) in other.entries {
                 guard let mine = record.entries[key], mine.value == nil, entry.stamp < mine.stamp, log.entries[key] == nil else { continue }
                 carriedFromNow.insert(key)
@@ -126,7 +131,9 @@ struct SyncReplica<Value: Equatable & Sendable>: Sendable {
                 if !seen.keys.allSatisfy({ (seenOfMe[$0] ?? .zero) >= since }) { entries[key] = entry }
             }
         }
-        if entries != log.entries || seen != log.seen {
+        // What this device has seen matters to others only while a log carries a tombstone: a folder with none settles.
+        let seenMatters = seen != log.seen && others.contains { $0.entries.values.contains { $0.value == nil } }
+        if entries != log.entries || seenMatters {
             log.entries = entries
             log.seen = seen
             log.published = clock.stamp(now: now)
