@@ -11,8 +11,8 @@
 ///   among such values of devices whose first passes did not see each other, the earlier first pass by each device's
 ///   own clock);
 /// - a log carries the greatest entry of every key its device knows, refused ones included (so one log tells a new
-///   device everything), tombstones only until every device in the folder has merged a log carrying them; a log found
-///   holding an older entry of a key whose tombstone is no longer carried gets the tombstone carried again.
+///   device everything), tombstones only until every device in the folder has merged a log carrying them; a device
+///   whose newest log holds an older entry of a key whose tombstone is no longer carried gets it carried again.
 struct SyncReplica<Value: Equatable & Sendable>: Sendable {
     /// This device's log, as last published.
     private(set) var log: DeviceLog<Value>
