@@ -407,16 +407,10 @@ enum TransactionRows {
         return prefs.lastError == nil ? 0 : 1
     }
 
-    /// Runs `body` `count` times (with 0, 1, …) and prints the median time of one run in microseconds.
+    /// Runs `body` `count` times (with 0, 1, …), each timed alone, and prints the median in microseconds.
     private static func printMedian(timing count: Int, _ body: (Int) -> Void) {
-        var times: [UInt64] = []
-        times.reserveCapacity(count)
-        for n in 0..<count {
-            let start = DispatchTime.now().uptimeNanoseconds
-            body(n)
-            times.append(DispatchTime.now().uptimeNanoseconds - start)
-        }
-        guard !times.isEmpty else { return }
-        print(String(format: "%.1f", Double(times.sorted()[times.count / 2]) / 1000))
+        guard count > 0 else { return }
+        let times = (0..<count).map { n in Bench.time(iterations: 1) { _ in body(n) } }
+        print(String(format: "%.1f", Bench.median(times) / 1000))
     }
 }
