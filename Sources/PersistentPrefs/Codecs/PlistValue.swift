@@ -272,7 +272,7 @@ extension Optional: OptionalValue {
 
 /// How a property list holds an `NSNumber`, from its `objCType`: the one reading of it that the
 /// XML writer, the JSON writer, comparisons and schemas share.
-enum NumberKind {
+package enum NumberKind {
     /// `<true/>` or `<false/>` (`c` or `B`).
     case boolean
     /// `<real>` (`d` or `f`).
@@ -283,7 +283,7 @@ enum NumberKind {
     case signed
 
     /// The kind of `number`; `nil` for a type a property list has no number for.
-    init?(_ number: NSNumber) {
+    package init?(_ number: NSNumber) {
         self.init(letter: number.objCType.pointee)
     }
 

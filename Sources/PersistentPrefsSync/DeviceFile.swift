@@ -1,0 +1,126 @@
+import Foundation
+import PersistentPrefs
+
+/// A ``DeviceLog`` as a property list: the contents of a device file, readable by `plutil`, `defaults read` or any
+/// property-list reader.
+///
+/// ```
+/// PersistentPrefsSync   1                          the format (a newer one is refused, not misread)
+/// device                "3F2A…"                    the writing device's identity
+/// published             [wall, counter]            its clock when it wrote the file
+/// seen                  {device: [wall, counter]}  the greatest `published` of each other device's logs it merged
+/// entries               {key: {stamp: [wall, counter, device], value: …}}   no `value`: the key was reset
+/// ```
+///
+/// Walls are milliseconds since 1970. A device's identity is read from here, never from the file's name (an engine's
+/// conflict copy names another).
+enum DeviceFile {
+    /// The format this version writes and reads.
+    static let format = 1
+
+    /// Why a file is not a device log this version can merge: a sentence.
+    struct Refusal: Error, Equatable {
+        let reason: String
+    }
+
+    /// The property list of `log`.
+    static func dictionary(of log: DeviceLog<SyncValue>) -> [String: Any] {
+        var entries: [String: Any] = [:]
+        for (key, entry) in log.entries {
+            let stamp: [Any] = [NSNumber(value: entry.stamp.wall), NSNumber(value: entry.stamp.counter), entry.stamp.device]
+            var fields: [String: Any] = ["stamp": stamp]
+            if let value = entry.value { fields["value"] = value.plist }
+            entries[key] = fields
+        }
+        return [
+            "PersistentPrefsSync": NSNumber(value: format),
+            "device": log.device,
+            "published": [NSNumber(value: log.published.wall), NSNumber(value: log.published.counter)],
+            "seen": log.seen.mapValues { [NSNumber(value: $0.wall), NSNumber(value: $0.counter)] },
+            "entries": entries,
+        ]
+    }
+
+    /// The log a device file holds, or why it holds none this version can merge. Every stamp must be a device's
+    /// (wall and counter not negative, a device named), and none of the file's entries may be newer than the stamp it
+    /// was published with: a file that breaks either was not written by a device's clock.
+    static func log(from dictionary: [String: Any]) -> Result<DeviceLog<SyncValue>, Refusal> {
+        guard let version = dictionary["PersistentPrefsSync"] as? NSNumber, NumberKind(version) == .signed else {
+            return .failure(Refusal(reason: "it is not a PersistentPrefsSync device file (it has no format number)"))
+        }
+        guard version.intValue <= format else {
+            return .failure(Refusal(reason: "it was written by a newer PersistentPrefsSync (format \(version), this version reads \(format))"))
+        }
+        guard let device = dictionary["device"] as? String, isIdentity(device) else {
+            return .failure(Refusal(reason: "its device identity is missing or not one (letters, digits, - and _, at most 64)"))
+        }
+        guard let published = clockReading(dictionary["published"], device: device) else {
+            return .failure(Refusal(reason: "its published stamp is missing or damaged"))
+        }
+        var log = DeviceLog<SyncValue>(device: device)
+        log.published = published
+        guard let seen = dictionary["seen"] as? [String: Any] else {
+            return .failure(Refusal(reason: "its list of devices seen is missing or damaged"))
+        }
+        for (other, reading) in seen {
+            guard isIdentity(other), let stamp = clockReading(reading, device: other) else {
+                return .failure(Refusal(reason: "its stamp seen for device \"\(other)\" is damaged"))
+            }
+            log.seen[other] = stamp
+        }
+        guard let entries = dictionary["entries"] as? [String: Any] else {
+            return .failure(Refusal(reason: "its entries are missing or damaged"))
+        }
+        for (key, fields) in entries {
+            guard let fields = fields as? [String: Any], let stamp = stamp(fields["stamp"]) else {
+                return .failure(Refusal(reason: "the stamp of its entry \"\(key)\" is missing or damaged"))
+            }
+            guard (stamp.wall, stamp.counter) <= (published.wall, published.counter) else {
+                return .failure(Refusal(reason: "its entry \"\(key)\" is stamped after the file was published"))
+            }
+            var value: SyncValue?
+            if let plist = fields["value"] {
+                guard let converted = SyncValue(plist: plist) else {
+                    return .failure(Refusal(reason: "the value of its entry \"\(key)\" is not a property-list value"))
+                }
+                value = converted
+            }
+            log.entries[key] = SyncEntry(value: value, stamp: stamp)
+        }
+        return .success(log)
+    }
+
+    /// Whether `text` can be a device's identity: 1–64 ASCII letters, digits, `-` and `_` (a UUID is one), so it is
+    /// also a file name on every system an engine replicates to.
+    static func isIdentity(_ text: String) -> Bool {
+        !text.isEmpty && text.utf8.count <= 64
+            && text.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+    }
+
+    /// `[wall, counter]` read as a stamp of `device`.
+    private static func clockReading(_ field: Any?, device: String) -> SyncStamp? {
+        guard let parts = field as? [Any], parts.count == 2, let wall = integer(parts[0]), let counter = integer(parts[1]) else {
+            return nil
+        }
+        return SyncStamp(wall: wall, counter: counter, device: device)
+    }
+
+    /// `[wall, counter, device]` read as a stamp.
+    private static func stamp(_ field: Any?) -> SyncStamp? {
+        guard let parts = field as? [Any], parts.count == 3, let device = parts[2] as? String, isIdentity(device) else { return nil }
+        return clockReading(Array(parts.prefix(2)), device: device)
+    }
+
+    /// A stamp's wall or counter: an integer, not negative.
+    private static func integer(_ field: Any) -> Int64? {
+        guard let number = field as? NSNumber, NumberKind(number) == .signed, number.int64Value >= 0 else { return nil }
+        return number.int64Value
+    }
+}
+
+extension UInt8 {
+    fileprivate var isASCIILetterOrDigit: Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
+    }
+}
