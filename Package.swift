@@ -19,8 +19,8 @@ let package = Package(
     ],
     targets: [
         .target(name: "PersistentPrefs"),
-        // Sync across machines through a replicated folder: its merge model so far, a product once it has an API
-        // (ARCHITECTURE.md, Sync across machines).
+        // Sync across machines through a replicated folder: a product once it syncs live and has its harness
+        // commands and docs (ARCHITECTURE.md, Sync across machines).
         .target(name: "PersistentPrefsSync", dependencies: ["PersistentPrefs"]),
         .target(
             name: "PersistentPrefsSample",

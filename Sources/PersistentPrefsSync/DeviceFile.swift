@@ -25,20 +25,33 @@ enum DeviceFile {
 
     /// The property list of `log`.
     static func dictionary(of log: DeviceLog<SyncValue>) -> [String: Any] {
-        var entries: [String: Any] = [:]
-        for (key, entry) in log.entries {
-            let stamp: [Any] = [NSNumber(value: entry.stamp.wall), NSNumber(value: entry.stamp.counter), entry.stamp.device]
-            var fields: [String: Any] = ["stamp": stamp]
-            if let value = entry.value { fields["value"] = value.plist }
-            entries[key] = fields
-        }
-        return [
+        [
             "PersistentPrefsSync": NSNumber(value: format),
             "device": log.device,
             "published": [NSNumber(value: log.published.wall), NSNumber(value: log.published.counter)],
             "seen": log.seen.mapValues { [NSNumber(value: $0.wall), NSNumber(value: $0.counter)] },
-            "entries": entries,
+            "entries": log.entries.mapValues(fields(of:)),
         ]
+    }
+
+    /// An entry as a device file (and a device's record) keeps it: `{stamp: [wall, counter, device], value: …}`, no
+    /// `value` for a tombstone.
+    static func fields(of entry: SyncEntry<SyncValue>) -> [String: Any] {
+        var fields: [String: Any] = ["stamp": fields(of: entry.stamp)]
+        if let value = entry.value { fields["value"] = value.plist }
+        return fields
+    }
+
+    /// A stamp as a device file keeps it: `[wall, counter, device]`.
+    static func fields(of stamp: SyncStamp) -> [Any] {
+        [NSNumber(value: stamp.wall), NSNumber(value: stamp.counter), stamp.device]
+    }
+
+    /// The entry ``fields(of:)-(SyncEntry<SyncValue>)`` made, or `nil` when `fields` is not one.
+    static func entry(_ fields: Any?) -> SyncEntry<SyncValue>? {
+        guard let fields = fields as? [String: Any], let stamp = stamp(fields["stamp"]) else { return nil }
+        guard let plist = fields["value"] else { return SyncEntry(value: nil, stamp: stamp) }
+        return SyncValue(plist: plist).map { SyncEntry(value: $0, stamp: stamp) }
     }
 
     /// The log a device file holds, or why it holds none this version can merge. Every stamp must be a device's
@@ -72,20 +85,13 @@ enum DeviceFile {
             return .failure(Refusal(reason: "its entries are missing or damaged"))
         }
         for (key, fields) in entries {
-            guard let fields = fields as? [String: Any], let stamp = stamp(fields["stamp"]) else {
-                return .failure(Refusal(reason: "the stamp of its entry \"\(key)\" is missing or damaged"))
+            guard let entry = entry(fields) else {
+                return .failure(Refusal(reason: "its entry \"\(key)\" is damaged (no stamp, or a value no property list holds)"))
             }
-            guard (stamp.wall, stamp.counter) <= (published.wall, published.counter) else {
+            guard (entry.stamp.wall, entry.stamp.counter) <= (published.wall, published.counter) else {
                 return .failure(Refusal(reason: "its entry \"\(key)\" is stamped after the file was published"))
             }
-            var value: SyncValue?
-            if let plist = fields["value"] {
-                guard let converted = SyncValue(plist: plist) else {
-                    return .failure(Refusal(reason: "the value of its entry \"\(key)\" is not a property-list value"))
-                }
-                value = converted
-            }
-            log.entries[key] = SyncEntry(value: value, stamp: stamp)
+            log.entries[key] = entry
         }
         return .success(log)
     }
@@ -106,7 +112,7 @@ enum DeviceFile {
     }
 
     /// `[wall, counter, device]` read as a stamp.
-    private static func stamp(_ field: Any?) -> SyncStamp? {
+    static func stamp(_ field: Any?) -> SyncStamp? {
         guard let parts = field as? [Any], parts.count == 3, let device = parts[2] as? String, isIdentity(device) else { return nil }
         return clockReading(Array(parts.prefix(2)), device: device)
     }

@@ -79,8 +79,9 @@ struct SyncFolder: Sendable {
     /// - Parameters:
     ///   - me: This device's identity.
     ///   - lastWritten: The log this device last wrote or was about to write (kept on the device before the file is
-    ///     written), `nil` when it never wrote one. A log holding `me` that is newer, or as new and different, was
-    ///     written by another machine with this identity: ``Scan/clone``.
+    ///     written). A log holding `me` that is newer, or as new and different, was written by another machine with
+    ///     this identity: ``Scan/clone``. `nil` when the device has no record of one (never wrote one, or lost its
+    ///     record): nothing is then taken for a clone, and ``Scan/own`` is what the device may rebuild its record from.
     func scan(_ setFolder: URL, me: String, lastWritten: DeviceLog<SyncValue>?) -> Scan {
         var scan = Scan()
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: setFolder.path)) ?? []).sorted()
@@ -103,7 +104,7 @@ struct SyncFolder: Sendable {
             }
             let stem = String(name.dropLast(".plist".count))
             if log.device == me {
-                let mine = lastWritten.map { log.published < $0.published || log == $0 } ?? false
+                let mine = lastWritten.map { log.published < $0.published || log == $0 } ?? true
                 if !mine, scan.clone == nil { scan.clone = path }
                 if stem == me {
                     scan.own = log

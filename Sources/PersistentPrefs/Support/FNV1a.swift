@@ -2,9 +2,9 @@ import Foundation
 
 /// FNV-1a, 64 bits: a stable hash (the same across runs and platforms) for file names and
 /// for recognising stored values.
-enum FNV1a {
+package enum FNV1a {
     /// The hash of `bytes`.
-    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    package static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)
@@ -14,7 +14,7 @@ enum FNV1a {
     }
 
     /// The hash of `data`, read through its buffer (a `Data` iterator costs far more per byte).
-    static func hash(_ data: Data) -> UInt64 {
+    package static func hash(_ data: Data) -> UInt64 {
         data.withUnsafeBytes { hash($0) }
     }
 }
