@@ -30,7 +30,7 @@ let package = Package(
         // The terminal harness: a tiny `main` over a testable library.
         .target(
             name: "PrefsHarnessKit",
-            dependencies: ["PersistentPrefs", "PersistentPrefsSample"],
+            dependencies: ["PersistentPrefs", "PersistentPrefsSample", "PersistentPrefsSync"],
             path: "Harness/PrefsHarnessKit"
         ),
         .executableTarget(
@@ -54,7 +54,7 @@ let package = Package(
         // built only with `Fuzz/run`, which adds libFuzzer and AddressSanitizer.
         .executableTarget(
             name: "prefs-fuzz",
-            dependencies: ["PersistentPrefs", "PrefsHarnessKit"],
+            dependencies: ["PersistentPrefs", "PrefsHarnessKit", "PersistentPrefsSync"],
             path: "Fuzz/prefs-fuzz"
         ),
         // The README quick start, compiled as written in both language modes.

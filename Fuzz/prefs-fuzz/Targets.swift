@@ -31,6 +31,8 @@
         /// Values set through the public API: stored ones read back equal from disk; refused
         /// ones leave `lastError` set and the file byte for byte as it was.
         case api
+        /// A device file in a sync folder (``DeviceFile``): a log it reads is written and read back the same.
+        case devicefile
 
         nonisolated(unsafe) static var selected = FuzzTarget.xml
 
@@ -43,6 +45,7 @@
             case .layer: Self.layer(data)
             case .harness: Self.harness(data)
             case .api: Self.api(data)
+            case .devicefile: Self.devicefile(data)
             }
         }
     }

@@ -191,6 +191,34 @@ public struct CommandSpec: Equatable, Sendable {
                 store).
                 """, acceptsJSON: true),
         CommandSpec(
+            name: "sync", arguments: ["FOLDER"], summary: "publish the set's changes to a sync folder and merge the other devices'",
+            details: """
+                FOLDER is a folder an engine replicates between machines (Syncthing, Nextcloud,
+                Dropbox, iCloud Drive, a git repository); it must exist. Needs --suite: the suite's
+                name and the root key name the set on every device. One pass: this device's values
+                set since the last pass are written to FOLDER/SUITE/ROOT/DEVICE.plist, and every
+                other device's file is merged, the value set last winning per key. Values the set's
+                schema refuses (an unknown key, a wrong type, out of range, a locked key) are not
+                applied; each is named. Keys the set's program keeps on this device are left out.
+                Exit 0 when every value was applied, 1 when some were refused, 2 for a usage error.
+                --watch keeps syncing until Ctrl-C: a change of the set is published within a
+                second, a change of the folder merged as it happens. --json prints {"folder",
+                "applied": [keys], "refused": [{"key", "reason"}], "skipped": [{"path", "reason"}],
+                "warnings": […]} (with --watch, one object for the first pass, then one per pass
+                that applied or refused something).
+                """, acceptsJSON: true, flags: ["--watch"]),
+        CommandSpec(
+            name: "sync-status", arguments: ["FOLDER"], summary: "show the devices in a sync folder and where each value came from",
+            details: """
+                Reads FOLDER/SUITE/ROOT (needs --suite) and writes nothing: each device with a file
+                there, when it last wrote (its clock's time), and for each key the value that wins
+                (or "reset") with the device that set it and when ("held when it first synced" for a
+                value a device had before it joined: published so that it overwrites none). Files that are not read (damaged,
+                links, another user's) are listed with why. --json prints {"folder", "devices":
+                [{"device", "thisDevice", "lastWrote", "files"}], "keys": [{"key", "value",
+                "reset", "device", "time"}], "skipped": [{"path", "reason"}]}.
+                """, acceptsJSON: true),
+        CommandSpec(
             name: "migrate", arguments: [], summary: "carry the set to the sample's schema version",
             details: """
                 Runs the migration steps the stored set has not had yet, in one durable write

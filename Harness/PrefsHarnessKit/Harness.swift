@@ -436,6 +436,11 @@ public final class HarnessSession {
             try migrate(dryRun: command.flags.contains("--dry-run"), json: command.json, console: console)
         case "settings":
             try SettingsCommand.run(command.arguments, json: command.json, settingsDirectory: settingsDirectory, console: console)
+        case "sync":
+            try SyncCommands.sync(
+                folder: command.arguments[0], watch: command.flags.contains("--watch"), json: command.json, session: self, console: console)
+        case "sync-status":
+            try SyncCommands.status(folder: command.arguments[0], json: command.json, session: self, console: console)
         case "watch" where command.arguments.isEmpty && !rootGiven:
             try WatchCommand.runWholeStore(json: command.json, session: self, console: console, until: { WatchCommand.waitForInterrupt() })
         case "watch":
@@ -503,7 +508,7 @@ public final class HarnessSession {
 
     /// The commands that read the set under the root key, and those that write it.
     static let setReads: Set = ["list", "get", "dump", "delete", "migrate", "roots"]
-    static let setWrites: Set = ["set", "batch", "incr", "reset"]
+    static let setWrites: Set = ["set", "batch", "incr", "reset", "sync"]
 
     /// Where a value comes from, in words (what `get` prints to stderr).
     static func describeSource(_ shown: HarnessSet.Shown, root: String) -> String {

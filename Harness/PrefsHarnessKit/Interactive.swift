@@ -108,6 +108,8 @@ public struct Interactive {
                     : "watch runs until Ctrl-C, so not from a list of commands; run 'prefs-harness watch' for a log of changes")
         case "batch":
             throw HarnessError.usage("batch reads its changes from stdin; run it from the shell: prefs-harness batch < changes.txt")
+        case "sync" where command.flags.contains("--watch"):
+            throw HarnessError.usage("sync --watch runs until Ctrl-C; run it from the shell: prefs-harness --suite SUITE --key ROOT sync FOLDER --watch")
         default:
             guard onScreen else {
                 try session.execute(command, console: console)

@@ -55,11 +55,14 @@ enum DeviceFile {
     }
 
     /// The log a device file holds, or why it holds none this version can merge. Every stamp must be a device's
-    /// (wall and counter not negative, a device named), and none of the file's entries may be newer than the stamp it
+    /// (wall and counter not negative and within bounds, a device named), and none of the file's entries may be newer than the stamp it
     /// was published with: a file that breaks either was not written by a device's clock.
     static func log(from dictionary: [String: Any]) -> Result<DeviceLog<SyncValue>, Refusal> {
         guard let version = dictionary["PersistentPrefsSync"] as? NSNumber, NumberKind(version) == .signed else {
             return .failure(Refusal(reason: "it is not a PersistentPrefsSync device file (it has no format number)"))
+        }
+        guard version.intValue >= 1 else {
+            return .failure(Refusal(reason: "its format number \(version) is not one any version writes"))
         }
         guard version.intValue <= format else {
             return .failure(Refusal(reason: "it was written by a newer PersistentPrefsSync (format \(version), this version reads \(format))"))
@@ -78,6 +81,9 @@ enum DeviceFile {
         for (other, reading) in seen {
             guard isIdentity(other), let stamp = clockReading(reading, device: other) else {
                 return .failure(Refusal(reason: "its stamp seen for device \"\(other)\" is damaged"))
+            }
+            guard (stamp.wall, stamp.counter) <= (published.wall, published.counter) else {
+                return .failure(Refusal(reason: "its stamp seen for device \"\(other)\" is after the file was published"))
             }
             log.seen[other] = stamp
         }
@@ -103,18 +109,25 @@ enum DeviceFile {
             && text.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
     }
 
-    /// `[wall, counter]` read as a stamp of `device`.
-    private static func clockReading(_ field: Any?, device: String) -> SyncStamp? {
-        guard let parts = field as? [Any], parts.count == 2, let wall = integer(parts[0]), let counter = integer(parts[1]) else {
-            return nil
-        }
-        return SyncStamp(wall: wall, counter: counter, device: device)
-    }
-
     /// `[wall, counter, device]` read as a stamp.
     static func stamp(_ field: Any?) -> SyncStamp? {
         guard let parts = field as? [Any], parts.count == 3, let device = parts[2] as? String, isIdentity(device) else { return nil }
         return clockReading(Array(parts.prefix(2)), device: device)
+    }
+
+    /// The greatest wall a stamp may have: 9999-12-31T23:59:59.999Z (as a property-list date).
+    static let latestWall: Int64 = 253_402_300_799_999
+    /// The greatest counter a clock's stamp may have: far more readings than a device makes in one millisecond, far from
+    /// overflow. (A stamp at the start of time, wall 0, orders first passes by its counter, which may be any.)
+    static let greatestCounter: Int64 = 0xFFFF_FFFF
+
+    /// `[wall, counter]` read as a stamp of `device`: both integers, not negative, within ``latestWall`` and (but at
+    /// the start of time) ``greatestCounter``.
+    private static func clockReading(_ field: Any?, device: String) -> SyncStamp? {
+        guard let parts = field as? [Any], parts.count == 2, let wall = integer(parts[0]), let counter = integer(parts[1]),
+            wall <= latestWall, wall == 0 || counter <= greatestCounter
+        else { return nil }
+        return SyncStamp(wall: wall, counter: counter, device: device)
     }
 
     /// A stamp's wall or counter: an integer, not negative.

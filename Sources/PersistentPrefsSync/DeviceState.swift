@@ -77,6 +77,9 @@ struct DeviceState: Sendable {
 
     /// The device's identity in this folder, made (a new UUID) the first time; the caller holds the lock. A damaged
     /// identity file is replaced by a new identity, which `problem` reports.
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when the file cannot be read (a link, another
+    ///   user's, an error that may pass): the identity is not replaced for that.
     func identity() throws(PersistentPrefs.PrefsError) -> (device: String, problem: String?) {
         switch PlistFiles.read(atPath: identityFile) {
         case .dictionary(let fields):
@@ -84,9 +87,19 @@ struct DeviceState: Sendable {
             return (try newIdentity(), "\(identityFile) held no device identity; this device took a new one")
         case .absent:
             return (try newIdentity(), nil)
+        case .damaged(let reason):
+            return (try newIdentity(), "\(identityFile) is damaged (\(reason)); this device took a new identity")
         case .refused(let reason):
-            return (try newIdentity(), "\(identityFile) could not be read (\(reason)); this device took a new one")
+            throw .ioError(path: identityFile, reason: reason)
         }
+    }
+
+    /// The device's identity in this folder when it has one, read without the lock and without making one.
+    func existingIdentity() -> String? {
+        guard case .dictionary(let fields) = PlistFiles.read(atPath: identityFile), let device = fields["device"] as? String,
+            DeviceFile.isIdentity(device)
+        else { return nil }
+        return device
     }
 
     /// Takes a new identity (a cloned home folder, or the first use); the caller holds the lock.
@@ -106,9 +119,22 @@ struct DeviceState: Sendable {
         /// The keys never published or applied on this device.
         var localKeys: Set<String> = []
 
-        /// The record of a device whose record was lost, from the log it last published: its entries are what the
-        /// set held then (a change since is published, a value merged but not yet applied is lost to the set's
-        /// older value), its tombstones carried from that log on.
+        /// Takes `keys` out of the record and of the log last written, stamping nothing: a key made device-local is
+        /// no longer published, and not reset anywhere either (other devices keep their values).
+        mutating func leaveOut(_ keys: Set<String>) {
+            for key in keys {
+                record.entries[key] = nil
+                record.held[key] = nil
+                record.carried[key] = nil
+                record.pending[key] = nil
+                lastWritten?.entries[key] = nil
+            }
+        }
+
+        /// The record of a device whose record was lost, from the log it last published: its entries, its tombstones
+        /// carried from that log on. An entry of the device's own is what the set held then (a change since is
+        /// published); one merged from another device may not be (refused): the caller settles those against the set
+        /// (``SyncRecord/settle(_:me:accept:)``).
         static func rebuilt(from log: DeviceLog<SyncValue>, localKeys: Set<String>) -> SetRecord {
             var record = SyncRecord<SyncValue>()
             record.started = true
@@ -126,15 +152,20 @@ struct DeviceState: Sendable {
 
     /// The record of a set, or a fresh one when there is none; a damaged one is moved aside, and `problem` says so
     /// (the caller rebuilds it from the device's file, ``SetRecord/rebuilt(from:)``, or syncs as a fresh install).
-    func record(at path: String) -> (SetRecord, problem: String?) {
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when the file cannot be read (a link, another
+    ///   user's, an error that may pass): the record is kept for the next pass.
+    func record(at path: String) throws(PersistentPrefs.PrefsError) -> (SetRecord, problem: String?) {
         switch PlistFiles.read(atPath: path) {
         case .absent:
             return (SetRecord(), nil)
         case .dictionary(let fields):
             if let record = Self.setRecord(fields) { return (record, nil) }
             return (SetRecord(), moveAside(path, "it is not a sync record"))
-        case .refused(let reason):
+        case .damaged(let reason):
             return (SetRecord(), moveAside(path, reason))
+        case .refused(let reason):
+            throw .ioError(path: path, reason: reason)
         }
     }
 

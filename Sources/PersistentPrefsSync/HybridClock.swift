@@ -16,7 +16,13 @@ struct HybridClock: Sendable {
 
     /// A new stamp at the wall time `now` (milliseconds since 1970): greater than every stamp made or seen before.
     mutating func stamp(now: Int64) -> SyncStamp {
-        latest = now > latest.wall ? (now, 0) : (latest.wall, latest.counter + 1)
+        if now > latest.wall {
+            latest = (now, 0)
+        } else if latest.counter < Int64.max {
+            latest.counter += 1
+        } else if latest.wall < Int64.max {
+            latest = (latest.wall + 1, 0)  // never reached from files (``DeviceFile`` bounds stamps), but never traps
+        }
         return SyncStamp(wall: latest.wall, counter: latest.counter, device: device)
     }
 

@@ -56,8 +56,9 @@ struct SyncFolder: Sendable {
     }
 
     /// `name` as a file name alike on Linux, Apple platforms and Windows (which Syncthing, Dropbox and Nextcloud also
-    /// replicate to): ASCII letters, digits, space, `.`, `-`, `_` kept, every other byte `%XX`, a leading `.` and a
-    /// trailing space or `.` escaped too.
+    /// replicate to): ASCII letters, digits, space, `.`, `-`, `_` kept, every other byte `%XX`, a leading `.`, a
+    /// trailing space or `.`, and the first letter of a name Windows reserves (`con`, `nul`, `com1`, …) escaped too.
+    /// Names that differ only in case share a folder where the file system ignores case (Apple platforms, Windows).
     static func component(_ name: String) throws(PersistentPrefs.PrefsError) -> String {
         let bytes = Array(name.utf8)
         var escaped = ""
@@ -66,6 +67,11 @@ struct SyncFolder: Sendable {
                 || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
                 || ((byte == UInt8(ascii: ".") || byte == UInt8(ascii: " ")) && index != 0 && index != bytes.count - 1)
             escaped += plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(2)
+        }
+        // Windows reserves these names, with any extension, in any case.
+        let base = escaped.prefix { $0 != "." }.lowercased()
+        if ["con", "prn", "aux", "nul"].contains(base) || (base.count == 4 && ["com", "lpt"].contains(String(base.prefix(3))) && base.last!.isNumber) {
+            escaped = "%" + String(escaped.utf8.first!, radix: 16, uppercase: true) + escaped.dropFirst()
         }
         guard !escaped.isEmpty, escaped.utf8.count <= 200 else {
             throw .ioError(
@@ -82,15 +88,24 @@ struct SyncFolder: Sendable {
     ///     written). A log holding `me` that is newer, or as new and different, was written by another machine with
     ///     this identity: ``Scan/clone``. `nil` when the device has no record of one (never wrote one, or lost its
     ///     record): nothing is then taken for a clone, and ``Scan/own`` is what the device may rebuild its record from.
-    func scan(_ setFolder: URL, me: String, lastWritten: DeviceLog<SyncValue>?) -> Scan {
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when the folder exists but cannot be listed (a
+    ///   pass that took it for empty would publish that it saw no device).
+    func scan(_ setFolder: URL, me: String, lastWritten: DeviceLog<SyncValue>?) throws(PersistentPrefs.PrefsError) -> Scan {
         var scan = Scan()
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: setFolder.path)) ?? []).sorted()
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: setFolder.path).sorted()
+        } catch {
+            guard FileManager.default.fileExists(atPath: setFolder.path) else { return scan }
+            throw .ioError(path: setFolder.path, reason: "the folder cannot be listed: \(error.localizedDescription)")
+        }
         for name in names where !name.hasPrefix(".") && name.hasSuffix(".plist") {
             let path = setFolder.appendingPathComponent(name).path
             let dictionary: [String: Any]
             switch PlistFiles.read(atPath: path) {
             case .absent: continue  // removed since the listing
-            case .refused(let reason):
+            case .damaged(let reason), .refused(let reason):
                 scan.skipped.append(Skipped(path: path, reason: reason))
                 continue
             case .dictionary(let read): dictionary = read
@@ -114,6 +129,24 @@ struct SyncFolder: Sendable {
             scan.others.append(Found(path: path, log: log, copy: stem == log.device ? nil : Self.copyKind(stem)))
         }
         return scan
+    }
+
+    /// Checks that the sync folder is still there (a drive unmounted since must not be made again as an empty local
+    /// folder) and that the set's folders in it are not links (an engine replicates links: one could lead a device's
+    /// writes and removals anywhere).
+    ///
+    /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` saying which.
+    func checkInPlace(_ setFolder: URL) throws(PersistentPrefs.PrefsError) {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), isFolder.boolValue else {
+            throw .ioError(path: url.path, reason: "the sync folder is gone (a drive no longer mounted?); nothing was synced")
+        }
+        for folder in [setFolder.deletingLastPathComponent(), setFolder] {
+            let attributes = try? FileManager.default.attributesOfItem(atPath: folder.path)
+            if let kind = attributes?[.type] as? FileAttributeType, kind != .typeDirectory {
+                throw .ioError(path: folder.path, reason: "it is not a folder (a link, say) in the sync folder; nothing was synced")
+            }
+        }
     }
 
     /// Writes `log` as this device's file in `setFolder`, atomically and durably; the caller holds the device's lock.

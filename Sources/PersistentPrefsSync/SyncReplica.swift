@@ -56,10 +56,15 @@ struct SyncReplica<Value: Equatable & Sendable>: Sendable {
         var record = state
         let others = others.filter { $0.device != device }
 
-        // The last pass's merged values that a crash kept from the set: applied again (and still pending). A key holding
-        // neither value was changed on this device since: published below.
+        // The last pass's merged values that a crash kept from the set: applied again (and still pending), when the
+        // device still accepts them (else kept apart, as any refused entry). A key holding neither value was changed on
+        // this device since: published below.
         record.pending = [:]
         for (key, pending) in state.pending where local[key] != pending.after && local[key] == pending.before {
+            guard accept(key, pending.after) else {
+                record.held[key] = SyncRecord.Held(value: local[key])
+                continue
+            }
             result.changes[key] = .some(pending.after)
             local[key] = pending.after
             record.pending[key] = pending
@@ -182,6 +187,17 @@ struct SyncRecord<Value: Equatable & Sendable>: Equatable, Sendable {
     func holding(_ key: String) -> Value? {
         if let held = held[key] { return held.value }
         return entries[key]?.value
+    }
+
+    /// Settles a record rebuilt from the device's own published log against the set's values `local`: an entry merged
+    /// from another device that the set does not hold and that `accept` refuses is kept apart, as the lost record
+    /// kept it (the set's value is not published over it). Any other difference is taken for a change made on the
+    /// device since the log was published, and published: a lost record cannot tell it from a merged value a crash
+    /// kept from the set, and a change the user sees is the one kept.
+    mutating func settle(_ local: [String: Value], me: String, accept: (String, Value?) -> Bool) {
+        for (key, entry) in entries where entry.stamp.device != me && entry.value != local[key] && !accept(key, entry.value) {
+            held[key] = Held(value: local[key])
+        }
     }
 }
 

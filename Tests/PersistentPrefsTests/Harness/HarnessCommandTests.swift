@@ -116,7 +116,7 @@ struct HarnessCommandTests {
         #expect(try store.load(root: "Other")?["String Value"] as? String == "two words")
         #expect(recorder.out.contains("Now on the root key \"Other\"."))
         #expect(!recorder.out.contains("PersistentPrefs harness") && !recorder.out.contains("prefs ["), "no screen and no prompt off a terminal")
-        #expect(recorder.err == "prefs-harness: line 4: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, acknowledge, roots, dump, settings, watch, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit\n")
+        #expect(recorder.err == "prefs-harness: line 4: unknown command 'bogus'; the commands are list, get, set, batch, incr, reset, delete, acknowledge, roots, dump, settings, watch, sync, sync-status, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit\n")
         #expect(!recorder.out.contains("bogus"))
         #expect(recorder.input.isEmpty)
     }
@@ -140,7 +140,7 @@ struct HarnessCommandTests {
         #expect(status == 1)
         let screen = RecordingConsole(input: ["key '   '"], terminal: true)
         #expect(Interactive(session: HarnessSession(rootKey: "P", store: store), console: screen.console).run() == 0)
-        #expect(screen.out.contains("Commands: list, get, set, incr, reset, delete, acknowledge, roots, dump, settings, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit"))
+        #expect(screen.out.contains("Commands: list, get, set, incr, reset, delete, acknowledge, roots, dump, settings, sync, sync-status, migrate, defaults, list-keys, describe, range, writable, schema-file, help, key, quit"))
         #expect(screen.out.contains("the root key must not be empty or blank") && screen.err.isEmpty, "on a terminal the screen shows it")
         let json = RecordingConsole(input: ["set array '[\"x\",\"y z\"]'"])
         #expect(Interactive(session: HarnessSession(rootKey: "J", store: store), console: json.console).run() == 0)

@@ -88,7 +88,7 @@ struct PrefsSyncTests {
         #expect(b.prefs["Volume"] as? Int == 3)
         #expect(b.prefs["Name"] as? String == "Ann")
         #expect(b.prefs["Window Frame"] as? String == "5 5 50 50", "a device-local key is never applied")
-        #expect(try eventually { changed.withLock { $0.contains { $0.contains("Volume") } } }, "the merge is an ordinary write: observers see it")
+        #expect(eventually { changed.withLock { $0.contains { $0.contains("Volume") } } }, "the merge is an ordinary write: observers see it")
 
         let fileOfA = try String(contentsOf: scene.folder.appendingPathComponent("com.example.synced/Main/DEVICE-A.plist"), encoding: .utf8)
         #expect(!fileOfA.contains("Window Frame"), "a device-local key is never published")
@@ -269,11 +269,53 @@ struct PrefsSyncTests {
     }
 }
 
-/// Waits up to two seconds for `condition`.
-private func eventually(_ condition: () -> Bool) throws -> Bool {
-    for _ in 0..<200 {
-        if condition() { return true }
-        usleep(10_000)
+@Suite("PrefsSync live")
+struct PrefsSyncLiveTests {
+    @Test("a change is published within a second and merged by a started device as the folder changes; stop ends it")
+    func live() throws {
+        let scene = try Scene()
+        defer { scene.scratch.remove() }
+        let a = try scene.device("A")
+        let b = try scene.device("B")
+        defer { a.remove(); b.remove() }
+        try a.sync.start(a.prefs, suite: "com.example.synced")
+        try b.sync.start(b.prefs, suite: "com.example.synced")
+
+        let started = Date()
+        a.prefs["Volume"] = 1
+        a.prefs["Volume"] = 2
+        a.prefs["Name"] = "Ann"
+        #expect(eventually(5) { b.prefs["Volume"] as? Int == 2 && b.prefs["Name"] as? String == "Ann" })
+        #expect(Date().timeIntervalSince(started) < 5)
+        #expect(a.sync.lastError == nil && a.sync.lastReport != nil)
+        b.prefs["Name"] = nil
+        #expect(eventually(5) { a.prefs["Name"] == nil })
+
+        a.sync.stop()
+        let fileOfA = scene.folder.appendingPathComponent("com.example.synced/Main/DEVICE-A.plist")
+        let before = try Data(contentsOf: fileOfA)
+        a.prefs["Volume"] = 3
+        usleep(1_500_000)
+        #expect(try Data(contentsOf: fileOfA) == before, "a stopped sync publishes nothing")
+        #expect(b.prefs["Volume"] as? Int == 2)
     }
-    return condition()
+
+    @Test("a mount table tells which file system holds a folder; a local one is not remote")
+    func fileSystems() throws {
+        #if !canImport(Darwin)
+            let table = """
+                22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw
+                40 22 0:35 / /home/me/My\\040Sync rw shared:20 - nfs4 server:/export rw
+                41 40 0:36 / /home/me/My\\040Sync/local rw shared:21 - tmpfs tmpfs rw
+                42 22 0:37 / /media/cloud rw - fuse.rclone remote: rw
+                """
+            #expect(FolderWatching.fileSystemType(of: "/home/me/My Sync/prefs", in: table) == "nfs4")
+            #expect(FolderWatching.fileSystemType(of: "/home/me/My Sync/local/prefs", in: table) == "tmpfs")
+            #expect(FolderWatching.fileSystemType(of: "/home/me/My Syncthing", in: table) == "ext4")
+            #expect(FolderWatching.fileSystemType(of: "/media/cloud/prefs", in: table) == "fuse.rclone")
+        #endif
+        let scratch = TemporaryDirectory()
+        defer { scratch.remove() }
+        #expect(FolderWatching.remoteFileSystem(at: scratch.path) == nil)
+    }
 }

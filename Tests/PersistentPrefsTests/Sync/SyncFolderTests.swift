@@ -81,7 +81,7 @@ struct SyncFolderTests {
         let log = sampleLog("DEVICE-A")
         try folder.folder.write(log, in: folder.set)
 
-        let scan = folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
+        let scan = try folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
         #expect(scan.others == [SyncFolder.Found(path: folder.path("DEVICE-A.plist"), log: log, copy: nil)])
         #expect(scan.skipped.isEmpty && scan.clone == nil && scan.own == nil)
 
@@ -107,7 +107,13 @@ struct SyncFolderTests {
         try planted("plain.plist") { $0 = ["Volume": NSNumber(value: 3)] }
         try planted("newer.plist") { $0["PersistentPrefsSync"] = NSNumber(value: 2) }
         try planted("identity.plist") { $0["device"] = "../../etc" }
-        try planted("future.plist") { $0["published"] = [NSNumber(value: 100), NSNumber(value: 0)] as [Any] }
+        try planted("future.plist") {
+            $0["published"] = [NSNumber(value: 100), NSNumber(value: 0)] as [Any]
+            $0["seen"] = [String: Any]()
+        }
+        try planted("seen.plist") { $0["seen"] = ["OTHER-1": [NSNumber(value: 3_000), NSNumber(value: 0)] as [Any]] }
+        try planted("bounds.plist") { $0["published"] = [NSNumber(value: 2_000), NSNumber(value: 1 << 40)] as [Any] }
+        try planted("format.plist") { $0["PersistentPrefsSync"] = NSNumber(value: 0) }
         try planted("negative.plist") { $0["published"] = [NSNumber(value: -1), NSNumber(value: 0)] as [Any] }
         try planted("value.plist") {
             $0["entries"] = ["K": ["stamp": [NSNumber(value: 1), NSNumber(value: 0), "DEVICE-A"] as [Any], "value": NSNumber(value: 1)]]
@@ -124,13 +130,16 @@ struct SyncFolderTests {
         try folder.plant(".hidden.plist", "not looked at")
         try folder.plant("notes.txt", "not looked at")
 
-        let scan = folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
+        let scan = try folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
         #expect(scan.others.map(\.log.device) == ["DEVICE-C"])
         let reasons = Dictionary(uniqueKeysWithValues: scan.skipped.map { (($0.path as NSString).lastPathComponent, $0.reason) })
         #expect(reasons.keys.sorted() == [
-            "empty.plist", "folder.plist", "future.plist", "identity.plist", "link.plist", "merged.plist", "negative.plist", "newer.plist",
-            "plain.plist", "truncated.plist", "value.plist",
+            "bounds.plist", "empty.plist", "folder.plist", "format.plist", "future.plist", "identity.plist", "link.plist", "merged.plist",
+            "negative.plist", "newer.plist", "plain.plist", "seen.plist", "truncated.plist", "value.plist",
         ])
+        #expect(reasons["seen.plist"]?.contains("after the file was published") == true)
+        #expect(reasons["bounds.plist"]?.contains("published stamp") == true)
+        #expect(reasons["format.plist"]?.contains("format number 0") == true)
         #expect(reasons["plain.plist"]?.contains("not a PersistentPrefsSync device file") == true)
         #expect(reasons["newer.plist"]?.contains("newer PersistentPrefsSync (format 2") == true)
         #expect(reasons["identity.plist"]?.contains("device identity") == true)
@@ -151,7 +160,7 @@ struct SyncFolderTests {
         defer { folder.temporary.remove() }
         try folder.folder.write(sampleLog("DEVICE-A"), in: folder.set)
         #expect(chown(folder.path("DEVICE-A.plist"), 65534, 65534) == 0)
-        let scan = folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
+        let scan = try folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
         #expect(scan.others.isEmpty)
         #expect(scan.skipped.map(\.reason) == ["it belongs to user 65534, not to this user"])
     }
@@ -172,7 +181,7 @@ struct SyncFolderTests {
         for name in copies.keys {
             try PlistWriting.data(DeviceFile.dictionary(of: older), format: .xml).write(to: URL(fileURLWithPath: folder.path(name)))
         }
-        let scan = folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
+        let scan = try folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
         #expect(scan.others.count == 5)
         #expect(scan.others.allSatisfy { $0.log.device == "DEVICE-A" })
         for found in scan.others {
@@ -198,24 +207,24 @@ struct SyncFolderTests {
         try PlistWriting.data(DeviceFile.dictionary(of: sampleLog("DEVICE-A", wall: 1_500)), format: .xml)
             .write(to: URL(fileURLWithPath: folder.path("DEVICE-A.sync-conflict-20261206-233224-GUKTGD7.plist")))
 
-        var scan = folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: mine)
+        var scan = try folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: mine)
         #expect(scan.clone == nil)
         #expect(scan.own == mine)
         #expect(scan.others.map(\.copy) == ["a Syncthing conflict copy"], "an older copy of its own log, to remove")
 
         // The record was kept before a write the crash cut short: the file is older than what the device last wrote.
-        scan = folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: sampleLog("DEVICE-A", wall: 2_500))
+        scan = try folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: sampleLog("DEVICE-A", wall: 2_500))
         #expect(scan.clone == nil)
 
         // The other machine wrote the file since: newer than anything this device wrote, or as new and different.
-        scan = folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: sampleLog("DEVICE-A", wall: 1_800))
+        scan = try folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: sampleLog("DEVICE-A", wall: 1_800))
         #expect(scan.clone == folder.path("DEVICE-A.plist"))
         var different = mine
         different.entries["Volume"]?.value = .integer(8)
-        scan = folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: different)
+        scan = try folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: different)
         #expect(scan.clone == folder.path("DEVICE-A.plist"))
         // A device with no record of the file it wrote (lost) takes none for a clone: it may rebuild its record from its own.
-        scan = folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: nil)
+        scan = try folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: nil)
         #expect(scan.clone == nil && scan.own == mine)
     }
 
@@ -237,6 +246,9 @@ struct SyncFolderTests {
             ".hidden": "%2Ehidden", "..": "%2E%2E", "trailing.": "trailing%2E", "end ": "end%20", "ü": "%C3%BC", "c:d": "c%3Ad",
         ]
         for (name, component) in cases { #expect(try SyncFolder.component(name) == component, "\(name)") }
+        for (name, component) in ["con": "%63on", "NUL.txt": "%4EUL.txt", "com1": "%63om1", "console": "console", "lpt": "lpt"] {
+            #expect(try SyncFolder.component(name) == component, "a name Windows reserves: \(name)")
+        }
         #expect(throws: PersistentPrefs.PrefsError.self) { try SyncFolder.component("") }
         #expect(throws: PersistentPrefs.PrefsError.self) { try SyncFolder.component(String(repeating: "x", count: 201)) }
     }
@@ -252,7 +264,7 @@ struct SyncFolderTests {
         try folder.folder.write(try #require(pass.log), in: folder.set)
 
         var second = SyncReplica<SyncValue>(device: "DEVICE-B")
-        var scan = folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
+        var scan = try folder.folder.scan(folder.set, me: "DEVICE-B", lastWritten: nil)
         pass = second.pass(local: ["Volume": .integer(9)], others: scan.others.map(\.log), now: 1_500)
         #expect(pass.changes == ["Volume": .some(.integer(4)), "Name": .some(.string("Ann"))], "the fresh install takes the folder's values")
         try folder.folder.write(try #require(pass.log), in: folder.set)
@@ -260,7 +272,7 @@ struct SyncFolderTests {
         pass = second.pass(local: ["Volume": .integer(4)], others: scan.others.map(\.log), now: 3_000)
         try folder.folder.write(try #require(pass.log), in: folder.set)
 
-        scan = folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: first.log)
+        scan = try folder.folder.scan(folder.set, me: "DEVICE-A", lastWritten: first.log)
         #expect(scan.clone == nil && scan.own == first.log)
         pass = first.pass(local: ["Volume": .integer(4), "Name": .string("Ann")], others: scan.others.map(\.log), now: 4_000)
         #expect(pass.changes == ["Name": SyncValue?.none], "the reset made on the second device")

@@ -17,8 +17,10 @@ package enum PlistFiles {
         case absent
         /// The file's dictionary, its values in the library's kept shapes (numbers as `NSNumber`).
         case dictionary([String: Any])
-        /// The file was not read, or not as a property-list dictionary: a sentence saying why (a link, not a regular
-        /// file, another user's, too large, damaged).
+        /// The file was read and holds no property-list dictionary: a sentence saying why.
+        case damaged(String)
+        /// The file was not read: a sentence saying why (a link, not a regular file, another user's, too large, an
+        /// error of the file system, which may pass).
         case refused(String)
     }
 
@@ -40,10 +42,10 @@ package enum PlistFiles {
         guard let contents else { return .absent }
         switch PlistFile.parse(contents.data) {
         case .failure(let failure):
-            return .refused(failure.reason)
+            return .damaged(failure.reason)
         case .success(let dictionary):
             guard case .success(let values) = PlistValue.normalizedSet(dictionary, for: .loading) else {
-                return .refused("it holds values a property list cannot")
+                return .damaged("it holds values a property list cannot")
             }
             return .dictionary(values)
         }
