@@ -4,46 +4,11 @@ import Testing
 
 @testable import PersistentPrefsSync
 
-/// A device for the recovery tests: its set, its sync, its state folder, and another process of it.
-private struct Dev {
-    let suite: TestSuite
-    let prefs: SyncedPrefs
-    let sync: PrefsSync
-    let stateFolder: URL
-    let name: String
-    let folder: URL
-
-    init(_ name: String, folder: URL, scratch: String, strict: Bool = false) throws {
-        suite = TestSuite("Recovery\(name)")
-        prefs = strict ? StricterSyncedPrefs(key: "Main", values: nil, store: suite.store) : SyncedPrefs(key: "Main", values: nil, store: suite.store)
-        stateFolder = URL(fileURLWithPath: scratch + "/state-\(name)")
-        sync = try PrefsSync(folder: folder, device: "DEVICE-\(name)", clock: { Date() }, stateFolder: stateFolder)
-        self.name = name
-        self.folder = folder
-    }
-
-    /// Another process of the same device: same state folder, same identity, same suite.
-    func anotherProcess() throws -> PrefsSync {
-        try PrefsSync(folder: folder, device: "DEVICE-\(name)", clock: { Date() }, stateFolder: stateFolder)
-    }
-
-    var file: URL { folder.appendingPathComponent("com.example.synced/Main/DEVICE-\(name).plist") }
-    func remove() { suite.remove() }
-}
-
-/// A sync folder and a scratch folder, removed at the end.
-private struct Stage {
-    let scratch = TemporaryDirectory()
-    var folder: URL { URL(fileURLWithPath: scratch.path + "/Sync", isDirectory: true) }
-    init() throws { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
-    func device(_ name: String, strict: Bool = false) throws -> Dev { try Dev(name, folder: folder, scratch: scratch.path, strict: strict) }
-}
-
 @Suite("PrefsSync: crashes, damage and changes of mind")
 struct PrefsSyncRecoveryTests {
     @Test("a device file older than the record says (a crash after keeping the record, an engine putting an old copy back) is written again")
     func olderOwnFileWrittenAgain() throws {
-        let stage = try Stage()
+        let stage = try SyncScene()
         defer { stage.scratch.remove() }
         let a = try stage.device("A")
         let b = try stage.device("B")
@@ -63,7 +28,7 @@ struct PrefsSyncRecoveryTests {
 
     @Test("a key a device's program makes device-local is no longer published, and not reset on the other devices")
     func keyBecomingLocal() throws {
-        let stage = try Stage()
+        let stage = try SyncScene()
         defer { stage.scratch.remove() }
         let a = try stage.device("A")
         let b = try stage.device("B")
@@ -85,7 +50,7 @@ struct PrefsSyncRecoveryTests {
 
     @Test("another process of the device that names no device-local keys (prefs-harness) keeps the program's home")
     func localKeysKeptForOtherProcesses() throws {
-        let stage = try Stage()
+        let stage = try SyncScene()
         defer { stage.scratch.remove() }
         let a = try stage.device("A")
         let b = try stage.device("B")
@@ -108,10 +73,10 @@ struct PrefsSyncRecoveryTests {
 
     @Test("a record rebuilt from the device's file keeps refusing what the device refused, and publishes none of it")
     func rebuiltRecordKeepsRefusals() throws {
-        let stage = try Stage()
+        let stage = try SyncScene()
         defer { stage.scratch.remove() }
         let a = try stage.device("A")
-        let b = try stage.device("B", strict: true)
+        let b = try stage.device("B", StricterSyncedPrefs.self)
         defer { a.remove(); b.remove() }
         b.prefs["Volume"] = 4
         try b.sync.start(b.prefs, suite: "com.example.synced")
@@ -129,7 +94,7 @@ struct PrefsSyncRecoveryTests {
 
     @Test("a device file stamped beyond what a clock makes, or far ahead of this device's clock, is skipped and named; clocks stay put")
     func stampsOutOfBounds() throws {
-        let stage = try Stage()
+        let stage = try SyncScene()
         defer { stage.scratch.remove() }
         let a = try stage.device("A")
         defer { a.remove() }
@@ -167,7 +132,7 @@ final class NoAnnPrefs: SyncedPrefs {
 struct PrefsSyncApplyingTests {
     @Test("a merged value a crash kept from the set, that the device now refuses, is reported, not applied, and syncing goes on")
     func pendingNowRefused() throws {
-        let stage = try Stage()
+        let stage = try SyncScene()
         defer { stage.scratch.remove() }
         let a = try stage.device("A")
         let b = try stage.device("B")
@@ -197,7 +162,7 @@ struct PrefsSyncApplyingTests {
 
     @Test("the report names only the keys the pass wrote, not one changed on the device during the pass")
     func appliedNamesWrittenKeys() throws {
-        let stage = try Stage()
+        let stage = try SyncScene()
         defer { stage.scratch.remove() }
         let a = try stage.device("A")
         defer { a.remove() }

@@ -30,13 +30,18 @@ final class InterruptedSyncedPrefs: SyncedPrefs {
 
 /// One simulated device: a suite of its own (standing for its config folder), its own state folder and identity, and
 /// the shared sync folder; every device names the set `com.example.synced`.
-private struct Device {
+struct SyncDevice {
+    let name: String
+    let folder: URL
     let suite: TestSuite
     let prefs: SyncedPrefs
     let sync: PrefsSync
     let stateFolder: URL
+    private let identity: String?
 
     init(_ name: String, folder: URL, scratch: String, kind: SyncedPrefs.Type, identity: String??) throws {
+        self.name = name
+        self.folder = folder
         suite = TestSuite("Sync\(name)")
         switch kind {
         case is StricterSyncedPrefs.Type: prefs = StricterSyncedPrefs(key: "Main", values: nil, store: suite.store)
@@ -44,14 +49,23 @@ private struct Device {
         default: prefs = SyncedPrefs(key: "Main", values: nil, store: suite.store)
         }
         stateFolder = URL(fileURLWithPath: scratch + "/state-\(name)")
-        sync = try PrefsSync(folder: folder, device: identity ?? "DEVICE-\(name)", clock: { Date() }, stateFolder: stateFolder)
+        self.identity = identity ?? "DEVICE-\(name)"
+        sync = try PrefsSync(folder: folder, device: self.identity, clock: { Date() }, stateFolder: stateFolder)
     }
+
+    /// Another process of the same device: the same state folder and identity.
+    func anotherProcess() throws -> PrefsSync {
+        try PrefsSync(folder: folder, device: identity, clock: { Date() }, stateFolder: stateFolder)
+    }
+
+    /// The device's file in the sync folder (for a device given its identity).
+    var file: URL { folder.appendingPathComponent("com.example.synced/Main/DEVICE-\(name).plist") }
 
     func remove() { suite.remove() }
 }
 
 /// A sync folder and a scratch folder for the devices' state, removed at the end.
-private struct Scene {
+struct SyncScene {
     let scratch = TemporaryDirectory()
     var folder: URL { URL(fileURLWithPath: scratch.path + "/Sync", isDirectory: true) }
 
@@ -60,8 +74,8 @@ private struct Scene {
     }
 
     /// A device; `identity` `.some(nil)`: the one kept in its state folder.
-    func device(_ name: String, _ kind: SyncedPrefs.Type = SyncedPrefs.self, identity: String?? = nil) throws -> Device {
-        try Device(name, folder: folder, scratch: scratch.path, kind: kind, identity: identity)
+    func device(_ name: String, _ kind: SyncedPrefs.Type = SyncedPrefs.self, identity: String?? = nil) throws -> SyncDevice {
+        try SyncDevice(name, folder: folder, scratch: scratch.path, kind: kind, identity: identity)
     }
 }
 
@@ -69,7 +83,7 @@ private struct Scene {
 struct PrefsSyncTests {
     @Test("a fresh install takes the folder's values and overwrites none; device-local keys stay home; a later change and a reset travel")
     func freshInstallAndChanges() throws {
-        let scene = try Scene()
+        let scene = try SyncScene()
         defer { scene.scratch.remove() }
         let a = try scene.device("A")
         let b = try scene.device("B")
@@ -119,7 +133,7 @@ struct PrefsSyncTests {
 
     @Test("a value this device's set refuses is reported, named, not applied, and nothing else is held back")
     func refusals() throws {
-        let scene = try Scene()
+        let scene = try SyncScene()
         defer { scene.scratch.remove() }
         let a = try scene.device("A")
         let b = try scene.device("B", StricterSyncedPrefs.self)
@@ -148,7 +162,7 @@ struct PrefsSyncTests {
 
     @Test("a device whose identity turns up in a file it did not write (a copied home folder) takes a new one, with a warning")
     func clonedIdentity() throws {
-        let scene = try Scene()
+        let scene = try SyncScene()
         defer { scene.scratch.remove() }
         let a = try scene.device("A", identity: .some(nil))  // the identity kept in its state folder
         defer { a.remove() }
@@ -178,7 +192,7 @@ struct PrefsSyncTests {
 
     @Test("a key changed on the device while a pass merges keeps that change, and the next pass publishes it")
     func changedDuringPass() throws {
-        let scene = try Scene()
+        let scene = try SyncScene()
         defer { scene.scratch.remove() }
         let a = try scene.device("A")
         let b = try scene.device("B", InterruptedSyncedPrefs.self)
@@ -201,7 +215,7 @@ struct PrefsSyncTests {
 
     @Test("the schema version never syncs")
     func schemaVersion() throws {
-        let scene = try Scene()
+        let scene = try SyncScene()
         defer { scene.scratch.remove() }
         let a = try scene.device("A")
         defer { a.remove() }
@@ -217,7 +231,7 @@ struct PrefsSyncTests {
 
     @Test("a damaged record is moved aside and rebuilt from the device's file, with a warning: a change made since is published, none is lost")
     func damagedRecord() throws {
-        let scene = try Scene()
+        let scene = try SyncScene()
         defer { scene.scratch.remove() }
         let a = try scene.device("A")
         let b = try scene.device("B")
@@ -256,7 +270,7 @@ struct PrefsSyncTests {
 
     @Test("a missing folder, a device identity that cannot be one and a set with no suite name are refused, named")
     func refusedSetUps() throws {
-        let scene = try Scene()
+        let scene = try SyncScene()
         defer { scene.scratch.remove() }
         #expect(throws: PersistentPrefs.PrefsError.self) { try PrefsSync(folder: scene.folder.appendingPathComponent("missing")) }
         #expect(throws: PersistentPrefs.PrefsError.self) {
@@ -273,7 +287,7 @@ struct PrefsSyncTests {
 struct PrefsSyncLiveTests {
     @Test("a change is published within a second and merged by a started device as the folder changes; stop ends it")
     func live() throws {
-        let scene = try Scene()
+        let scene = try SyncScene()
         defer { scene.scratch.remove() }
         let a = try scene.device("A")
         let b = try scene.device("B")
