@@ -201,11 +201,11 @@ public struct CommandSpec: Equatable, Sendable {
                 schema refuses (an unknown key, a wrong type, out of range, a locked key) are not
                 applied; each is named. Keys the set's program keeps on this device are left out.
                 Exit 0 when every value was applied, 1 when some were refused, 2 for a usage error.
-                --watch keeps syncing until Ctrl-C: a change of the set is published within a
-                second, a change of the folder merged as it happens. --json prints {"folder",
-                "applied": [keys], "refused": [{"key", "reason"}], "skipped": [{"path", "reason"}],
-                "warnings": […]} (with --watch, one object for the first pass, then one per pass
-                that applied or refused something).
+                --watch keeps syncing until Ctrl-C (exit 0): a change of the set is published within
+                a second, a change of the folder merged as it happens; after the first pass it
+                reports each pass that applied something, refused something new, or warns.
+                --json prints {"folder", "suite", "root", "applied": [keys], "refused": [{"key",
+                "reason"}], "skipped": [{"path", "reason"}], "warnings": […]}, one per report.
                 """, acceptsJSON: true, flags: ["--watch"]),
         CommandSpec(
             name: "sync-status", arguments: ["FOLDER"], summary: "show the devices in a sync folder and where each value came from",

@@ -9,8 +9,9 @@ import Foundation
 #endif
 
 /// Holds back Ctrl-C (and SIGTERM, SIGHUP) while a write runs, so an interrupted harness
-/// never leaves a half-written store: a signal that arrives during the write is delivered,
-/// with its default effect, as soon as the last write in progress is done.
+/// never leaves a half-written store: a signal that arrives during the write is delivered, to
+/// the handler in place before (the default effect, or `sync --watch`'s quiet exit), as soon as
+/// the last write in progress is done.
 ///
 /// Safe to use from several threads at once (the tests do): the first writer in installs
 /// the handlers, the last one out restores them.
@@ -19,6 +20,8 @@ enum SignalGuard {
     private static let lock = NSLock()
     /// Writes in progress; guarded by `lock`.
     nonisolated(unsafe) private static var depth = 0
+    /// The handlers in place when the first write came in, put back when the last one leaves; guarded by `lock`.
+    nonisolated(unsafe) private static var previous = Dictionary(uniqueKeysWithValues: signals.map { ($0, SIG_DFL) })
 
     /// Runs `body` with the signals deferred.
     static func deferringSignals<Result>(_ body: () throws -> Result) rethrows -> Result {
@@ -32,7 +35,7 @@ enum SignalGuard {
         defer { lock.unlock() }
         if depth == 0 {
             pendingSignal = 0
-            for number in signals { _ = signal(number, recordSignal) }
+            for number in signals { previous[number] = signal(number, recordSignal) }
         }
         depth += 1
     }
@@ -42,7 +45,7 @@ enum SignalGuard {
         depth -= 1
         var deferred: Int32 = 0
         if depth == 0 {
-            for number in signals { _ = signal(number, SIG_DFL) }
+            for number in signals { _ = signal(number, previous[number] ?? SIG_DFL) }
             deferred = pendingSignal
         }
         lock.unlock()

@@ -16,32 +16,61 @@ enum SyncCommands {
         let printer = SerialConsole(console)
         let root = session.rootKey
         func run(_ prefs: PersistentPrefs) throws {
-            // `nil`: the keys the set's program recorded as this device's own stay home.
-            let report = try refusing { try sync.start(prefs, suite: suite, localKeys: nil) }
+            // `nil`: the keys the set's program recorded as this device's own stay home. Passes run on this thread,
+            // where a program's set has its schema version bound (``SchemaSet``), never on the library's queue.
+            let report = try refusing {
+                try SignalGuard.deferringSignals { try sync.start(prefs, suite: suite, localKeys: nil, live: false) }
+            }
             for line in lines(report, folder: folder, suite: suite, root: root, json: json) { printer.print(line) }
             guard watch else {
-                sync.stop()
                 guard report.refused.isEmpty else {
                     throw HarnessError.refused(
                         "\(report.refused.count) value\(report.refused.count == 1 ? "" : "s") from other devices refused (named above); the set keeps its own")
                 }
                 return
             }
-            sync.onLivePass { result in
-                switch result {
-                case .success(let report) where !report.applied.isEmpty || !report.refused.isEmpty || !report.warnings.isEmpty:
-                    for line in lines(report, folder: folder, suite: suite, root: root, json: json) { printer.print(line) }
-                case .success: break
-                case .failure(let error): printer.print("error: \(error)")
-                }
-            }
-            console.error("Syncing \"\(root)\" of \(suite) through \(folder); Ctrl-C to stop.")
-            WatchCommand.waitForInterrupt()
+            try watchPasses(sync, prefs: prefs, refused: report.refused, suite: suite, folder: folder, json: json, console: console)
         }
         if let file = set.file {
             _ = try SchemaSet.change(root: session.rootKey, store: session.store, schema: set.schema, file: file) { try run($0) }
         } else {
             try run(try session.prefs())
+        }
+    }
+
+    /// `sync --watch` after its first pass: a pass each time the set or its folder changes (changes within half a
+    /// second joining one), every ``PrefsSync/pollInterval`` too on a network or FUSE file system, and
+    /// ``PrefsSync/retryDelay`` after one that failed; one report per pass that applied something, refused something
+    /// it had not refused before, or warns. Ends with the process, on Ctrl-C (exit 0).
+    private static func watchPasses(
+        _ sync: PrefsSync, prefs: PersistentPrefs, refused first: [PrefsSyncReport.Refusal], suite: String, folder: String, json: Bool,
+        console: Console
+    ) throws -> Never {
+        let root = prefs.key
+        let wake = DispatchSemaphore(value: 0)
+        let setFolder = try refusing { try sync.setFolder(suite: suite, root: root) }
+        let stopWatching = FolderWatching.watch(setFolder) { wake.signal() }
+        let observation = prefs.observeChanges { _ in wake.signal() }
+        let polled = FolderWatching.remoteFileSystem(at: folder) != nil
+        WatchCommand.exitOnInterrupt()
+        console.error("Syncing \"\(root)\" of \(suite) through \(folder); Ctrl-C to stop.")
+        var refused = Set(first.map(\.key))
+        while true {
+            _ = wake.wait(timeout: polled ? .now() + PrefsSync.pollInterval : .distantFuture)
+            usleep(500_000)
+            while wake.wait(timeout: .now()) == .success {}  // the changes meanwhile join this pass
+            do {
+                let report = try SignalGuard.deferringSignals { try sync.syncNow() }
+                let now = Set(report.refused.map(\.key))
+                if !report.applied.isEmpty || !now.subtracting(refused).isEmpty || !report.warnings.isEmpty {
+                    for line in lines(report, folder: folder, suite: suite, root: root, json: json) { console.print(line) }
+                }
+                refused = now
+            } catch {
+                console.error("error: \(error) (tried again in \(Int(PrefsSync.retryDelay)) s)")
+                DispatchQueue.global().asyncAfter(deadline: .now() + PrefsSync.retryDelay) { wake.signal() }
+            }
+            withExtendedLifetime((stopWatching, observation)) {}
         }
     }
 

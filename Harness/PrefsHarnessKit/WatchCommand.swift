@@ -86,13 +86,19 @@ enum WatchCommand {
     /// watch ends. The signals are unblocked first (a parent may have started this process with
     /// them blocked).
     static func waitForInterrupt() -> Never {
+        exitOnInterrupt()
+        while true { pause() }
+    }
+
+    /// Makes SIGINT (Ctrl-C) and SIGTERM end the process with status 0, unblocked first (a parent may have started
+    /// this process with them blocked).
+    static func exitOnInterrupt() {
         for number in [SIGINT, SIGTERM] { _ = signal(number, exitQuietly) }
         var unblock = sigset_t()
         sigemptyset(&unblock)
         sigaddset(&unblock, SIGINT)
         sigaddset(&unblock, SIGTERM)
         pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
-        while true { pause() }
     }
 }
 

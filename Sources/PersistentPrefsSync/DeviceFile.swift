@@ -10,6 +10,7 @@ import PersistentPrefs
 /// published             [wall, counter]            its clock when it wrote the file
 /// seen                  {device: [wall, counter]}  the greatest `published` of each other device's logs it merged
 /// entries               {key: {stamp: [wall, counter, device], value: …}}   no `value`: the key was reset
+/// carried               {key: [wall, counter]}     for each reset, the `published` of its first file that carried it
 /// ```
 ///
 /// Walls are milliseconds since 1970. A device's identity is read from here, never from the file's name (an engine's
@@ -31,6 +32,7 @@ enum DeviceFile {
             "published": [NSNumber(value: log.published.wall), NSNumber(value: log.published.counter)],
             "seen": log.seen.mapValues { [NSNumber(value: $0.wall), NSNumber(value: $0.counter)] },
             "entries": log.entries.mapValues(fields(of:)),
+            "carried": log.carried.mapValues { [NSNumber(value: $0.wall), NSNumber(value: $0.counter)] },
         ]
     }
 
@@ -98,6 +100,15 @@ enum DeviceFile {
                 return .failure(Refusal(reason: "its entry \"\(key)\" is stamped after the file was published"))
             }
             log.entries[key] = entry
+        }
+        // Since when each tombstone is carried (none in a file without it: each then counts from `published`).
+        for (key, reading) in dictionary["carried"] as? [String: Any] ?? [:] {
+            guard log.entries[key]?.value == nil, log.entries[key] != nil, let since = clockReading(reading, device: device),
+                (since.wall, since.counter) <= (published.wall, published.counter)
+            else {
+                return .failure(Refusal(reason: "the stamp since which it carries \"\(key)\"'s reset is damaged"))
+            }
+            log.carried[key] = since
         }
         return .success(log)
     }

@@ -20,6 +20,9 @@ struct DeviceLog<Value: Equatable & Sendable>: Equatable, Sendable {
     var seen: [String: SyncStamp] = [:]
     /// A reading of the device's clock when it published this log: at least every stamp in it.
     var published = SyncStamp.zero
+    /// For each tombstone in ``entries``, the ``published`` stamp of the device's first log that carried it: a device
+    /// whose ``seen`` of this one reaches it has acknowledged the tombstone (and need not write its file again for it).
+    var carried: [String: SyncStamp] = [:]
 
     init(device: String) {
         self.device = device

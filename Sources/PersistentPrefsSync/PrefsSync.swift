@@ -38,6 +38,8 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
     static let coalescingDelay: TimeInterval = 0.5
     /// How often a folder on a network or FUSE file system is looked at.
     public static let pollInterval: TimeInterval = 5
+    /// How long after a live pass failed (the sync folder gone for a moment, a lock held too long) it is tried again.
+    public static let retryDelay: TimeInterval = 5
 
     private struct Started {
         let prefs: PersistentPrefs
@@ -57,12 +59,15 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
         var lastReport: PrefsSyncReport?
         var lastError: (any Error)?
         var onLivePass: (@Sendable (Result<PrefsSyncReport, any Error>) -> Void)?
+        /// The thread running a pass, while one runs: the set's observers run on it during the merge's write.
+        var passThread: ObjectIdentifier?
     }
 
     /// What the latest pass did (``syncNow()``'s, ``start(_:localKeys:)``'s or a live one), `nil` before the first.
     public var lastReport: PrefsSyncReport? { lock.withLock { live.lastReport } }
 
-    /// Why the latest pass stopped, or `nil` when it ended well (a live pass retries on the next change).
+    /// Why the latest pass stopped, or `nil` when it ended well (a live pass that failed is tried again
+    /// ``retryDelay`` later, and on the next change).
     public var lastError: (any Error)? { lock.withLock { live.lastError } }
 
     /// Calls `handler` after each live pass (one a change of a set or of the folder started; ``syncNow()`` and
@@ -105,10 +110,11 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
     /// - Parameters:
     ///   - prefs: Any instance whose set is kept in a named `UserDefaults` suite (the suite's name and the root key name
     ///     the set on every device).
-    ///   - localKeys: Keys never published or applied on this device (window frames, state). Kept in the device's
-    ///     record, so every process syncing the set on this device keeps them home.
+    ///   - localKeys: Keys never published or applied on this device (window frames, state), added to those recorded
+    ///     on the device, so every process syncing the set keeps them home; a key once kept home stays home.
     /// - Returns: What the first pass did.
-    /// - Throws: Why the set cannot sync (no suite name, a name no folder can hold), or what the pass threw.
+    /// - Throws: Why the set cannot sync (no suite name, a name no folder can hold), or what the pass threw (see
+    ///   ``syncNow()``).
     @discardableResult
     public func start(_ prefs: PersistentPrefs, localKeys: Set<String> = []) throws -> PrefsSyncReport {
         guard let suite = try prefs.syncSuiteName() else {
@@ -122,21 +128,30 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
     /// ``start(_:localKeys:)`` for a set named `suite` in the sync folder, whatever keeps it on this device (another
     /// suite, a `PlistFileStore`, a store of your own): devices whose sets have the same `suite` and root key sync.
     /// `localKeys` `nil` keeps the keys a program recorded on this device (as `prefs-harness sync` does). Starting an
-    /// instance again replaces its device-local keys.
+    /// instance again replaces its registration.
     @discardableResult
     public func start(_ prefs: PersistentPrefs, suite: String, localKeys: Set<String>? = []) throws -> PrefsSyncReport {
+        try start(prefs, suite: suite, localKeys: localKeys, live: true)
+    }
+
+    /// ``start(_:suite:localKeys:)``; without `live`, the set is synced by ``syncNow()`` only (`prefs-harness sync
+    /// --watch` makes its passes on its own thread, where a program's set has its schema version bound).
+    package func start(_ prefs: PersistentPrefs, suite: String, localKeys: Set<String>?, live syncsLive: Bool) throws -> PrefsSyncReport {
         let root = prefs.key
+        try refuseWithinPass(root: root)
         let setFolder = try files.setFolder(suite: suite, root: root)  // a name no folder can hold is refused here
         var started = Started(prefs: prefs, suite: suite, root: root, localKeys: localKeys)
         let report = try pass([started]) ?? PrefsSyncReport()
-        let observation = prefs.observeChanges { [weak self] _ in self?.schedule() }
-        started.stop = [{ observation.cancel() }, FolderWatching.watch(setFolder) { [weak self] in self?.schedule() }]
-        let remote = FolderWatching.remoteFileSystem(at: folder.path)
+        if syncsLive {
+            let observation = prefs.observeChanges { [weak self] _ in self?.schedule() }
+            started.stop = [{ observation.cancel() }, FolderWatching.watch(setFolder) { [weak self] in self?.schedule() }]
+        }
+        let polls = syncsLive && FolderWatching.remoteFileSystem(at: folder.path) != nil
         let replaced = lock.withLock { () -> [Started] in
             let replaced = live.sets.filter { $0.prefs === prefs }
             live.sets.removeAll { $0.prefs === prefs }
             live.sets.append(started)
-            if remote != nil, live.poller == nil {
+            if polls, live.poller == nil {
                 let timer = DispatchSource.makeTimerSource(queue: queue)
                 timer.schedule(deadline: .now() + Self.pollInterval, repeating: Self.pollInterval, leeway: .seconds(1))
                 timer.setEventHandler { [weak self] in self?.schedule() }
@@ -146,7 +161,13 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
             return replaced
         }
         for set in replaced { set.stop.forEach { $0() } }
+        if syncsLive { schedule() }  // a change between the first pass and the watch's start is not missed
         return report
+    }
+
+    /// The folder of the set under `root` of `suite` in the sync folder.
+    package func setFolder(suite: String, root: String) throws -> URL {
+        try files.setFolder(suite: suite, root: root)
     }
 
     /// Publishes every started set's changes and merges the other devices' files now; returns when done.
@@ -154,16 +175,30 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
     /// - Returns: What the pass did: values refused (each named, with why), files skipped, warnings.
     /// - Throws: What stopped a set's pass (its state locked by another process too long, a file that cannot be
     ///   written), the first when several did; every other set was synced.
+    ///   ``PersistentPrefs/PrefsError/transactionInProgress(root:)`` when called from an observer of a set's
+    ///   changes that a pass's own write runs (the pass would wait for itself): the change is synced by a live pass.
     @discardableResult
     public func syncNow() throws -> PrefsSyncReport {
-        try pass(lock.withLock { live.sets }) ?? PrefsSyncReport()
+        try refuseWithinPass(root: lock.withLock { live.sets.first?.root } ?? "")
+        return try pass(lock.withLock { live.sets }) ?? PrefsSyncReport()
     }
 
-    /// Stops syncing every set: no pass starts after this returns (one under way finishes). Call ``syncNow()`` first
-    /// to publish a change made within the last second.
+    /// Refuses a pass asked for by code the running pass called on its own thread (an observer of a set's changes,
+    /// run by the merge's write), which would wait for itself: ask again later, or from another thread.
+    private func refuseWithinPass(root: String) throws {
+        let thread = ObjectIdentifier(Thread.current)
+        guard lock.withLock({ live.passThread == thread }) else { return }
+        throw PersistentPrefs.PrefsError.transactionInProgress(root: root)
+    }
+
+    /// Stops syncing every set: no pass starts after this returns (one under way finishes), and the
+    /// ``onLivePass(_:)`` handler is let go. Call ``syncNow()`` first to publish a change made within the last second.
     public func stop() {
         let stopped = lock.withLock { () -> [Started] in
-            defer { live.sets = [] }
+            defer {
+                live.sets = []
+                live.onLivePass = nil
+            }
             live.poller?.cancel()
             live.poller = nil
             return live.sets
@@ -193,6 +228,7 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
                 result = .success(report)
             } catch {
                 result = .failure(error)
+                queue.asyncAfter(deadline: .now() + Self.retryDelay) { [weak self] in self?.schedule() }
             }
             handler?(result)
         }
@@ -206,6 +242,8 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
                 live.scheduled = false
                 return live.sets
             }
+            lock.withLock { live.passThread = ObjectIdentifier(Thread.current) }
+            defer { lock.withLock { live.passThread = nil } }
             guard started != nil || !sets.isEmpty else { return nil }
             var report = PrefsSyncReport()
             var failure: (any Error)?
@@ -347,9 +385,10 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
             kept.record = result.state
             if let log = result.log { kept.lastWritten = log }
             try state.keep(kept, at: recordPath)
-            if let log = kept.lastWritten, result.log != nil || scan.own.map({ $0.published < log.published }) ?? true {
-                // New, or the file is older than the record says was written (an older copy put back, a write cut
-                // short), damaged or gone.
+            if let log = kept.lastWritten, result.log != nil || scan.own != log {
+                // New, or the file is not what the record says was written: older (a copy put back, a write cut
+                // short), damaged, gone, or holding keys since made device-local. (A file newer than the record, or
+                // as new and different, was a clone's, found above.)
                 try files.write(log, in: setFolder)
             }
             if !result.changes.isEmpty {

@@ -136,13 +136,21 @@ struct SyncReplica<Value: Equatable & Sendable>: Sendable {
                 if !seen.keys.allSatisfy({ (seenOfMe[$0] ?? .zero) >= since }) { entries[key] = entry }
             }
         }
-        // What this device has seen matters to others only while a log carries a tombstone: a folder with none settles.
-        let seenMatters = seen != log.seen && others.contains { $0.entries.values.contains { $0.value == nil } }
+        // What this device has seen matters to another only while that one's newest log carries a tombstone this log
+        // has not acknowledged yet (its `seen` of that device is before the tombstone was first carried): written once
+        // for each, so a folder settles, even beside a device that never writes again.
+        let seenMatters = seen != log.seen && newest.values.contains { other in
+            other.entries.contains { key, entry in
+                entry.value == nil && (log.seen[other.device] ?? .zero) < (other.carried[key] ?? other.published)
+            }
+        }
         if entries != log.entries || seenMatters {
             log.entries = entries
             log.seen = seen
             log.published = clock.stamp(now: now)
             for key in carriedFromNow { record.carried[key] = record.entries[key]?.value == nil ? log.published : nil }
+            log.carried = [:]
+            for (key, entry) in entries where entry.value == nil { log.carried[key] = record.carried[key] ?? log.published }
             result.log = log
         }
         record.started = true

@@ -44,6 +44,8 @@ struct PrefsSyncRecoveryTests {
         a.sync.stop()
         let a2 = try a.anotherProcess()
         try a2.start(a.prefs, suite: "com.example.synced", localKeys: ["Window Frame"])
+        #expect(try a2.syncNow().warnings.isEmpty, "its own file, rewritten without the key, is no clone's")
+        #expect(!String(decoding: try Data(contentsOf: a.file), as: UTF8.self).contains("Window Frame"))
         try b.sync.syncNow()
         #expect(b.prefs["Window Frame"] as? String == "b-frame", "B's own value was reset by A making the key local")
     }
@@ -158,6 +160,40 @@ struct PrefsSyncApplyingTests {
         #expect(thrown == nil, "and again: \(String(describing: thrown))")
         #expect(sync.lastReport?.refused.map(\.key) == ["Name"])
         #expect(strict["Name"] == nil)
+    }
+
+    @Test("syncNow from an observer that a pass's own write runs is refused at once (it would wait for itself), not a deadlock")
+    func syncNowWithinPass() throws {
+        let stage = try SyncScene()
+        defer { stage.scratch.remove() }
+        let a = try stage.device("A")
+        let b = try stage.device("B")
+        defer { a.remove(); b.remove() }
+        try a.sync.start(a.prefs, suite: "com.example.synced")
+        try b.sync.start(b.prefs, suite: "com.example.synced")
+        let outcomes = Locked<[String]>([])
+        let sync = b.sync
+        let observation = b.prefs.observeChanges { _ in
+            do {
+                _ = try sync.syncNow()
+                outcomes.withLock { $0.append("synced") }
+            } catch {
+                outcomes.withLock { $0.append("\(error)") }
+            }
+        }
+        defer { observation.cancel() }
+        a.prefs["Volume"] = 3
+        try a.sync.syncNow()
+        let done = DispatchSemaphore(value: 0)
+        let bSync = b.sync
+        DispatchQueue.global().async {
+            _ = try? bSync.syncNow()
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 20) == .success, "the pass waits for itself")
+        #expect(b.prefs["Volume"] as? Int == 3)
+        let refusal = "\(PersistentPrefs.PrefsError.transactionInProgress(root: "Main"))"
+        #expect(outcomes.withLock { $0 }.contains(refusal), "\(outcomes.withLock { $0 })")
     }
 
     @Test("the report names only the keys the pass wrote, not one changed on the device during the pass")

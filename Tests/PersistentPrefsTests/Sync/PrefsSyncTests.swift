@@ -327,6 +327,10 @@ struct PrefsSyncLiveTests {
             #expect(FolderWatching.fileSystemType(of: "/home/me/My Sync/local/prefs", in: table) == "tmpfs")
             #expect(FolderWatching.fileSystemType(of: "/home/me/My Syncthing", in: table) == "ext4")
             #expect(FolderWatching.fileSystemType(of: "/media/cloud/prefs", in: table) == "fuse.rclone")
+            for type in ["nfs4", "cifs", "fuse.rclone", "fuse.sshfs", "virtiofs", "9p"] { #expect(FolderWatching.isRemote(type: type), "\(type)") }
+            for type in ["ext4", "tmpfs", "btrfs", "xfs", "overlay"] { #expect(!FolderWatching.isRemote(type: type), "\(type)") }
+            let ownTable = try String(contentsOfFile: "/proc/self/mountinfo", encoding: .utf8)
+            #expect(FolderWatching.fileSystemType(of: "/", in: ownTable) != nil, "this machine's mount table reads")
         #endif
         let scratch = TemporaryDirectory()
         defer { scratch.remove() }

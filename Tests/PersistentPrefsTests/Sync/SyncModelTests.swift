@@ -379,4 +379,36 @@ struct SyncModelTests {
         #expect(relay.log?.entries["k"] != nil && relay.log?.entries["k"]?.value == nil)
         #expect(relay.changes.isEmpty)
     }
+
+    @Test("two devices settle beside a device that never writes again, though their logs keep a tombstone for it")
+    func settleBesideDormantDevice() {
+        var a = SyncReplica<Int>(device: "a")
+        var b = SyncReplica<Int>(device: "b")
+        var c = SyncReplica<Int>(device: "c")
+        var logA = a.pass(local: ["k": 1, "v": 1], others: [], now: 1_000).log!
+        _ = a.applied()
+        var logB = b.pass(local: [:], others: [logA], now: 1_100).log!
+        _ = b.applied()
+        let logC = c.pass(local: [:], others: [logA, logB], now: 1_200).log!  // c's last log: a retired laptop
+        _ = c.applied()
+        logA = a.pass(local: ["k": 1, "v": 1], others: [logB, logC], now: 2_000).log ?? logA
+        logA = a.pass(local: ["v": 1], others: [logB, logC], now: 3_000).log!  // k reset on a
+        #expect(logA.entries["k"]?.value == nil && logA.carried["k"] != nil)
+        var b_set: [String: Int] = ["k": 1, "v": 1]
+        var writes: [Int] = []
+        for round in 0..<40 {
+            let now = Int64(4_000 + round * 1_000)
+            let passB = b.pass(local: b_set, others: [logA, logC], now: now)
+            for (key, value) in passB.changes { b_set[key] = value }
+            _ = b.applied()
+            if let log = passB.log { logB = log }
+            let passA = a.pass(local: ["v": round < 2 ? 1 : 2], others: [logB, logC], now: now + 500)
+            _ = a.applied()
+            if let log = passA.log { logA = log }
+            writes.append((passA.log == nil ? 0 : 1) + (passB.log == nil ? 0 : 1))
+        }
+        #expect(b_set == ["v": 2])
+        #expect(writes.suffix(30).allSatisfy { $0 == 0 }, "the two files are written again and again: \(writes)")
+        #expect(logA.entries["k"]?.value == nil, "c never merged the reset: a keeps carrying it")
+    }
 }

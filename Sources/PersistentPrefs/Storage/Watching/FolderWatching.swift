@@ -34,12 +34,21 @@ package enum FolderWatching {
         #else
             guard let table = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/mountinfo")).readToEnd() else { return nil }
             let type = fileSystemType(of: URL(fileURLWithPath: path).resolvingSymlinksInPath().path, in: String(decoding: table, as: UTF8.self))
-            let remote = ["nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "afs", "glusterfs", "lustre", "davfs", "fuseblk"]
-            return type.flatMap { remote.contains($0) || $0.hasPrefix("fuse") ? $0 : nil }
+            return type.flatMap { isRemote(type: $0) ? $0 : nil }
         #endif
     }
 
     #if !canImport(Darwin)
+        /// Whether a file system of `type` (as `mountinfo` names it) may change without this machine's kernel seeing it:
+        /// network file systems, FUSE, and the shared folders of virtual machines and WSL.
+        package static func isRemote(type: String) -> Bool {
+            let remote = [
+                "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "ceph", "afs", "glusterfs", "lustre", "davfs", "fuseblk", "virtiofs", "vboxsf",
+                "drvfs",
+            ]
+            return remote.contains(type) || type.hasPrefix("fuse")
+        }
+
         /// The type of the file system holding the absolute, resolved `path` in `table` (a `/proc/<pid>/mountinfo`):
         /// the one mounted on the longest mount point above it.
         package static func fileSystemType(of path: String, in table: String) -> String? {
