@@ -117,7 +117,7 @@ enum DeviceFile {
     /// also a file name on every system an engine replicates to.
     static func isIdentity(_ text: String) -> Bool {
         !text.isEmpty && text.utf8.count <= 64
-            && text.utf8.allSatisfy { $0.isASCIILetterOrDigit || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }
+            && text.utf8.allSatisfy(\.isIdentityByte)
     }
 
     /// `[wall, counter, device]` read as a stamp.
@@ -149,8 +149,10 @@ enum DeviceFile {
 }
 
 extension UInt8 {
-    fileprivate var isASCIILetterOrDigit: Bool {
+    /// Whether the byte may stand in a device's identity, and as itself in a sync folder's names: an ASCII letter or
+    /// digit, `-` or `_`.
+    var isIdentityByte: Bool {
         (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(self) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(self)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || self == UInt8(ascii: "-") || self == UInt8(ascii: "_")
     }
 }

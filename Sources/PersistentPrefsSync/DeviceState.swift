@@ -83,7 +83,7 @@ struct DeviceState: Sendable {
     func identity() throws(PersistentPrefs.PrefsError) -> (device: String, problem: String?) {
         switch PlistFiles.read(atPath: identityFile) {
         case .dictionary(let fields):
-            if let device = fields["device"] as? String, DeviceFile.isIdentity(device) { return (device, nil) }
+            if let device = Self.identity(in: fields) { return (device, nil) }
             return (try newIdentity(), "\(identityFile) held no device identity; this device took a new one")
         case .absent:
             return (try newIdentity(), nil)
@@ -96,10 +96,13 @@ struct DeviceState: Sendable {
 
     /// The device's identity in this folder when it has one, read without the lock and without making one.
     func existingIdentity() -> String? {
-        guard case .dictionary(let fields) = PlistFiles.read(atPath: identityFile), let device = fields["device"] as? String,
-            DeviceFile.isIdentity(device)
-        else { return nil }
-        return device
+        guard case .dictionary(let fields) = PlistFiles.read(atPath: identityFile) else { return nil }
+        return Self.identity(in: fields)
+    }
+
+    /// The identity an identity file's `fields` hold, when it is one.
+    private static func identity(in fields: [String: Any]) -> String? {
+        (fields["device"] as? String).flatMap { DeviceFile.isIdentity($0) ? $0 : nil }
     }
 
     /// Takes a new identity (a cloned home folder, or the first use); the caller holds the lock.

@@ -63,8 +63,7 @@ struct SyncFolder: Sendable {
         let bytes = Array(name.utf8)
         var escaped = ""
         for (index, byte) in bytes.enumerated() {
-            let plain = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
-                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            let plain = byte.isIdentityByte
                 || ((byte == UInt8(ascii: ".") || byte == UInt8(ascii: " ")) && index != 0 && index != bytes.count - 1)
             escaped += plain ? String(UnicodeScalar(byte)) : "%" + String(byte, radix: 16, uppercase: true).leftPadded(2)
         }
