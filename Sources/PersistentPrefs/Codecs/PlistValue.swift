@@ -405,6 +405,9 @@ extension PlistValue {
     /// The keys whose value differs between two sets (added, removed or changed). Values are looked up by index, not
     /// as `Any?`: copying and destroying optional existentials goes through the runtime's value witnesses.
     static func changedKeys(_ old: [String: Any], _ new: [String: Any]) -> Set<String> {
+        // A set made or emptied changes every key it holds (a first write of a set is often large).
+        if old.isEmpty { return Set(new.keys) }
+        if new.isEmpty { return Set(old.keys) }
         var changed = Set<String>()
         for (key, value) in new {
             if let index = old.index(forKey: key), sameValues(old.values[index], value) { continue }

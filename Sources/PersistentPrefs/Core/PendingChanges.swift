@@ -96,6 +96,7 @@ struct PendingChanges {
 
     private func apply(to current: [String: Any], reporting: Bool) -> (set: [String: Any], changed: Set<String>) {
         var result = base ?? current
+        if result.isEmpty { result.reserveCapacity(edits.count + fills.count) }  // a first write: grown once, not rehashed along the way
         var changed: Set<String> = []
         if reporting, base == nil { changed.reserveCapacity(edits.count + fills.count) }  // grown once, not rehashed along the way
         for (key, edit) in edits {

@@ -126,7 +126,7 @@ public struct PrefsSchema: @unchecked Sendable {  // immutable property-list val
         self.schemaVersion = recordsSchemaVersion ? schemaVersion : 0
         self.recordsSchemaVersion = recordsSchemaVersion
         // Often sorted already (a schema made from another's keys), and then not sorted again.
-        let ordered = zip(keys, keys.dropFirst()).allSatisfy { $0.name < $1.name }
+        let ordered = keys.indices.dropFirst().allSatisfy { keys[$0 - 1].name < keys[$0].name }  // no key copied
         if ordered {
             self.keys = keys
         } else {
@@ -340,12 +340,19 @@ extension PersistentPrefs {
     var describedSchema: PrefsSchema {
         let type = ObjectIdentifier(Swift.type(of: self))
         if let known = describedSchemas.withLock({ $0[type] }) { return known }
-        let names = keys
-        var byName: [String: PrefsSchema.Key] = [:]
-        byName.reserveCapacity(names.count)
-        for pref in declaredPrefs() where byName[pref.key] == nil { byName[pref.key] = pref.schemaKey }
-        for name in names where byName[name] == nil { byName[name] = PrefsSchema.Key(name: name, type: nil, kind: nil) }
-        let schema = PrefsSchema(root: "", className: "\(Swift.type(of: self))", schemaVersion: Swift.type(of: self).schemaVersion, keys: Array(byName.values))
+        // The `@Pref` declarations (the first of a key), usually few; every other name is hashed by no one: the names
+        // are sorted as strings once, and a repeated name is the one before it.
+        var declared: [String: PrefsSchema.Key] = [:]
+        for pref in declaredPrefs() where declared[pref.key] == nil { declared[pref.key] = pref.schemaKey }
+        var names = keys
+        names.append(contentsOf: declared.keys)
+        names.sort()
+        var described: [PrefsSchema.Key] = []
+        described.reserveCapacity(names.count)
+        for (index, name) in names.enumerated() where index == 0 || names[index - 1] != name {
+            described.append((declared.isEmpty ? nil : declared[name]) ?? PrefsSchema.Key(name: name, type: nil, kind: nil))
+        }
+        let schema = PrefsSchema(root: "", className: "\(Swift.type(of: self))", schemaVersion: Swift.type(of: self).schemaVersion, keys: described)
         describedSchemas.withLock { $0[type] = schema }
         return schema
     }

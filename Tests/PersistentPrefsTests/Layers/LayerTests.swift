@@ -485,6 +485,15 @@ final class SchemaDemo: PersistentPrefs {
     @Pref("Last") var last: String?
 }
 
+/// `keys` lists plain keys (out of order, one twice) and some of the declared ones; the rest are declared only.
+final class SchemaWithPlainKeys: PersistentPrefs {
+    @Pref("Volume", in: 0...11) var volume = 5
+    @Pref("Theme") var theme = "light"
+    @Pref("Ratio") var ratio = 0.5
+    @Pref("Last") var last: String?
+    override var keys: [String] { ["k9", "Volume", "Alpha", "k10", "k9", "Theme"] }
+}
+
 @Suite("Schemas: what a set holds, from code and from the file beside it", waitLimit)
 struct SchemaTests {
     @Test("schema lists each key's type, default, range, choices and summary")
@@ -501,6 +510,15 @@ struct SchemaTests {
         let theme = try #require(schema["Theme"])
         #expect(theme.choices?.compactMap { $0 as? String } == ["light", "dark"] && theme.kind == "string")
         #expect(schema["Ratio"]?.kind == "real" && schema["Last"]?.defaultValue == nil)
+    }
+
+    @Test("schema names each key once, in order: plain keys of `keys` beside the declared ones, repeats and all")
+    func describingPlainKeys() throws {
+        let prefs = SchemaWithPlainKeys(key: "S", store: InMemoryStore())
+        let schema = prefs.schema
+        #expect(schema.keys.map(\.name) == ["Alpha", "Last", "Ratio", "Theme", "Volume", "k10", "k9"])
+        #expect(schema["Volume"]?.type == "Int" && schema["Volume"]?.maximum as? Int == 11, "a declared key keeps its declaration")
+        #expect(schema["Alpha"]?.type == nil && schema["k9"]?.kind == nil, "a plain key has no type")
     }
 
     @Test("the schema file is written by the first write, never by a read, and reads back without the library's types")
