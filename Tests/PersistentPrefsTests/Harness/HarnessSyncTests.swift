@@ -148,4 +148,30 @@ struct HarnessSyncTests {
         watching.waitUntilExit()
         #expect(watching.terminationReason == .exit && watching.terminationStatus == 0)
     }
+
+    @Test(
+        "two real Syncthing instances on 127.0.0.1 carry a value between harness devices and a conflict copy they make is merged and removed (Scripts/syncthing-e2e)",
+        .enabled(if: isOnPath("syncthing"), "syncthing is not installed (Debian: apt-get install syncthing)"),
+        .enabled(if: isOnPath("python3"), "python3, which runs Scripts/syncthing-e2e, is not installed"),
+        .disabled(if: ProcessInfo.processInfo.environment["PREFS_SYNCTHING_E2E"] == "0", "PREFS_SYNCTHING_E2E=0: .ci/run runs it once, not under the sanitizers"))
+    func throughSyncthing() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let script = ReadmeTests.root.appendingPathComponent("Scripts/syncthing-e2e").path
+        process.arguments = ["python3", script, "--harness", try ChildProcess.executable("prefs-harness").path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let printed = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "\(printed)")
+        #expect(printed.contains("ok: a value set with the harness on A is read on B"), "\(printed)")
+        #expect(printed.contains("ok: the conflict copy was merged and removed from both folders"), "\(printed)")
+    }
+}
+
+/// Whether `command` is an executable file in a folder of `PATH`.
+private func isOnPath(_ command: String) -> Bool {
+    (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").contains { access("\($0)/\(command)", X_OK) == 0 }
 }
