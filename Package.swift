@@ -13,14 +13,14 @@ let package = Package(
     ],
     products: [
         .library(name: "PersistentPrefs", targets: ["PersistentPrefs"]),
+        .library(name: "PersistentPrefsSync", targets: ["PersistentPrefsSync"]),
         .library(name: "PersistentPrefsSample", targets: ["PersistentPrefsSample"]),
         .executable(name: "prefs-harness", targets: ["prefs-harness"]),
         .executable(name: "prefs-bench", targets: ["prefs-bench"]),
     ],
     targets: [
         .target(name: "PersistentPrefs"),
-        // Sync across machines through a replicated folder: a product once it syncs live and has its harness
-        // commands and docs (ARCHITECTURE.md, Sync across machines).
+        // Sync across machines through a folder an engine replicates (ARCHITECTURE.md, Sync across machines).
         .target(name: "PersistentPrefsSync", dependencies: ["PersistentPrefs"]),
         .target(
             name: "PersistentPrefsSample",
@@ -67,7 +67,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "quickstart-swift6",
-            dependencies: ["PersistentPrefs"],
+            dependencies: ["PersistentPrefs", "PersistentPrefsSync"],
             path: "Tests/QuickStart6"
         ),
         // RVS_PersistentPrefs subclasses as RVS documents them, in Swift 5 mode.

@@ -11,7 +11,7 @@ struct ReadmeTests {
         try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
     }
 
-    @Test("README.md quotes Tests/QuickStart6/main.swift, Tasks.swift, Transactions.swift, Coalescing.swift and Migrations.swift verbatim")
+    @Test("README.md quotes Tests/QuickStart6/main.swift, Tasks.swift, Transactions.swift, Coalescing.swift, Migrations.swift and Sync.swift verbatim")
     func quickStartIsBuilt() throws {
         let readme = try Self.read("README.md")
         let swift6 = try Self.read("Tests/QuickStart6/main.swift")
@@ -24,6 +24,8 @@ struct ReadmeTests {
         #expect(readme.contains("```swift\n" + coalescing6 + "```"))
         let migrations6 = try Self.read("Tests/QuickStart6/Migrations.swift")
         #expect(readme.contains("```swift\n" + migrations6 + "```"))
+        let sync6 = try Self.read("Tests/QuickStart6/Sync.swift")
+        #expect(readme.contains("```swift\n" + sync6 + "```"))
     }
 
     @Test("the SwiftUI binding the observing article shows is Tests/QuickStart6/SwiftUIBinding.swift, which the macOS job compiles")
@@ -40,7 +42,7 @@ struct ReadmeTests {
     @Test("every Swift example of README.md is a file the build compiles, or the package manifest")
     func everyExampleIsBuilt() throws {
         let readme = try Self.read("README.md")
-        let built = try ["main.swift", "Tasks.swift", "Transactions.swift", "Coalescing.swift", "Migrations.swift"].map {
+        let built = try ["main.swift", "Tasks.swift", "Transactions.swift", "Coalescing.swift", "Migrations.swift", "Sync.swift"].map {
             try Self.read("Tests/QuickStart6/\($0)")
         }
         let blocks = readme.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
