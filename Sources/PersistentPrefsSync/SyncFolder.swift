@@ -58,7 +58,8 @@ struct SyncFolder: Sendable {
     /// `name` as a file name alike on Linux, Apple platforms and Windows (which Syncthing, Dropbox and Nextcloud also
     /// replicate to): ASCII letters, digits, space, `.`, `-`, `_` kept, every other byte `%XX`, a leading `.`, a
     /// trailing space or `.`, and the first letter of a name Windows reserves (`con`, `nul`, `com1`, …) escaped too.
-    /// Names that differ only in case share a folder where the file system ignores case (Apple platforms, Windows).
+    /// A name holding a capital letter ends in `~` and 8 hex digits of its hash, so names that differ only in case
+    /// stay apart where the file system ignores case (Apple platforms, Windows): `Main` is `Main~…`, `main` is `main`.
     static func component(_ name: String) throws(PersistentPrefs.PrefsError) -> String {
         let bytes = Array(name.utf8)
         var escaped = ""
@@ -76,7 +77,9 @@ struct SyncFolder: Sendable {
             throw .ioError(
                 path: name, reason: name.isEmpty ? "an empty name cannot name a sync folder" : "the name is too long to name a sync folder (\(escaped.utf8.count) bytes escaped, at most 200)")
         }
-        return escaped
+        // `~` is escaped above, so no name's own bytes end this way.
+        guard name.utf8.contains(where: { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }) else { return escaped }
+        return escaped + "~" + String(UInt32(truncatingIfNeeded: FNV1a.hash(name.utf8)), radix: 16).leftPadded(8)
     }
 
     /// Sorts the files of `setFolder` (see the type).

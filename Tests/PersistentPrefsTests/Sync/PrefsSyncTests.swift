@@ -59,7 +59,7 @@ struct SyncDevice {
     }
 
     /// The device's file in the sync folder (for a device given its identity).
-    var file: URL { folder.appendingPathComponent("com.example.synced/Main/DEVICE-\(name).plist") }
+    var file: URL { folder.appendingPathComponent("\(syncedSet)/DEVICE-\(name).plist") }
 
     func remove() { suite.remove() }
 }
@@ -78,6 +78,12 @@ struct SyncScene {
         try SyncDevice(name, folder: folder, scratch: scratch.path, kind: kind, identity: identity)
     }
 }
+
+
+/// The sync folder's name of the scenes' root key `Main` (a capital letter adds its hash: see `SyncFolder.component`).
+let syncedRoot = (try? SyncFolder.component("Main")) ?? "Main"
+/// The scenes' set folder under a sync folder.
+let syncedSet = "com.example.synced/" + syncedRoot
 
 @Suite("PrefsSync: sets synced through a folder")
 struct PrefsSyncTests {
@@ -104,7 +110,7 @@ struct PrefsSyncTests {
         #expect(b.prefs["Window Frame"] as? String == "5 5 50 50", "a device-local key is never applied")
         #expect(eventually { changed.withLock { $0.contains { $0.contains("Volume") } } }, "the merge is an ordinary write: observers see it")
 
-        let fileOfA = try String(contentsOf: scene.folder.appendingPathComponent("com.example.synced/Main/DEVICE-A.plist"), encoding: .utf8)
+        let fileOfA = try String(contentsOf: scene.folder.appendingPathComponent("\(syncedSet)/DEVICE-A.plist"), encoding: .utf8)
         #expect(!fileOfA.contains("Window Frame"), "a device-local key is never published")
 
         b.prefs["Theme"] = "dark"
@@ -127,7 +133,7 @@ struct PrefsSyncTests {
         try b.sync.syncNow()
         try c.sync.syncNow()
         #expect(c.prefs["Window Frame"] as? String == "9 9 9 9")
-        let fileOfB = try String(contentsOf: scene.folder.appendingPathComponent("com.example.synced/Main/DEVICE-B.plist"), encoding: .utf8)
+        let fileOfB = try String(contentsOf: scene.folder.appendingPathComponent("\(syncedSet)/DEVICE-B.plist"), encoding: .utf8)
         #expect(!fileOfB.contains("Window Frame"))
     }
 
@@ -183,7 +189,7 @@ struct PrefsSyncTests {
         #expect(report.warnings.first?.contains("did not write it") == true)
         #expect(clone.prefs["Volume"] as? Int == 2)
 
-        let names = try FileManager.default.contentsOfDirectory(atPath: scene.folder.path + "/com.example.synced/Main").sorted()
+        let names = try FileManager.default.contentsOfDirectory(atPath: scene.folder.path + "/" + syncedSet).sorted()
         #expect(names.count == 2, "the clone writes a file of its own: \(names)")
         try a.sync.syncNow()
         #expect(a.prefs["Name"] as? String == "Cy")
@@ -224,7 +230,7 @@ struct PrefsSyncTests {
             values[PersistentPrefs.schemaVersionKey] = 3
         }
         try a.sync.start(a.prefs, suite: "com.example.synced")
-        let file = try String(contentsOf: scene.folder.appendingPathComponent("com.example.synced/Main/DEVICE-A.plist"), encoding: .utf8)
+        let file = try String(contentsOf: scene.folder.appendingPathComponent("\(syncedSet)/DEVICE-A.plist"), encoding: .utf8)
         #expect(file.contains("Volume"))
         #expect(!file.contains(PersistentPrefs.schemaVersionKey))
     }
@@ -251,7 +257,7 @@ struct PrefsSyncTests {
         #expect(report.warnings.count == 1 && report.warnings[0].contains("rebuilt from this device's file"), "\(report.warnings)")
         #expect(b.prefs["Volume"] as? Int == 7 && b.prefs["Theme"] as? String == "dark" && b.prefs["Name"] as? String == "Ann")
         let aside = try FileManager.default.contentsOfDirectory(atPath: (record as NSString).deletingLastPathComponent)
-        #expect(aside.contains { $0.hasPrefix("Main.plist.damaged-") })
+        #expect(aside.contains { $0.hasPrefix(syncedRoot + ".plist.damaged-") })
         try a.sync.syncNow()
         #expect(a.prefs["Volume"] as? Int == 7 && a.prefs["Theme"] as? String == "dark")
 
@@ -261,7 +267,7 @@ struct PrefsSyncTests {
         try c.sync.start(c.prefs, suite: "com.example.synced")
         let recordOfC = try DeviceState(syncFolder: scene.folder, root: c.stateFolder).recordFile(suite: "com.example.synced", root: "Main")
         try Data("damaged".utf8).write(to: URL(fileURLWithPath: recordOfC))
-        try FileManager.default.removeItem(at: scene.folder.appendingPathComponent("com.example.synced/Main/DEVICE-C.plist"))
+        try FileManager.default.removeItem(at: scene.folder.appendingPathComponent("\(syncedSet)/DEVICE-C.plist"))
         c.prefs["Volume"] = 1
         let fresh = try c.sync.syncNow()
         #expect(fresh.warnings.count == 1 && fresh.warnings[0].contains("fresh install"), "\(fresh.warnings)")
@@ -306,7 +312,7 @@ struct PrefsSyncLiveTests {
         #expect(eventually(5) { a.prefs["Name"] == nil })
 
         a.sync.stop()
-        let fileOfA = scene.folder.appendingPathComponent("com.example.synced/Main/DEVICE-A.plist")
+        let fileOfA = scene.folder.appendingPathComponent("\(syncedSet)/DEVICE-A.plist")
         let before = try Data(contentsOf: fileOfA)
         a.prefs["Volume"] = 3
         usleep(1_500_000)

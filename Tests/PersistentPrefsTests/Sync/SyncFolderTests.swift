@@ -242,13 +242,21 @@ struct SyncFolderTests {
     @Test("suite and root key names become one path component each, alike on every system, distinct names distinct")
     func names() throws {
         let cases = [
-            "com.example.app": "com.example.app", "Main Prefs": "Main Prefs", "a/b": "a%2Fb", "a%2Fb": "a%252Fb",
+            "com.example.app": "com.example.app", "main prefs": "main prefs", "a/b": "a%2Fb", "a%2fb": "a%252fb",
             ".hidden": "%2Ehidden", "..": "%2E%2E", "trailing.": "trailing%2E", "end ": "end%20", "ü": "%C3%BC", "c:d": "c%3Ad",
+            "a~b": "a%7Eb",
         ]
         for (name, component) in cases { #expect(try SyncFolder.component(name) == component, "\(name)") }
-        for (name, component) in ["con": "%63on", "NUL.txt": "%4EUL.txt", "com1": "%63om1", "console": "console", "lpt": "lpt"] {
+        for (name, component) in ["con": "%63on", "nul.txt": "%6Eul.txt", "com1": "%63om1", "console": "console", "lpt": "lpt"] {
             #expect(try SyncFolder.component(name) == component, "a name Windows reserves: \(name)")
         }
+        // A capital letter adds `~` and 8 hex digits of the name's hash: names that differ only in case stay apart
+        // where the file system ignores case, and the name is still read at a glance.
+        #expect(try SyncFolder.component("Main Prefs").hasPrefix("Main Prefs~") && SyncFolder.component("Main Prefs").count == 19)
+        #expect(try SyncFolder.component("NUL.txt").hasPrefix("%4EUL.txt~"), "a reserved name is escaped before its case is marked")
+        let variants = ["main", "Main", "MAIN", "mAIN", "com.Example.app", "com.example.App", "com.example.app"]
+        let folded = try variants.map { try SyncFolder.component($0).lowercased() }
+        #expect(Set(folded).count == variants.count, "\(folded)")
         #expect(throws: PersistentPrefs.PrefsError.self) { try SyncFolder.component("") }
         #expect(throws: PersistentPrefs.PrefsError.self) { try SyncFolder.component(String(repeating: "x", count: 201)) }
     }
