@@ -85,7 +85,9 @@ public final class PrefsSync: @unchecked Sendable {  // `live` is guarded by `lo
 
     /// Syncs through `folder` as the device `device` (the identity kept for the folder when `nil`), reading the wall
     /// time from `clock`, keeping the device's state under `stateFolder` (`$XDG_STATE_HOME/PersistentPrefsSync`, or
-    /// Application Support on Apple platforms, when `nil`). Tests give all three.
+    /// Application Support on Apple platforms, when `nil`). Tests give all three. An identity names the device's files
+    /// in the folder: give each device one that no other's equals ignoring case (a Mac or Windows machine's file
+    /// system does not tell `Laptop` from `laptop`); the identities the library makes are UUIDs.
     ///
     /// - Throws: ``PersistentPrefs/PrefsError/ioError(path:reason:)`` when `folder` is not a folder, or
     ///   ``PersistentPrefs/PrefsError/invalidValue(key:reason:)`` for an identity that cannot be one.
