@@ -149,6 +149,47 @@ struct HarnessSyncTests {
         #expect(watching.terminationReason == .exit && watching.terminationStatus == 0)
     }
 
+    @Test("passes killed with SIGKILL at random points lose nothing: every device ends with each key's last value, and the next pass of a killed device succeeds")
+    func killedMidPass() throws {
+        let devices = try Devices()
+        defer { devices.scratch.remove() }
+        let a = try devices.device("A")
+        let b = try devices.device("B")
+        #expect(try a.run("prefs-harness", Self.set + ["sync", devices.folder]).status == 0)
+        #expect(try b.run("prefs-harness", Self.set + ["sync", devices.folder]).status == 0)
+        let seed = UInt64.random(in: 0...UInt64(UInt32.max))
+        var random = SeededGenerator(state: seed)
+        var killed = 0
+        // Each round: A sets `int`, B sets `string`, and each device makes a pass that is killed after a random delay
+        // (before it starts, while it reads, merges or writes, or after it ended); then the other device's pass.
+        for round in 1...16 {
+            #expect(try a.run("prefs-harness", Self.set + ["set", "int", "\(round)"]).status == 0)
+            #expect(try b.run("prefs-harness", Self.set + ["set", "string", "b\(round)"]).status == 0)
+            for device in [a, b] {
+                let pass = try device.process("prefs-harness", Self.set + ["sync", devices.folder])
+                pass.standardOutput = FileHandle.nullDevice
+                pass.standardError = FileHandle.nullDevice
+                try pass.run()
+                usleep(UInt32(random.next() % 90_000))  // a pass takes about 50 ms (debug build)
+                if pass.isRunning {
+                    kill(pass.processIdentifier, SIGKILL)
+                    killed += 1
+                }
+                pass.waitUntilExit()
+            }
+        }
+        // Whole passes until the folder settles: A, B, A (B's last value reaches A on the third).
+        for device in [a, b, a, b] {
+            let pass = try device.run("prefs-harness", Self.set + ["sync", devices.folder])
+            #expect(pass.status == 0, "seed \(seed): \(pass.stdout) \(pass.stderr)")
+        }
+        for (name, device) in [("A", a), ("B", b)] {
+            #expect(try device.run("prefs-harness", Self.set + ["get", "int"]).stdout == "16\n", "device \(name), seed \(seed), \(killed) passes killed")
+            #expect(try device.run("prefs-harness", Self.set + ["get", "string"]).stdout == "b16\n", "device \(name), seed \(seed), \(killed) passes killed")
+        }
+        #expect(killed > 0, "seed \(seed): no pass was killed while it ran")
+    }
+
     @Test(
         "two real Syncthing instances on 127.0.0.1 carry a value between harness devices and a conflict copy they make is merged and removed (Scripts/syncthing-e2e)",
         .enabled(if: isOnPath("syncthing"), "syncthing is not installed (Debian: apt-get install syncthing)"),
