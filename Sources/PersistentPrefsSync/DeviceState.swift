@@ -23,7 +23,8 @@ struct DeviceState: Sendable {
     /// The state of the sync folder `folder`, under `root` (``defaultRoot`` unless a test gives one).
     init(syncFolder folder: URL, root: URL = DeviceState.defaultRoot) {
         let path = folder.standardizedFileURL.path
-        let name = (try? SyncFolder.component(folder.lastPathComponent)).map { String($0.prefix(64)) } ?? "folder"
+        // Lowercased (the path's hash below tells folders apart): a readable name, without the mark of capitals.
+        let name = (try? SyncFolder.component(folder.lastPathComponent.lowercased())).map { String($0.prefix(64)) } ?? "folder"
         url = root.appendingPathComponent("\(name)-\(String(FNV1a.hash(Array(path.utf8)), radix: 16))", isDirectory: true)
     }
 

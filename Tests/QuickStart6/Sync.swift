@@ -9,8 +9,9 @@ final class SyncedEditorPrefs: PersistentPrefs {
     @Pref("Window Frame") var windowFrame = ""
 }
 
+// The folder names a set by its suite and root key: a suite named alike on every machine.
 func startSyncing(_ prefs: SyncedEditorPrefs) throws -> PrefsSync {
     let sync = try PrefsSync(folder: URL(fileURLWithPath: NSHomeDirectory() + "/Sync/prefs"))
-    try sync.start(prefs, localKeys: ["Window Frame"])  // merged now, then live until sync.stop()
+    try sync.start(prefs, suite: "com.example.editor", localKeys: ["Window Frame"])  // live until sync.stop()
     return sync
 }

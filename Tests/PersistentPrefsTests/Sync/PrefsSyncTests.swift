@@ -274,6 +274,23 @@ struct PrefsSyncTests {
         #expect(c.prefs["Volume"] as? Int == 7, "a fresh install takes the folder's value")
     }
 
+    @Test("a set in a named suite starts as the README and the article start it, under its suite's name, without naming it")
+    func startInNamedSuite() throws {
+        let scene = try SyncScene()
+        defer { scene.scratch.remove() }
+        let suite = TestSuite("SyncNamed")
+        defer { suite.remove() }
+        let prefs = SyncedPrefs(key: "Main", values: nil, store: suite.store)
+        prefs["Volume"] = 4
+        prefs["Window Frame"] = "0 0 800 600"
+        let sync = try PrefsSync(folder: scene.folder, device: "DEVICE-A", clock: { Date() }, stateFolder: URL(fileURLWithPath: scene.scratch.path))
+        try sync.start(prefs, localKeys: ["Window Frame"])
+        defer { sync.stop() }
+        let file = scene.folder.path + "/" + (try SyncFolder.component(suite.name)) + "/" + syncedRoot + "/DEVICE-A.plist"
+        let published = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(published.contains("Volume") && !published.contains("Window Frame"), "\(published)")
+    }
+
     @Test("a missing folder, a device identity that cannot be one and a set with no suite name are refused, named")
     func refusedSetUps() throws {
         let scene = try SyncScene()
