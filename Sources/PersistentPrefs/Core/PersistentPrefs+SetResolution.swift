@@ -28,8 +28,6 @@ extension PersistentPrefs {
         var pending: PendingChanges?
         /// The last ``PersistentPrefs/keys`` list vetting saw, and its set (see `PersistentPrefs.allowedKeys()`).
         var allowedKeys: (list: [String], set: Set<String>)?
-        /// The class's `@Pref` declarations by key (``PersistentPrefs/declaredRules``), once vetting looked them up.
-        var declaredRules: [String: any DeclaredPref]?
         #if canImport(ObjectiveC)
             /// Tells KVO observers of ``values`` about changes of the shared set (Apple platforms).
             var keyValueNotifications: PrefsObservation?

@@ -95,21 +95,10 @@ extension PersistentPrefs {
     ///     cannot read: they stay stored and are listed in ``problems`` rather than failing every later write.
     ///   - reportsLocks: `false` for a plan that must hold nothing of the instance (see ``Rules/locksOf``).
     func vetting(oneKey: Bool = false, typed: Bool = false, checkingTypes: Bool = true, reportsLocks: Bool = true) -> Vetting {
-        // One look at the instance. `batchKeys`: `nil`, no batch; `.some(nil)`, a batch that has not worked out its keys
-        // yet (read through optional chaining: the batch's changes are not copied).
-        let (batchKeys, remembered) = state.withLock { state -> (Set<String>??, [String: any DeclaredPref]?) in
-            (state.pending != nil ? .some(state.pending?.allowedKeys) : nil, state.declaredRules)
-        }
-        let declared: [String: any DeclaredPref]
-        if typed {
-            declared = [:]
-        } else if let remembered {
-            declared = remembered
-        } else {
-            declared = declaredRules
-            state.withLock { $0.declaredRules = declared }
-        }
-        let rules = Rules(declared: declared, extra: validators, checksTypes: checkingTypes, locksOf: reportsLocks ? self : nil)
+        let rules = Rules(declared: typed ? [:] : declaredRules, extra: validators, checksTypes: checkingTypes, locksOf: reportsLocks ? self : nil)
+        // `nil`: no batch; `.some(nil)`: a batch that has not worked out its keys yet (read through optional chaining:
+        // the batch's changes are not copied).
+        let batchKeys = state.withLock { state -> Set<String>?? in state.pending != nil ? .some(state.pending?.allowedKeys) : nil }
         let allowed: Vetting.AllowedKeys
         if let known = batchKeys ?? nil {
             allowed = .set(known)
